@@ -1,0 +1,130 @@
+"""Plugin settings: one frozen object, every field with a default and an environment variable.
+
+Each setting ``name`` is read from the environment variable ``KVWARM_<NAME>`` (upper case).
+In a LiteLLM config the usual place for them is the ``environment_variables:`` section,
+which LiteLLM exports before it imports callbacks::
+
+    environment_variables:
+      KVWARM_OUTPUT_FLOOR_TOKENS: "256"
+
+An invalid value raises :class:`SettingsError` naming the variable; raised while LiteLLM
+imports ``litellm_kvwarm.proxy_handler_instance`` it stops the proxy at start.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+
+ENV_PREFIX = "KVWARM_"
+
+DEFAULT_OUTPUT_FLOOR_TOKENS = 256
+DEFAULT_SAFE_CHARS_PER_TOKEN = 3.0
+DEFAULT_ROUTING_CHARS_PER_TOKEN = 4.0
+DEFAULT_WINDOW_TTL_S = 900.0
+DEFAULT_DISCOVERY_BUDGET_S = 0.25
+DEFAULT_DISCOVERY_TIMEOUT_S = 5.0
+DEFAULT_UNKNOWN_WINDOW_RETRY_S = 30.0
+
+
+class SettingsError(ValueError):
+    """A setting has an invalid value; the message names its environment variable."""
+
+
+class Settings(BaseModel):
+    """All plugin settings. Units are in the field names (``_tokens``, ``_s`` = seconds)."""
+
+    model_config = ConfigDict(frozen=True, extra="forbid")
+
+    proactive_routing: bool = Field(
+        True, description="Route a request that cannot fit the group's window to its escalation target before dispatch."
+    )
+    clamp_output: bool = Field(
+        True, description="Lower max_tokens / max_completion_tokens so prompt + output fits the chosen deployment."
+    )
+    exact_count: bool = Field(
+        True,
+        description="When the safe estimate would cut the requested output, count exactly with the backend's /tokenize.",
+    )
+    output_floor_tokens: int = Field(
+        DEFAULT_OUTPUT_FLOOR_TOKENS,
+        ge=1,
+        description="Output tokens a request must have room for; routing needs estimate + floor to fit; clamps never go below it.",
+    )
+    clamp_margin_tokens: int = Field(0, ge=0, description="Tokens left unused by a clamp on an exact count.")
+    safe_chars_per_token: float = Field(
+        DEFAULT_SAFE_CHARS_PER_TOKEN, gt=0, description="Characters per token of the safe (over-)estimate used for clamping."
+    )
+    routing_chars_per_token: float = Field(
+        DEFAULT_ROUTING_CHARS_PER_TOKEN,
+        gt=0,
+        description="Characters per token of the routing (under-)estimate used for proactive routing.",
+    )
+    window_ttl_s: float = Field(
+        DEFAULT_WINDOW_TTL_S, gt=0, description="How long a discovered max_model_len is trusted, per deployment."
+    )
+    discovery_budget_s: float = Field(
+        DEFAULT_DISCOVERY_BUDGET_S,
+        ge=0,
+        description="Longest a request waits for window discovery or an exact count; the fetch itself continues in the background.",
+    )
+    discovery_timeout_s: float = Field(
+        DEFAULT_DISCOVERY_TIMEOUT_S, gt=0, description="HTTP timeout of one background GET /v1/models or POST /tokenize."
+    )
+    unknown_window_retry_s: float = Field(
+        DEFAULT_UNKNOWN_WINDOW_RETRY_S,
+        gt=0,
+        description="After a failed or window-less discovery, how long before that deployment is asked again.",
+    )
+    escalation_targets: dict[str, str] = Field(
+        default_factory=dict,
+        description="Overrides router_settings.context_window_fallbacks: 'fast=slow,small=large' (source group=target group).",
+    )
+
+    @field_validator("escalation_targets", mode="before")
+    @classmethod
+    def _parse_targets(cls, value: object) -> object:
+        if isinstance(value, str):
+            pairs: dict[str, str] = {}
+            for item in filter(None, (part.strip() for part in value.split(","))):
+                source, sep, target = item.partition("=")
+                if not sep or not source.strip() or not target.strip():
+                    raise ValueError(f"expected 'source=target[,source=target]', got {item!r}")
+                pairs[source.strip()] = target.strip()
+            return pairs
+        return value
+
+    @model_validator(mode="after")
+    def _check_bias(self) -> Settings:
+        if self.safe_chars_per_token > self.routing_chars_per_token:
+            raise ValueError(
+                "safe_chars_per_token must not exceed routing_chars_per_token "
+                "(the safe estimate must count at least as many tokens as the routing one)"
+            )
+        return self
+
+    @classmethod
+    def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
+        """Build settings from ``KVWARM_*`` variables (default: ``os.environ``).
+
+        Raises:
+            SettingsError: a value does not parse or violates a bound; the message names the variable.
+        """
+        environ = os.environ if environ is None else environ
+        raw = {name: environ[env_name(name)] for name in cls.model_fields if env_name(name) in environ}
+        try:
+            return cls(**raw)
+        except ValidationError as exc:
+            problems = []
+            for err in exc.errors():
+                loc = err.get("loc") or ()
+                where = env_name(str(loc[0])) if loc else "KVWARM settings"
+                problems.append(f"{where}: {err['msg']}")
+            raise SettingsError("invalid litellm-kvwarm setting: " + "; ".join(problems)) from None
+
+
+def env_name(field: str) -> str:
+    """Environment variable of a setting: ``output_floor_tokens`` -> ``KVWARM_OUTPUT_FLOOR_TOKENS``."""
+    return ENV_PREFIX + field.upper()

@@ -1,0 +1,59 @@
+import pytest
+
+from litellm_kvwarm.config import Settings, SettingsError, env_name
+
+
+def test_defaults_without_environment():
+    s = Settings.from_env({})
+    assert s.output_floor_tokens == 256
+    assert s.safe_chars_per_token == 3.0 and s.routing_chars_per_token == 4.0
+    assert s.window_ttl_s == 900.0 and s.discovery_budget_s == 0.25
+    assert s.proactive_routing is True and s.escalation_targets == {}
+
+
+def test_every_setting_has_an_env_name_and_description():
+    for name, field in Settings.model_fields.items():
+        assert env_name(name) == "KVWARM_" + name.upper()
+        assert field.description, name
+
+
+def test_values_parse_from_env():
+    s = Settings.from_env(
+        {
+            "KVWARM_OUTPUT_FLOOR_TOKENS": "512",
+            "KVWARM_PROACTIVE_ROUTING": "0",
+            "KVWARM_ESCALATION_TARGETS": "fast=slow, small = large",
+            "KVWARM_WINDOW_TTL_S": "2.5",
+        }
+    )
+    assert s.output_floor_tokens == 512
+    assert s.proactive_routing is False
+    assert s.escalation_targets == {"fast": "slow", "small": "large"}
+    assert s.window_ttl_s == 2.5
+
+
+@pytest.mark.parametrize(
+    "env, named",
+    [
+        ({"KVWARM_OUTPUT_FLOOR_TOKENS": "lots"}, "KVWARM_OUTPUT_FLOOR_TOKENS"),
+        ({"KVWARM_OUTPUT_FLOOR_TOKENS": "0"}, "KVWARM_OUTPUT_FLOOR_TOKENS"),
+        ({"KVWARM_DISCOVERY_BUDGET_S": "-1"}, "KVWARM_DISCOVERY_BUDGET_S"),
+        ({"KVWARM_PROACTIVE_ROUTING": "maybe"}, "KVWARM_PROACTIVE_ROUTING"),
+        ({"KVWARM_ESCALATION_TARGETS": "fast->slow"}, "KVWARM_ESCALATION_TARGETS"),
+    ],
+    ids=["not-a-number", "floor-zero", "negative-budget", "not-a-bool", "bad-targets"],
+)
+def test_invalid_value_names_the_variable(env, named):
+    with pytest.raises(SettingsError, match=named):
+        Settings.from_env(env)
+
+
+def test_safe_ratio_above_routing_ratio_is_refused():
+    with pytest.raises(SettingsError, match="safe_chars_per_token"):
+        Settings.from_env({"KVWARM_SAFE_CHARS_PER_TOKEN": "5", "KVWARM_ROUTING_CHARS_PER_TOKEN": "4"})
+
+
+def test_unknown_kvwarm_variable_is_ignored_but_settings_are_frozen():
+    s = Settings.from_env({"KVWARM_NOT_A_SETTING": "1"})
+    with pytest.raises(Exception):
+        s.output_floor_tokens = 1  # type: ignore[misc]
