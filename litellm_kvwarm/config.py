@@ -78,10 +78,20 @@ class Settings(BaseModel):
         gt=0,
         description="After a failed or window-less discovery, how long before that deployment is asked again.",
     )
+    log_level: str = Field(
+        "INFO",
+        pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$",
+        description="Level of the plugin's own log lines ([CONTEXT-ROUTE], [KV-WARM]) on stderr.",
+    )
     escalation_targets: dict[str, str] = Field(
         default_factory=dict,
         description="Overrides router_settings.context_window_fallbacks: 'fast=slow,small=large' (source group=target group).",
     )
+
+    @field_validator("log_level", mode="before")
+    @classmethod
+    def _upper_level(cls, value: object) -> object:
+        return value.strip().upper() if isinstance(value, str) else value
 
     @field_validator("escalation_targets", mode="before")
     @classmethod

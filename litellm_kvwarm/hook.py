@@ -50,6 +50,17 @@ def call_kind(call_type: object) -> str | None:
     return None
 
 
+def configure_logging(level: str) -> None:
+    """Give the plugin's logger its own stderr handler (LiteLLM configures only its own loggers),
+    unless the operator already attached one."""
+    if not logger.handlers:
+        handler = logging.StreamHandler()
+        handler.setFormatter(logging.Formatter("%(asctime)s - litellm_kvwarm:%(levelname)s - %(message)s"))
+        logger.addHandler(handler)
+        logger.propagate = False
+    logger.setLevel(level)
+
+
 def _proxy_router() -> Any:
     from litellm.proxy import proxy_server  # read at call time: the proxy rebinds it on config reload
 
@@ -76,6 +87,7 @@ class KVWarmHandler(CustomLogger):
     ):
         super().__init__()
         self.settings = settings if settings is not None else Settings.from_env()
+        configure_logging(self.settings.log_level)
         self._router_getter = router_getter
         self._clock = clock
         self._http = http_client

@@ -1,0 +1,96 @@
+"""Response bodies and SSE chunks shaped like vLLM's OpenAI server (pure).
+
+Contract: functions here only build dicts/strings; they never read time or state except the
+``created`` timestamp (unix seconds) and fresh request ids. Chat chunks are
+``chat.completion.chunk`` objects with ``delta``s (the first carries the role);
+completion chunks are ``text_completion`` objects with ``text``. The usage chunk of
+``stream_options.include_usage`` has ``choices: []``. ``usage`` always includes
+``prompt_tokens_details.cached_tokens`` (as vLLM with ``--enable-prompt-tokens-details``).
+"""
+
+from __future__ import annotations
+
+import json
+import time
+import uuid
+from typing import Any
+
+__all__ = ["DONE", "StreamChunks", "completion_body", "model_list", "sse", "usage"]
+
+#: The last SSE event of every stream.
+DONE = "data: [DONE]\n\n"
+
+
+def model_list(name: str, max_model_len: int | None) -> dict[str, Any]:
+    """``GET /v1/models``: the one served model, with vLLM's ``max_model_len`` (tokens) and permission."""
+    created = int(time.time())
+    permission = {
+        "id": f"modelperm-{uuid.uuid4().hex}", "object": "model_permission", "created": created,
+        "allow_create_engine": False, "allow_sampling": True, "allow_logprobs": True,
+        "allow_search_indices": False, "allow_view": True, "allow_fine_tuning": False,
+        "organization": "*", "group": None, "is_blocking": False,
+    }
+    model = {
+        "id": name, "object": "model", "created": created, "owned_by": "vllm", "root": name,
+        "parent": None, "max_model_len": max_model_len, "permission": [permission],
+    }
+    if max_model_len is None:
+        del model["max_model_len"]
+    return {"object": "list", "data": [model]}
+
+
+def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int) -> dict[str, Any]:
+    """OpenAI ``usage`` with vLLM's ``prompt_tokens_details`` (all counts in tokens)."""
+    return {
+        "prompt_tokens": prompt_tokens,
+        "total_tokens": prompt_tokens + completion_tokens,
+        "completion_tokens": completion_tokens,
+        "prompt_tokens_details": {"cached_tokens": cached_tokens},
+    }
+
+
+def sse(payload: dict[str, Any]) -> str:
+    """One server-sent event carrying ``payload`` as JSON."""
+    return f"data: {json.dumps(payload, separators=(',', ':'))}\n\n"
+
+
+def _head(chat: bool, model: str, object_suffix: str = "") -> dict[str, Any]:
+    prefix, kind = ("chatcmpl", "chat.completion") if chat else ("cmpl", "text_completion")
+    return {"id": f"{prefix}-{uuid.uuid4().hex}", "object": kind + (object_suffix if chat else ""),
+            "created": int(time.time()), "model": model}
+
+
+def completion_body(chat: bool, model: str, text: str, finish_reason: str, usage_: dict[str, Any]) -> dict[str, Any]:
+    """A non-streaming ``chat.completion`` (``chat``) or ``text_completion`` body."""
+    if chat:
+        message = {"role": "assistant", "content": text, "reasoning_content": None, "tool_calls": []}
+        choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason, "stop_reason": None}
+        return {**_head(True, model), "choices": [choice], "usage": usage_, "prompt_logprobs": None}
+    choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason, "stop_reason": None,
+              "prompt_logprobs": None}
+    return {**_head(False, model), "choices": [choice], "usage": usage_}
+
+
+class StreamChunks:
+    """The SSE events of one streamed response; every chunk shares one id and ``created``."""
+
+    def __init__(self, chat: bool, model: str) -> None:
+        self.chat = chat
+        self._head = _head(chat, model, ".chunk")
+
+    def role(self) -> str:
+        """The chat stream's opening chunk (``delta.role``); streams of completions have none."""
+        choice = {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}
+        return sse({**self._head, "choices": [choice]})
+
+    def token(self, piece: str, finish_reason: str | None) -> str:
+        """One generated piece; ``finish_reason`` is set on the last one only."""
+        if self.chat:
+            choice = {"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": finish_reason}
+        else:
+            choice = {"index": 0, "text": piece, "logprobs": None, "finish_reason": finish_reason, "stop_reason": None}
+        return sse({**self._head, "choices": [choice]})
+
+    def usage(self, usage_: dict[str, Any]) -> str:
+        """The ``include_usage`` chunk: empty ``choices``."""
+        return sse({**self._head, "choices": [], "usage": usage_})

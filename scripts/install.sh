@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Creates .venv (if missing) and installs litellm-kvwarm with its test and data extras.
+# Idempotent: a second run only checks that everything is present.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY="${PYTHON:-python3}"
+"$PY" - <<'PYCHK'
+import sys
+if sys.version_info < (3, 10):
+    sys.exit(f"litellm-kvwarm needs Python >= 3.10, found {sys.version.split()[0]}")
+PYCHK
+if [ ! -x .venv/bin/python ]; then
+  echo "[install] creating .venv"
+  "$PY" -m venv .venv
+fi
+echo "[install] installing litellm-kvwarm and its test extras into .venv (first run: ~2-4 min)"
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+# bfcl-eval is used for its data files only; its own dependencies pull CUDA PyTorch (several GB).
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'bfcl-eval==2026.3.23'
+echo "[install] done: $(.venv/bin/python -c 'import litellm_kvwarm, importlib.metadata as m; print("litellm", m.version("litellm"), "| litellm-kvwarm", litellm_kvwarm.__version__)')"

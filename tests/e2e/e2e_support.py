@@ -1,0 +1,73 @@
+"""Shared helpers for end-to-end tests: real emulator processes, a real ``litellm --config`` proxy.
+
+Nothing is mocked here: every request crosses real sockets into real processes, and
+what each backend received is read back from its own request log (``/emulator/requests``).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import httpx
+import pytest
+
+from litellm_kvwarm.processes import ManagedProcess
+
+
+
+def backend_requests(emulator: ManagedProcess, endpoint: str | None = "/v1/chat/completions") -> list[dict[str, Any]]:
+    """Requests the emulator received (optionally only one endpoint), oldest first."""
+    rows = httpx.get(emulator.base_url + "/emulator/requests", timeout=10).json()["requests"]
+    return [r for r in rows if endpoint is None or r.get("endpoint") == endpoint]
+
+
+def clear_backends(*emulators: ManagedProcess) -> None:
+    for emulator in emulators:
+        httpx.delete(emulator.base_url + "/emulator/requests", timeout=10).raise_for_status()
+
+
+def chat(proxy: ManagedProcess, body: dict[str, Any], *, headers: dict[str, str] | None = None, timeout: float = 60) -> httpx.Response:
+    """POST /v1/chat/completions through the proxy with its master key."""
+    all_headers = {"Authorization": f"Bearer {proxy.master_key}"}
+    all_headers.update(headers or {})
+    return httpx.post(proxy.base_url + "/v1/chat/completions", json=body, headers=all_headers, timeout=timeout)
+
+
+def tokenize_count(emulator: ManagedProcess, model: str, messages: list[dict[str, Any]], **extra: Any) -> int:
+    body = {"model": model, "messages": messages, **extra}
+    response = httpx.post(emulator.base_url + "/tokenize", json=body, timeout=30)
+    response.raise_for_status()
+    return int(response.json()["count"])
+
+
+def messages_with_exact_tokens(emulator: ManagedProcess, model: str, n: int) -> list[dict[str, Any]]:
+    """One user message whose rendered chat prompt is exactly ``n`` tokens on ``emulator``
+    (searched with the backend's own ``/tokenize``)."""
+    # everyday English words: ~5 characters per token, like prose (the routing estimate reads
+    # characters / 4, so it must stay below the window here, as it would for real chat text)
+    words = "The quick brown fox jumps over the lazy dog while the river keeps running to the sea.".split()
+
+    def build(k: int, pad: str = "") -> list[dict[str, Any]]:
+        text = " ".join(words[i % len(words)] for i in range(k)) + pad
+        return [{"role": "user", "content": text}]
+
+    lo, hi = 0, n
+    while lo < hi:  # largest k with count <= n
+        mid = (lo + hi + 1) // 2
+        if tokenize_count(emulator, model, build(mid)) <= n:
+            lo = mid
+        else:
+            hi = mid - 1
+    msgs = build(lo)
+    pad = ""
+    while tokenize_count(emulator, model, msgs) < n:
+        pad += " x"
+        msgs = build(lo, pad)
+    assert tokenize_count(emulator, model, msgs) == n, "could not hit the exact token count"
+    return msgs
+
+
+def long_text(chars: int) -> str:
+    """Deterministic English-like text of exactly ``chars`` characters."""
+    seed = "The quick brown fox jumps over the lazy dog while the river keeps running to the sea. "
+    return (seed * (chars // len(seed) + 1))[:chars]
