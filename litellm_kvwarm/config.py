@@ -138,3 +138,18 @@ class Settings(BaseModel):
 def env_name(field: str) -> str:
     """Environment variable of a setting: ``output_floor_tokens`` -> ``KVWARM_OUTPUT_FLOOR_TOKENS``."""
     return ENV_PREFIX + field.upper()
+
+
+def settings_table() -> str:
+    """The README's settings table (Markdown): variable, default, meaning."""
+    rows = ["| environment variable | default | meaning |", "| --- | --- | --- |"]
+    for name, field in Settings.model_fields.items():
+        default = field.default_factory() if field.default_factory is not None else field.default
+        if isinstance(default, dict):
+            default = ",".join(f"{k}={v}" for k, v in default.items()) or "(from context_window_fallbacks)"
+        rows.append(f"| `{env_name(name)}` | `{default}` | {field.description} |")
+    return "\n".join(rows)
+
+
+if __name__ == "__main__":  # python -m litellm_kvwarm.config
+    print(settings_table())

@@ -135,11 +135,23 @@ class KVWarmHandler(CustomLogger):
             return
         estimate = self._estimate(data, kind)
         target_window = await self._group_window(router, target) if target and target in router.model_names else None
+        floor = self.settings.output_floor_tokens
+        tokens = estimate.routing
+        if (
+            kind == "chat"
+            and self.settings.exact_count
+            and estimate.routing + floor <= source_window < estimate.safe + floor
+        ):
+            # The estimates disagree on whether it fits: one exact count settles it (within the
+            # discovery budget), so neither a doomed attempt nor a needless escalation happens.
+            exact = await self._exact_count_for_group(router, group, data)
+            if exact is not None:
+                tokens = exact
         decision = decide_route(
             source=group,
             target=target,
-            routing_estimate=estimate.routing,
-            output_floor_tokens=self.settings.output_floor_tokens,
+            routing_estimate=tokens,
+            output_floor_tokens=floor,
             source_window=source_window,
             target_window=target_window,
         )
@@ -211,6 +223,15 @@ class KVWarmHandler(CustomLogger):
             *(self.windows.get(info.deployment) for info in infos if info.operator_window is None and info.deployment)
         )
         return catalog.combine_windows([*operator, *discovered])
+
+    async def _exact_count_for_group(self, router: Any, group: str, data: Mapping[str, Any]) -> int | None:
+        """Exact prompt tokens on the group's smallest-window deployment that offers /tokenize."""
+        infos = catalog.group_deployments(router.get_model_list(model_name=group) or [])
+        candidates = [i.deployment for i in infos if i.deployment is not None]
+        candidates.sort(key=lambda d: self.windows.peek(d) or float("inf"))
+        for deployment in candidates[:1]:
+            return await self.exact.count(deployment.api_base, deployment.served_model, data)
+        return None
 
     async def _key_may_use(self, user_api_key_dict: Any, target: str, router: Any) -> bool:
         """LiteLLM's own model-access check for the caller's key and team. Fails closed."""

@@ -1,0 +1,10 @@
+import pytest
+
+from redis_support import RedisServer
+
+
+@pytest.fixture(scope="module")
+def redis_server(tmp_path_factory):
+    server = RedisServer(tmp_path_factory.mktemp("redis")).start()
+    yield server
+    server.stop()
