@@ -27,6 +27,11 @@ DEFAULT_WINDOW_TTL_S = 900.0
 DEFAULT_DISCOVERY_BUDGET_S = 0.25
 DEFAULT_DISCOVERY_TIMEOUT_S = 5.0
 DEFAULT_UNKNOWN_WINDOW_RETRY_S = 30.0
+DEFAULT_WARM_THRESHOLD = 0.6
+DEFAULT_WARM_COOLDOWN_S = 300.0
+DEFAULT_WARM_MAX_CONCURRENCY = 4
+DEFAULT_WARM_TIMEOUT_S = 120.0
+DEFAULT_WARM_MEMORY_SESSIONS = 256
 
 
 class SettingsError(ValueError):
@@ -77,6 +82,48 @@ class Settings(BaseModel):
         DEFAULT_UNKNOWN_WINDOW_RETRY_S,
         gt=0,
         description="After a failed or window-less discovery, how long before that deployment is asked again.",
+    )
+    warm_ahead: bool = Field(
+        True, description="Warm the escalation target's prefix cache once a session nears the window (0 turns it off)."
+    )
+    warm_threshold: float = Field(
+        DEFAULT_WARM_THRESHOLD,
+        gt=0,
+        le=1,
+        description="Fraction of the group's window at which a session's routing estimate triggers a warm.",
+    )
+    warm_cooldown_s: float = Field(
+        DEFAULT_WARM_COOLDOWN_S, gt=0, description="At most one warm per session (per tenant) in this many seconds."
+    )
+    warm_rewarm_step: float = Field(
+        0.1,
+        ge=0,
+        le=1,
+        description=(
+            "A session that has grown by this fraction of the window since its last warm may warm again within the "
+            "cooldown (a re-warm prefills only the growth: the earlier warm is cached); 0 = one warm per cooldown."
+        ),
+    )
+    warm_max_concurrency: int = Field(
+        DEFAULT_WARM_MAX_CONCURRENCY, ge=1, description="Warms in flight per proxy process; more are skipped."
+    )
+    warm_timeout_s: float = Field(DEFAULT_WARM_TIMEOUT_S, gt=0, description="A warm running longer is cancelled.")
+    warm_memory_sessions: int = Field(
+        DEFAULT_WARM_MEMORY_SESSIONS,
+        ge=1,
+        description="Sessions the in-memory cooldown store keeps (least recently used dropped).",
+    )
+    redis_url: str = Field(
+        "",
+        description="Redis for the shared cooldown; empty: REDIS_URL, else LiteLLM's REDIS_HOST/REDIS_PORT/REDIS_PASSWORD, else memory.",
+    )
+    cache_salt_secret: str = Field(
+        "",
+        description="Secret for tenant prefix-cache isolation: set, every backend request carries cache_salt=HMAC(secret, tenant).",
+    )
+    session_pinning: bool = Field(
+        True,
+        description="Pin a session to one deployment of an escalation target group (rendezvous hash), so its warm is hit.",
     )
     log_level: str = Field(
         "INFO",
@@ -145,6 +192,8 @@ def settings_table() -> str:
     rows = ["| environment variable | default | meaning |", "| --- | --- | --- |"]
     for name, field in Settings.model_fields.items():
         default = field.default_factory() if field.default_factory is not None else field.default
+        if default == "":
+            default = "(unset)"
         if isinstance(default, dict):
             default = ",".join(f"{k}={v}" for k, v in default.items()) or "(from context_window_fallbacks)"
         rows.append(f"| `{env_name(name)}` | `{default}` | {field.description} |")

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -25,11 +26,13 @@ from typing import Any
 import httpx
 from litellm.integrations.custom_logger import CustomLogger
 
-from . import catalog
+from . import catalog, identity
 from .config import Settings
+from .cooldown import CooldownStore, FallbackCooldownStore, MemoryCooldownStore, RedisCooldownStore
 from .exact import ExactCounter
 from .policy import RouteAction, clamp_output, decide_route
 from .tokens import TokenEstimate, estimate_request
+from .warm import WarmOutcome, WarmRunner, warm_request
 from .windows import HttpWindowFetcher, WindowCache
 
 logger = logging.getLogger("litellm_kvwarm")
@@ -37,6 +40,32 @@ logger = logging.getLogger("litellm_kvwarm")
 _CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 _TEXT_CALL_TYPES = frozenset({"text_completion", "atext_completion"})
 _OUTPUT_KEYS = ("max_tokens", "max_completion_tokens")
+#: Keys the plugin adds to ``data["metadata"]`` (hashes only, no raw ids).
+AFFINITY_KEY = "kvwarm_affinity"
+WARM_MARKER = "kvwarm_warm"
+
+
+def _metadata(data: dict) -> dict:
+    meta = data.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        data["metadata"] = meta
+    return meta
+
+
+def redis_url_from_env(settings_url: str, environ: Mapping[str, str]) -> str | None:
+    """Redis for the cooldown store: the plugin setting, else ``REDIS_URL``, else LiteLLM's
+    ``REDIS_HOST`` / ``REDIS_PORT`` / ``REDIS_PASSWORD``; ``None`` when none is configured."""
+    if settings_url:
+        return settings_url
+    if environ.get("REDIS_URL"):
+        return environ["REDIS_URL"]
+    host = environ.get("REDIS_HOST")
+    if host:
+        password = environ.get("REDIS_PASSWORD")
+        auth = f":{password}@" if password else ""
+        return f"redis://{auth}{host}:{environ.get('REDIS_PORT', '6379')}/0"
+    return None
 
 
 def call_kind(call_type: object) -> str | None:
@@ -93,12 +122,19 @@ class KVWarmHandler(CustomLogger):
         self._http = http_client
         self._windows: WindowCache | None = None
         self._exact: ExactCounter | None = None
+        self._cooldown: CooldownStore | None = None
+        self._warmer: WarmRunner | None = None
+        #: warm outcomes seen by this process, by outcome value (for tests and the demo)
+        self.warm_outcomes: dict[str, int] = {}
 
     # -- LiteLLM hooks ---------------------------------------------------------------------
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> dict:
-        """Route a request that cannot fit its group's window to the escalation target.
-        Returns ``data`` (possibly with ``data["model"]`` rewritten); never raises."""
+        """Route a request that cannot fit its group's window to the escalation target, and warm
+        the target ahead for a session that nears the window. Returns ``data`` (possibly with
+        ``data["model"]`` rewritten). Never raises, except that tenant cache isolation refuses a
+        request without a tenant (fail closed)."""
+        self._isolate_tenant(user_api_key_dict, data)
         try:
             await self._route(user_api_key_dict, data, call_type)
         except Exception:  # fail open: LiteLLM serves the request as if the plugin were absent
@@ -114,27 +150,46 @@ class KVWarmHandler(CustomLogger):
             logger.warning("[CONTEXT-ROUTE] clamp skipped after an internal error", exc_info=True)
         return kwargs
 
+    async def async_filter_deployments(
+        self,
+        model: str,
+        healthy_deployments: list,
+        messages: Any,
+        request_kwargs: dict | None = None,
+        parent_otel_span: Any = None,
+    ) -> list:
+        """Pin a session to one deployment of an escalation-target group (rendezvous hash of
+        tenant and session over the healthy deployments' ids), so a warm and the escalated
+        request that follows meet the same prefix cache. Other groups are untouched."""
+        try:
+            return self._pin(model, healthy_deployments, request_kwargs)
+        except Exception:  # fail open: LiteLLM's own choice stands
+            logger.warning("[KV-WARM] session pinning skipped after an internal error", exc_info=True)
+            return healthy_deployments
+
     # -- steps -------------------------------------------------------------------------------
 
     async def _route(self, user_api_key_dict: Any, data: dict, call_type: Any) -> None:
         kind = call_kind(call_type)
         group = data.get("model")
-        if not self.settings.proactive_routing or kind is None or not isinstance(group, str):
+        if kind is None or not isinstance(group, str):
             return
         router = self._router_getter()
         if router is None or group not in router.model_names:
             return
-        target = catalog.escalation_target(
-            group,
-            overrides=self.settings.escalation_targets,
-            context_window_fallbacks=getattr(router, "context_window_fallbacks", None),
-        )
+        session = self._session(user_api_key_dict, data)
+        if session is not None and self.settings.session_pinning:
+            _metadata(data)[AFFINITY_KEY] = identity.affinity_key(session)
+        target = self._target_of(router, group)
+        if target is None and not self.settings.proactive_routing:
+            return
         source_window = await self._group_window(router, group)
         if source_window is None:
             logger.debug("[CONTEXT-ROUTE] untouched: window of %r unknown", group)
             return
         estimate = self._estimate(data, kind)
-        target_window = await self._group_window(router, target) if target and target in router.model_names else None
+        target_known = target is not None and target in router.model_names
+        target_window = await self._group_window(router, target) if target_known else None
         floor = self.settings.output_floor_tokens
         tokens = estimate.routing
         if (
@@ -157,11 +212,15 @@ class KVWarmHandler(CustomLogger):
         )
         if decision.action is RouteAction.STAY:
             logger.debug("[CONTEXT-ROUTE] %s", decision.describe())
+            if target is not None:
+                await self._maybe_warm(
+                    user_api_key_dict, data, router, session, target, target_known, target_window, tokens, source_window
+                )
             return
-        if not decision.escalate:
+        if not decision.escalate or not self.settings.proactive_routing:
             logger.info("[CONTEXT-ROUTE] %s", decision.describe())
             return
-        if target not in router.model_names:
+        if not target_known:
             logger.info("[CONTEXT-ROUTE] kept local: target %r of %r is not in the model list", target, group)
             return
         if not await self._key_may_use(user_api_key_dict, target, router):
@@ -169,6 +228,133 @@ class KVWarmHandler(CustomLogger):
             return
         logger.info("[CONTEXT-ROUTE] %s", decision.describe())
         data["model"] = target
+
+    async def _maybe_warm(
+        self,
+        user_api_key_dict: Any,
+        data: dict,
+        router: Any,
+        session: identity.Session | None,
+        target: str,
+        target_known: bool,
+        target_window: int | None,
+        tokens: int,
+        source_window: int,
+    ) -> WarmOutcome:
+        """Guards in order, each with its own outcome; fires at most one warm."""
+        outcome = await self._warm_guard(
+            user_api_key_dict, router, session, target, target_known, target_window, tokens, source_window
+        )
+        if outcome is WarmOutcome.FIRED:
+            assert session is not None
+            metadata = {WARM_MARKER: True, "session_id": session.session_id}
+            if AFFINITY_KEY in _metadata(data):
+                metadata[AFFINITY_KEY] = _metadata(data)[AFFINITY_KEY]
+            body = warm_request(data, target=target, metadata=metadata)
+            if not self.warmer.submit(body):
+                outcome = WarmOutcome.SKIPPED_BUSY
+        self._count_warm(outcome)
+        if outcome is WarmOutcome.FIRED:
+            logger.info(
+                "[KV-WARM] fired: est≈%dtok ≥ %.0f%% of window %d → warming %r (max_tokens=1)",
+                tokens, self.settings.warm_threshold * 100, source_window, target,
+            )
+        elif outcome is not WarmOutcome.SKIPPED_BELOW_THRESHOLD:
+            logger.info("[KV-WARM] %s: est≈%dtok, window %d, target %r", outcome.value, tokens, source_window, target)
+        return outcome
+
+    async def _warm_guard(
+        self,
+        user_api_key_dict: Any,
+        router: Any,
+        session: identity.Session | None,
+        target: str,
+        target_known: bool,
+        target_window: int | None,
+        tokens: int,
+        source_window: int,
+    ) -> WarmOutcome:
+        if not self.settings.warm_ahead:
+            return WarmOutcome.SKIPPED_DISABLED
+        if tokens < self.settings.warm_threshold * source_window:
+            return WarmOutcome.SKIPPED_BELOW_THRESHOLD
+        if not target_known or target_window is None:
+            return WarmOutcome.SKIPPED_UNKNOWN_MODEL
+        if not await self._key_may_use(user_api_key_dict, target, router):
+            return WarmOutcome.SKIPPED_FORBIDDEN
+        if session is None:
+            return WarmOutcome.SKIPPED_NO_SESSION
+        step = self.settings.warm_rewarm_step
+        # one warm per session, target and growth step per cooldown: a re-warm after the conversation
+        # grew by `step` of the window costs only the new tokens' prefill (the earlier warm is cached)
+        bucket = int(tokens // (step * source_window)) if step > 0 else 0
+        key = identity.scoped_key(f"warm:{target}:{bucket}", session)
+        if not await self.cooldown.acquire(key, self.settings.warm_cooldown_s):
+            return WarmOutcome.SKIPPED_COOLDOWN
+        return WarmOutcome.FIRED
+
+    def _pin(self, group: str, healthy: list, request_kwargs: dict | None) -> list:
+        if not self.settings.session_pinning or len(healthy) < 2 or not isinstance(request_kwargs, dict):
+            return healthy
+        key = None
+        for meta_key in ("metadata", "litellm_metadata"):
+            meta = request_kwargs.get(meta_key)
+            if isinstance(meta, Mapping) and isinstance(meta.get(AFFINITY_KEY), str):
+                key = meta[AFFINITY_KEY]
+                break
+        router = self._router_getter()
+        if key is None or router is None or group not in self._target_groups(router):
+            return healthy
+        ids = [d.get("model_info", {}).get("id") for d in healthy if isinstance(d, Mapping)]
+        chosen = identity.rendezvous_pick(key, [i for i in ids if isinstance(i, str)])
+        pinned = [d for d in healthy if isinstance(d, Mapping) and d.get("model_info", {}).get("id") == chosen]
+        return pinned or healthy
+
+    def _isolate_tenant(self, user_api_key_dict: Any, data: dict) -> None:
+        """With a cache-salt secret: drop any client-sent ``cache_salt`` and set the tenant's.
+
+        Raises:
+            fastapi.HTTPException(403): no tenant can be told from the key (fail closed).
+        """
+        secret = self.settings.cache_salt_secret
+        if not secret:
+            return
+        data.pop("cache_salt", None)
+        extra = data.get("extra_body")
+        extra = dict(extra) if isinstance(extra, Mapping) else {}
+        extra.pop("cache_salt", None)
+        tenant = identity.tenant_of(user_api_key_dict)
+        if tenant is None:
+            from fastapi import HTTPException
+
+            raise HTTPException(status_code=403, detail="litellm-kvwarm: tenant cache isolation needs a key with a team, user or token")
+        extra["cache_salt"] = identity.cache_salt(secret, tenant)
+        data["extra_body"] = extra
+
+    def _session(self, user_api_key_dict: Any, data: Mapping[str, Any]) -> identity.Session | None:
+        try:
+            return identity.session_of(data, identity.tenant_of(user_api_key_dict))
+        except identity.MissingTenantError:
+            logger.debug("no tenant on this key: no per-session state")
+            return None
+
+    def _target_of(self, router: Any, group: str) -> str | None:
+        return catalog.escalation_target(
+            group,
+            overrides=self.settings.escalation_targets,
+            context_window_fallbacks=getattr(router, "context_window_fallbacks", None),
+        )
+
+    def _target_groups(self, router: Any) -> set[str]:
+        groups = set()
+        for name in router.model_names:
+            target = self._target_of(router, name)
+            if target:
+                groups.add(target)
+        return groups
+
+    def _count_warm(self, outcome: WarmOutcome) -> None:
+        self.warm_outcomes[outcome.value] = self.warm_outcomes.get(outcome.value, 0) + 1
 
     async def _clamp(self, kwargs: dict[str, Any], call_type: Any) -> None:
         kind = call_kind(call_type)
@@ -272,8 +458,43 @@ class KVWarmHandler(CustomLogger):
             self._exact = ExactCounter(self.http, budget_s=self.settings.discovery_budget_s)
         return self._exact
 
+    @property
+    def cooldown(self) -> CooldownStore:
+        if self._cooldown is None:
+            memory = MemoryCooldownStore(capacity=self.settings.warm_memory_sessions)
+            url = redis_url_from_env(self.settings.redis_url, os.environ)
+            if url:
+                import redis.asyncio as aioredis
+
+                client = aioredis.Redis.from_url(url, socket_timeout=0.25, socket_connect_timeout=0.25)
+                self._cooldown = FallbackCooldownStore(RedisCooldownStore(client), memory)
+            else:
+                self._cooldown = memory
+        return self._cooldown
+
+    @property
+    def warmer(self) -> WarmRunner:
+        if self._warmer is None:
+            self._warmer = WarmRunner(
+                self._send_warm,
+                max_concurrency=self.settings.warm_max_concurrency,
+                timeout_s=self.settings.warm_timeout_s,
+                on_done=lambda outcome, duration, target: self._count_warm(outcome),
+            )
+        return self._warmer
+
+    async def _send_warm(self, body: dict[str, Any]) -> Any:
+        router = self._router_getter()
+        if router is None:
+            raise RuntimeError("LiteLLM router is gone")
+        return await router.acompletion(**body)
+
     async def aclose(self) -> None:
-        """Cancel background discovery and close the HTTP client."""
+        """Cancel warms and background discovery; close the HTTP client and the cooldown store."""
+        if self._warmer is not None:
+            await self._warmer.aclose()
+        if self._cooldown is not None:
+            await self._cooldown.aclose()
         if self._windows is not None:
             await self._windows.aclose()
         if self._http is not None:

@@ -1,3 +1,7 @@
+import os
+
+os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # no cost-map download when a test imports litellm
+
 import pytest
 
 from redis_support import RedisServer
