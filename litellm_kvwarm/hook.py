@@ -30,7 +30,17 @@ from . import catalog, identity
 from .config import Settings
 from .cooldown import CooldownStore, FallbackCooldownStore, MemoryCooldownStore, RedisCooldownStore
 from .exact import ExactCounter
+from .errors import parse_context_error
 from .policy import RouteAction, clamp_output, decide_route
+from .reactive import (
+    SKIP_MESSAGE_PREFIX,
+    BackstopPlan,
+    HopAction,
+    backend_error_text,
+    decide_hop,
+    fallback_chain,
+    narrowed_by_client,
+)
 from .tokens import TokenEstimate, estimate_request
 from .warm import WarmOutcome, WarmRunner, warm_request
 from .windows import HttpWindowFetcher, WindowCache
@@ -43,6 +53,11 @@ _OUTPUT_KEYS = ("max_tokens", "max_completion_tokens")
 #: Keys the plugin adds to ``data["metadata"]`` (hashes only, no raw ids).
 AFFINITY_KEY = "kvwarm_affinity"
 WARM_MARKER = "kvwarm_warm"
+PLAN_KEY = "kvwarm_backstop"
+
+
+class _SkipHop(Exception):
+    """Raised inside the deployment hook to end a fallback hop before any backend attempt."""
 
 
 def _metadata(data: dict) -> dict:
@@ -145,7 +160,14 @@ class KVWarmHandler(CustomLogger):
         """Clamp ``max_tokens`` / ``max_completion_tokens`` to the chosen deployment's window.
         Returns the (possibly modified) kwargs; never raises."""
         try:
+            await self._reactive(kwargs, call_type)
             await self._clamp(kwargs, call_type)
+        except _SkipHop as skip:
+            import litellm
+
+            raise litellm.ContextWindowExceededError(
+                message=f"{SKIP_MESSAGE_PREFIX} {skip}", model=str(kwargs.get("model")), llm_provider="hosted_vllm"
+            ) from None
         except Exception:  # fail open
             logger.warning("[CONTEXT-ROUTE] clamp skipped after an internal error", exc_info=True)
         return kwargs
@@ -181,6 +203,7 @@ class KVWarmHandler(CustomLogger):
         if session is not None and self.settings.session_pinning:
             _metadata(data)[AFFINITY_KEY] = identity.affinity_key(session)
         target = self._target_of(router, group)
+        allowed = await self._arm_backstop(user_api_key_dict, data, router, group, target)
         if target is None and not self.settings.proactive_routing:
             return
         source_window = await self._group_window(router, group)
@@ -223,11 +246,12 @@ class KVWarmHandler(CustomLogger):
         if not target_known:
             logger.info("[CONTEXT-ROUTE] kept local: target %r of %r is not in the model list", target, group)
             return
-        if not await self._key_may_use(user_api_key_dict, target, router):
+        if not allowed:
             logger.info("[CONTEXT-ROUTE] kept local: the caller's key may not use target %r of %r", target, group)
             return
         logger.info("[CONTEXT-ROUTE] %s", decision.describe())
         data["model"] = target
+        await self._arm_backstop(user_api_key_dict, data, router, target, self._target_of(router, target))
 
     async def _maybe_warm(
         self,
@@ -355,6 +379,85 @@ class KVWarmHandler(CustomLogger):
 
     def _count_warm(self, outcome: WarmOutcome) -> None:
         self.warm_outcomes[outcome.value] = self.warm_outcomes.get(outcome.value, 0) + 1
+
+    async def _arm_backstop(
+        self, user_api_key_dict: Any, data: dict, router: Any, group: str, target: str | None
+    ) -> bool:
+        """Arm LiteLLM's fallbacks for this request: a retry slot on ``group`` and the target if
+        it exists and the key may use it. Replaces any client-sent ``context_window_fallbacks``
+        (a client may narrow them, never widen them). Returns whether the target is allowed.
+        Fails closed: a failed access check leaves the target out."""
+        allowed = False
+        if target is not None and target in router.model_names:
+            allowed = await self._key_may_use(user_api_key_dict, target, router)
+        escalate_to = target if allowed and not narrowed_by_client(data.get("context_window_fallbacks"), group, target or "") else None
+        requested = next(
+            (v for k in _OUTPUT_KEYS if isinstance(v := data.get(k), int) and not isinstance(v, bool) and v > 0), None
+        )
+        chain = fallback_chain(group, escalate_to, requested)
+        data["context_window_fallbacks"] = [{group: chain}] if chain else []
+        own_generic = False
+        operator_generic = catalog.escalation_target(group, overrides={}, context_window_fallbacks=getattr(router, "fallbacks", None))
+        if chain and operator_generic is None and data.get("fallbacks") is None:
+            # LiteLLM sends context errors it does not recognise as plain 400s down the generic
+            # fallbacks; the deployment hook aborts any such hop that is not a context error.
+            data["fallbacks"] = [{group: chain}]
+            own_generic = True
+        plan = BackstopPlan(source=group, target=escalate_to, requested=requested, own_generic_fallbacks=own_generic)
+        _metadata(data)[PLAN_KEY] = plan.to_dict()
+        return allowed
+
+    async def _reactive(self, kwargs: dict[str, Any], call_type: Any) -> None:
+        """On a fallback hop: read the backend's rejection and retry, skip, escalate or abort."""
+        depth = kwargs.get("fallback_depth")
+        meta = kwargs.get("metadata")
+        if not isinstance(depth, int) or depth < 1 or not isinstance(meta, Mapping):
+            return
+        plan = BackstopPlan.from_dict(meta.get(PLAN_KEY))
+        hop_group = meta.get("model_group")
+        if plan is None or not isinstance(hop_group, str):
+            return
+        text = backend_error_text(meta.get("previous_models"))
+        error = parse_context_error(text) if text else None
+        kind = call_kind(call_type) or "chat"
+        info = catalog.deployment_info(
+            {"api_base": kwargs.get("api_base"), "model": kwargs.get("model")}, kwargs.get("model_info")
+        )
+        prompt_count = None
+        known_window = info.operator_window
+        if hop_group == plan.source and error is not None:
+            if info.deployment is not None:
+                known_window = known_window or self.windows.peek(info.deployment)
+                if kind == "chat" and self.settings.exact_count:
+                    prompt_count = await self.exact.count(info.deployment.api_base, info.deployment.served_model, kwargs)
+            if prompt_count is None:
+                prompt_count = self._estimate(kwargs, kind).safe
+        decision = decide_hop(
+            plan=plan,
+            hop_group=hop_group,
+            error=error,
+            prompt_count=prompt_count,
+            known_window=known_window,
+            output_floor_tokens=self.settings.output_floor_tokens,
+            margin_tokens=self.settings.clamp_margin_tokens,
+        )
+        if decision.window is not None and hop_group == plan.source and info.deployment is not None and info.operator_window is None:
+            self.windows.learn(info.deployment, decision.window)
+        if decision.action is HopAction.PASS:
+            return
+        if decision.action is HopAction.ABORT:
+            logger.info("[CONTEXT-ROUTE] reactive: %r failed with a non-context error: no retry, no escalation", plan.source)
+            raise _SkipHop("not a context-length error")
+        if decision.action is HopAction.SKIP:
+            logger.info("[CONTEXT-ROUTE] reactive: no retry on %r (%s)", plan.source, decision.reason)
+            raise _SkipHop(decision.reason)
+        logger.info("[CONTEXT-ROUTE] reactive: %s", decision.reason)
+        for key in _OUTPUT_KEYS:
+            if key in kwargs or (key == "max_tokens" and decision.max_tokens is not None):
+                kwargs[key] = decision.max_tokens
+        if decision.max_tokens is None:
+            for key in _OUTPUT_KEYS:
+                kwargs.pop(key, None)
 
     async def _clamp(self, kwargs: dict[str, Any], call_type: Any) -> None:
         kind = call_kind(call_type)

@@ -1,0 +1,197 @@
+"""The reactive backstop (pure): what to do on a fallback hop after a backend rejected a request.
+
+Certainty below, optimism on top: the routing estimate leans low on purpose, so a backend will
+sometimes reject a request for length. The plugin arms LiteLLM's own fallback machinery per
+request (see :func:`fallback_chain`): one retry slot on the same group, then the escalation
+target — and on each hop :func:`decide_hop` reads the server's own numbers from the rejection
+(parsed by :mod:`litellm_kvwarm.errors`) and decides:
+
+* **retry** the same group once with ``max_tokens`` lowered to ``window − prompt − margin``,
+  when the numbers show the prompt fits with at least the output floor to spare;
+* otherwise **skip** the retry slot (no backend attempt) so LiteLLM moves on to the target;
+* on the target's hop, **escalate** with the *original* output budget (LiteLLM's dict fallback
+  overrides stick to later hops; the clamp then fits it to the target's window);
+* a hop caused by an error that is not a context-length error is **aborted** when the plugin
+  armed the generic fallbacks itself (the client then gets the original error), and **passed**
+  untouched when the operator configured them.
+
+At most one retry and one escalation: three backend attempts per request.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import asdict, dataclass
+from enum import Enum
+from typing import Any
+
+from .errors import Certainty, ContextError, ErrorKind
+
+#: Prefix of the messages of exceptions the plugin raises to skip a hop; such entries in
+#: ``previous_models`` are not the backend's words and are ignored when reading the error.
+SKIP_MESSAGE_PREFIX = "litellm-kvwarm:"
+
+
+@dataclass(frozen=True)
+class BackstopPlan:
+    """What the pre-call hook armed for one request (stored in ``metadata``; plain JSON types).
+
+    ``source``: the group the request was sent to; ``target``: the escalation target it may use
+    (``None`` when missing, forbidden, or narrowed by the client); ``requested``: the client's
+    output budget (tokens) or ``None``; ``own_generic_fallbacks``: the plugin set ``fallbacks``
+    itself (the operator configured none for this group)."""
+
+    source: str
+    target: str | None
+    requested: int | None
+    own_generic_fallbacks: bool
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, raw: object) -> BackstopPlan | None:
+        if not isinstance(raw, Mapping):
+            return None
+        try:
+            return cls(
+                source=str(raw["source"]),
+                target=raw.get("target"),
+                requested=raw.get("requested"),
+                own_generic_fallbacks=bool(raw.get("own_generic_fallbacks")),
+            )
+        except KeyError:
+            return None
+
+
+def fallback_chain(source: str, target: str | None, requested: int | None) -> list[Any]:
+    """LiteLLM fallback entries for ``source``: the retry slot (a dict entry, which LiteLLM
+    treats as a distinct hop of the same group; its ``max_tokens`` is a placeholder the hop
+    decision replaces) when an output budget was requested, then the target."""
+    chain: list[Any] = []
+    if requested is not None:
+        chain.append({"model": source, "max_tokens": requested})
+    if target is not None:
+        chain.append(target)
+    return chain
+
+
+def narrowed_by_client(client_fallbacks: object, source: str, target: str) -> bool:
+    """The client's own ``context_window_fallbacks`` may narrow (``[]``, or a list without the
+    target), never widen: ``True`` when it rules the target out."""
+    if client_fallbacks is None:
+        return False
+    if not isinstance(client_fallbacks, Sequence) or isinstance(client_fallbacks, str):
+        return True
+    for entry in client_fallbacks:
+        if isinstance(entry, Mapping) and source in entry:
+            targets = entry[source]
+            targets = [targets] if isinstance(targets, str) else targets
+            names = {t.get("model") if isinstance(t, Mapping) else t for t in targets or ()}
+            return target not in names
+    return True
+
+
+def backend_error_text(previous_models: object) -> str | None:
+    """The most recent backend error in LiteLLM's ``metadata.previous_models`` (skipping the
+    plugin's own skip exceptions)."""
+    if not isinstance(previous_models, Sequence):
+        return None
+    for entry in reversed(list(previous_models)):
+        if isinstance(entry, Mapping):
+            text = entry.get("exception_string")
+            if isinstance(text, str) and SKIP_MESSAGE_PREFIX not in text:
+                return text
+    return None
+
+
+class HopAction(str, Enum):
+    RETRY_CLAMPED = "reactive_retry"  # same group, lower max_tokens
+    SKIP = "skip"  # raise before any backend attempt: LiteLLM moves to the next hop
+    ESCALATE = "reactive_escalation"  # target group, original output budget
+    ABORT = "abort"  # not a context error, plugin-armed fallbacks: end with the original error
+    PASS = "pass"  # not the plugin's hop: leave it alone
+
+
+@dataclass(frozen=True)
+class HopDecision:
+    action: HopAction
+    max_tokens: int | None = None
+    window: int | None = None  # the window the server reported (exact), to learn
+    reason: str = ""
+
+
+def decide_hop(
+    *,
+    plan: BackstopPlan,
+    hop_group: str,
+    error: ContextError | None,
+    prompt_count: int | None,
+    known_window: int | None,
+    output_floor_tokens: int,
+    margin_tokens: int = 0,
+) -> HopDecision:
+    """Decide one fallback hop.
+
+    Args:
+        plan: what the pre-call hook armed.
+        hop_group: the model group of this hop.
+        error: the parsed backend rejection (``None``: not a context-length error).
+        prompt_count: the plugin's own count of the prompt (exact from ``/tokenize``, else the
+            safe over-estimate), tokens.
+        known_window: the window the plugin knew for this group, tokens.
+    """
+    if error is None:
+        if plan.own_generic_fallbacks and hop_group in (plan.source, plan.target):
+            return HopDecision(HopAction.ABORT, reason="not a context-length error")
+        return HopDecision(HopAction.PASS)
+    window = error.window.value if error.window and error.window.certainty is Certainty.EXACT else None
+    if hop_group == plan.source:
+        return _retry_or_skip(error, window or known_window, window, prompt_count, plan, output_floor_tokens, margin_tokens)
+    if plan.target is not None and hop_group == plan.target:
+        return HopDecision(
+            HopAction.ESCALATE,
+            max_tokens=plan.requested,
+            window=window,
+            reason=f"{error.kind.value} on {plan.source!r} → escalating to {plan.target!r}",
+        )
+    return HopDecision(HopAction.PASS)
+
+
+def _retry_or_skip(
+    error: ContextError,
+    window: int | None,
+    printed_window: int | None,
+    prompt_count: int | None,
+    plan: BackstopPlan,
+    floor: int,
+    margin: int,
+) -> HopDecision:
+    if window is None or plan.requested is None:
+        return HopDecision(HopAction.SKIP, window=printed_window, reason="no window or no output budget to lower")
+    printed = error.prompt_tokens
+    if printed is not None and printed.certainty is Certainty.EXACT:
+        prompt = printed.value
+    else:
+        candidates = [c for c in (printed.value if printed else None, prompt_count) if c is not None]
+        if not candidates:
+            return HopDecision(HopAction.SKIP, window=printed_window, reason="prompt size unknown")
+        prompt = max(candidates)  # "at least N" is a lower bound: never trust less than our own count
+    if error.kind is ErrorKind.PROMPT_OVER_WINDOW:
+        prompt = max(prompt, window)
+    room = window - prompt - margin
+    if room < floor:
+        return HopDecision(
+            HopAction.SKIP,
+            window=printed_window,
+            reason=f"prompt ≈{prompt}tok leaves {room} < floor {floor} in window {window}",
+        )
+    new_max = min(room, plan.requested)
+    if new_max >= plan.requested:
+        return HopDecision(HopAction.SKIP, window=printed_window, reason="the numbers do not explain the rejection")
+    return HopDecision(
+        HopAction.RETRY_CLAMPED,
+        max_tokens=new_max,
+        window=printed_window,
+        reason=f"prompt ≈{prompt}tok fits window {window}: retrying {plan.source!r} with max_tokens {plan.requested} → {new_max}",
+    )
