@@ -125,6 +125,11 @@ class Settings(BaseModel):
         True,
         description="Pin a session to one deployment of an escalation target group (rendezvous hash), so its warm is hit.",
     )
+    backend_scrape_interval_s: float = Field(
+        0.0,
+        ge=0,
+        description="Scrape each backend's /metrics (vllm:prefix_cache_*) this often, seconds; 0 = off.",
+    )
     log_level: str = Field(
         "INFO",
         pattern=r"^(DEBUG|INFO|WARNING|ERROR|CRITICAL)$",

@@ -31,6 +31,8 @@ from .config import Settings
 from .cooldown import CooldownStore, FallbackCooldownStore, MemoryCooldownStore, RedisCooldownStore
 from .exact import ExactCounter
 from .errors import parse_context_error
+from .metrics import Metrics, deployment_label, metrics
+from .scrape import BackendScraper, PrefixCacheStats
 from .policy import RouteAction, clamp_output, decide_route
 from .reactive import (
     SKIP_MESSAGE_PREFIX,
@@ -54,6 +56,8 @@ _OUTPUT_KEYS = ("max_tokens", "max_completion_tokens")
 AFFINITY_KEY = "kvwarm_affinity"
 WARM_MARKER = "kvwarm_warm"
 PLAN_KEY = "kvwarm_backstop"
+ESCALATED_KEY = "kvwarm_escalated"
+ESTIMATE_KEY = "kvwarm_estimate"
 
 
 class _SkipHop(Exception):
@@ -66,6 +70,14 @@ def _metadata(data: dict) -> dict:
         meta = {}
         data["metadata"] = meta
     return meta
+
+
+def _field(obj: Any, name: str) -> Any:
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
 
 
 def redis_url_from_env(settings_url: str, environ: Mapping[str, str]) -> str | None:
@@ -128,8 +140,11 @@ class KVWarmHandler(CustomLogger):
         router_getter: Callable[[], Any] = _proxy_router,
         clock: Callable[[], float] = time.monotonic,
         http_client: httpx.AsyncClient | None = None,
+        metrics_: Metrics | None = None,
     ):
         super().__init__()
+        self.metrics = metrics_ if metrics_ is not None else metrics()
+        self._scraper: BackendScraper | None = None
         self.settings = settings if settings is not None else Settings.from_env()
         configure_logging(self.settings.log_level)
         self._router_getter = router_getter
@@ -149,16 +164,20 @@ class KVWarmHandler(CustomLogger):
         the target ahead for a session that nears the window. Returns ``data`` (possibly with
         ``data["model"]`` rewritten). Never raises, except that tenant cache isolation refuses a
         request without a tenant (fail closed)."""
+        started = time.perf_counter()
         self._isolate_tenant(user_api_key_dict, data)
         try:
+            self._start_background()
             await self._route(user_api_key_dict, data, call_type)
         except Exception:  # fail open: LiteLLM serves the request as if the plugin were absent
             logger.warning("[CONTEXT-ROUTE] routing skipped after an internal error", exc_info=True)
+        self.metrics.plugin_seconds.labels("pre_call").observe(time.perf_counter() - started)
         return data
 
     async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
         """Clamp ``max_tokens`` / ``max_completion_tokens`` to the chosen deployment's window.
         Returns the (possibly modified) kwargs; never raises."""
+        started = time.perf_counter()
         try:
             await self._reactive(kwargs, call_type)
             await self._clamp(kwargs, call_type)
@@ -170,6 +189,8 @@ class KVWarmHandler(CustomLogger):
             ) from None
         except Exception:  # fail open
             logger.warning("[CONTEXT-ROUTE] clamp skipped after an internal error", exc_info=True)
+        finally:
+            self.metrics.plugin_seconds.labels("deployment").observe(time.perf_counter() - started)
         return kwargs
 
     async def async_filter_deployments(
@@ -211,6 +232,7 @@ class KVWarmHandler(CustomLogger):
             logger.debug("[CONTEXT-ROUTE] untouched: window of %r unknown", group)
             return
         estimate = self._estimate(data, kind)
+        _metadata(data)[ESTIMATE_KEY] = {"safe": estimate.safe, "routing": estimate.routing}
         target_known = target is not None and target in router.model_names
         target_window = await self._group_window(router, target) if target_known else None
         floor = self.settings.output_floor_tokens
@@ -235,6 +257,7 @@ class KVWarmHandler(CustomLogger):
         )
         if decision.action is RouteAction.STAY:
             logger.debug("[CONTEXT-ROUTE] %s", decision.describe())
+            self._count_route("stay", group, target)
             if target is not None:
                 await self._maybe_warm(
                     user_api_key_dict, data, router, session, target, target_known, target_window, tokens, source_window
@@ -242,15 +265,23 @@ class KVWarmHandler(CustomLogger):
             return
         if not decision.escalate or not self.settings.proactive_routing:
             logger.info("[CONTEXT-ROUTE] %s", decision.describe())
+            if decision.escalate or decision.action is RouteAction.UNKNOWN_WINDOW:
+                self._count_route("stay", group, target)
+            else:
+                self._count_route(decision.action.value, group, target)
             return
         if not target_known:
             logger.info("[CONTEXT-ROUTE] kept local: target %r of %r is not in the model list", target, group)
+            self._count_route("kept_local_missing", group, target)
             return
         if not allowed:
             logger.info("[CONTEXT-ROUTE] kept local: the caller's key may not use target %r of %r", target, group)
+            self._count_route("kept_local_forbidden", group, target)
             return
         logger.info("[CONTEXT-ROUTE] %s", decision.describe())
+        self._count_route("proactive", group, target)
         data["model"] = target
+        _metadata(data)[ESCALATED_KEY] = "proactive"
         await self._arm_backstop(user_api_key_dict, data, router, target, self._target_of(router, target))
 
     async def _maybe_warm(
@@ -277,7 +308,7 @@ class KVWarmHandler(CustomLogger):
             body = warm_request(data, target=target, metadata=metadata)
             if not self.warmer.submit(body):
                 outcome = WarmOutcome.SKIPPED_BUSY
-        self._count_warm(outcome)
+        self._count_warm(outcome, target)
         if outcome is WarmOutcome.FIRED:
             logger.info(
                 "[KV-WARM] fired: est≈%dtok ≥ %.0f%% of window %d → warming %r (max_tokens=1)",
@@ -377,8 +408,16 @@ class KVWarmHandler(CustomLogger):
                 groups.add(target)
         return groups
 
-    def _count_warm(self, outcome: WarmOutcome) -> None:
+    def _count_warm(self, outcome: WarmOutcome, target: str) -> None:
         self.warm_outcomes[outcome.value] = self.warm_outcomes.get(outcome.value, 0) + 1
+        self.metrics.warms.labels(outcome.value, target).inc()
+
+    def _count_route(self, kind: str, source: str, target: str | None) -> None:
+        self.metrics.route_decisions.labels(kind, source, target or "").inc()
+
+    def _warm_done(self, outcome: WarmOutcome, duration_s: float, target: str) -> None:
+        self._count_warm(outcome, target)
+        self.metrics.warm_seconds.labels(target).observe(duration_s)
 
     async def _arm_backstop(
         self, user_api_key_dict: Any, data: dict, router: Any, group: str, target: str | None
@@ -452,6 +491,11 @@ class KVWarmHandler(CustomLogger):
             logger.info("[CONTEXT-ROUTE] reactive: no retry on %r (%s)", plan.source, decision.reason)
             raise _SkipHop(decision.reason)
         logger.info("[CONTEXT-ROUTE] reactive: %s", decision.reason)
+        self._count_route(decision.action.value, plan.source, plan.target)
+        if decision.action is HopAction.ESCALATE:
+            meta[ESCALATED_KEY] = "reactive"  # type: ignore[index]
+        elif decision.max_tokens is not None:
+            self.metrics.output_clamps.labels(plan.source, "reactive").inc()
         for key in _OUTPUT_KEYS:
             if key in kwargs or (key == "max_tokens" and decision.max_tokens is not None):
                 kwargs[key] = decision.max_tokens
@@ -494,6 +538,8 @@ class KVWarmHandler(CustomLogger):
                 if isinstance(kwargs.get(k), int):
                     kwargs[k] = min(kwargs[k], decision.max_tokens)
             logger.info("[CONTEXT-ROUTE] clamp on %s: %s", kwargs.get("model"), decision.reason)
+            group = (kwargs.get("metadata") or {}).get("model_group") or str(kwargs.get("model"))
+            self.metrics.output_clamps.labels(group, "exact" if "exact" in decision.reason else "estimate").inc()
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -537,6 +583,70 @@ class KVWarmHandler(CustomLogger):
             return False
         return True
 
+    def _window_updated(self, deployment: Any, window: int | None) -> None:
+        label = deployment_label(deployment.api_base, deployment.served_model)
+        self.metrics.window.labels(label).set(window or 0)
+
+    def _start_background(self) -> None:
+        if self.settings.backend_scrape_interval_s <= 0 or self._scraper is not None:
+            return
+        self._scraper = BackendScraper(
+            self.http, self._scrape_targets, self._scraped, interval_s=self.settings.backend_scrape_interval_s
+        )
+        self._scraper.start()
+
+    def _scrape_targets(self) -> list[tuple[str, str, str]]:
+        router = self._router_getter()
+        targets = {}
+        for entry in getattr(router, "model_list", None) or []:
+            info = catalog.group_deployments([entry])
+            if info and info[0].deployment is not None:
+                d = info[0].deployment
+                targets[deployment_label(d.api_base, d.served_model)] = (d.api_base, d.served_model)
+        return [(label, base, model) for label, (base, model) in targets.items()]
+
+    def _scraped(self, label: str, stats: PrefixCacheStats) -> None:
+        self.metrics.backend_prefix_cache_queries.labels(label).set(stats.queries)
+        self.metrics.backend_prefix_cache_hits.labels(label).set(stats.hits)
+        if stats.hit_ratio is not None:
+            self.metrics.backend_prefix_cache_hit_ratio.labels(label).set(stats.hit_ratio)
+
+    async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+        """Per successful backend attempt (warms included): prompt and cached tokens by request
+        kind, and estimate ÷ actual for real requests. Never raises."""
+        try:
+            self._record_usage(kwargs, response_obj)
+        except Exception:
+            logger.debug("usage metrics skipped", exc_info=True)
+
+    def _record_usage(self, kwargs: Any, response_obj: Any) -> None:
+        params = kwargs.get("litellm_params") if isinstance(kwargs, Mapping) else None
+        meta = (params or {}).get("metadata") if isinstance(params, Mapping) else None
+        if not isinstance(meta, Mapping):
+            meta = kwargs.get("metadata") if isinstance(kwargs, Mapping) else None
+        if not isinstance(meta, Mapping):
+            return
+        usage = getattr(response_obj, "usage", None) or (response_obj.get("usage") if isinstance(response_obj, Mapping) else None)
+        prompt = _field(usage, "prompt_tokens")
+        if not isinstance(prompt, int) or prompt <= 0:
+            return
+        cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens") or 0
+        group = str(meta.get("model_group") or kwargs.get("model_group") or kwargs.get("model"))
+        if meta.get(WARM_MARKER):
+            kind = "warm"
+        elif meta.get(ESCALATED_KEY):
+            kind = "escalated"
+        else:
+            kind = "normal"
+        self.metrics.prompt_tokens.labels(group, kind).inc(prompt)
+        self.metrics.cached_prompt_tokens.labels(group, kind).inc(cached if isinstance(cached, int) else 0)
+        estimate = meta.get(ESTIMATE_KEY)
+        if kind != "warm" and isinstance(estimate, Mapping):
+            for name in ("safe", "routing"):
+                value = estimate.get(name)
+                if isinstance(value, int):
+                    self.metrics.estimate_ratio.labels(group, name).observe(value / prompt)
+
     @property
     def http(self) -> httpx.AsyncClient:
         if self._http is None:
@@ -547,7 +657,13 @@ class KVWarmHandler(CustomLogger):
     def windows(self) -> WindowCache:
         if self._windows is None:
             self._windows = WindowCache(
-                HttpWindowFetcher(self.http),
+                HttpWindowFetcher(
+                    self.http,
+                    on_error=lambda d, error: self.metrics.discovery_errors.labels(
+                        deployment_label(d.api_base, d.served_model), error
+                    ).inc(),
+                ),
+                on_update=self._window_updated,
                 ttl_s=self.settings.window_ttl_s,
                 budget_s=self.settings.discovery_budget_s,
                 unknown_retry_s=self.settings.unknown_window_retry_s,
@@ -570,7 +686,11 @@ class KVWarmHandler(CustomLogger):
                 import redis.asyncio as aioredis
 
                 client = aioredis.Redis.from_url(url, socket_timeout=0.25, socket_connect_timeout=0.25)
-                self._cooldown = FallbackCooldownStore(RedisCooldownStore(client), memory)
+                self._cooldown = FallbackCooldownStore(
+                    RedisCooldownStore(client),
+                    memory,
+                    on_fallback=lambda error: self.metrics.cooldown_fallbacks.labels(error).inc(),
+                )
             else:
                 self._cooldown = memory
         return self._cooldown
@@ -582,7 +702,7 @@ class KVWarmHandler(CustomLogger):
                 self._send_warm,
                 max_concurrency=self.settings.warm_max_concurrency,
                 timeout_s=self.settings.warm_timeout_s,
-                on_done=lambda outcome, duration, target: self._count_warm(outcome),
+                on_done=self._warm_done,
             )
         return self._warmer
 
@@ -593,7 +713,9 @@ class KVWarmHandler(CustomLogger):
         return await router.acompletion(**body)
 
     async def aclose(self) -> None:
-        """Cancel warms and background discovery; close the HTTP client and the cooldown store."""
+        """Cancel warms, scrapes and background discovery; close the HTTP client and the cooldown store."""
+        if self._scraper is not None:
+            await self._scraper.aclose()
         if self._warmer is not None:
             await self._warmer.aclose()
         if self._cooldown is not None:

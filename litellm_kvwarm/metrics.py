@@ -1,0 +1,164 @@
+"""Prometheus collectors of the plugin: created once, one ``kvwarm_`` prefix, bounded labels.
+
+Registered on ``prometheus_client``'s default registry, so they appear on LiteLLM's own
+``/metrics`` when ``"prometheus"`` is in ``litellm_settings.callbacks``. Under several workers
+(``litellm --num_workers N`` with ``PROMETHEUS_MULTIPROC_DIR`` set) ``prometheus_client``
+writes each process's values to that directory and LiteLLM's endpoint sums them; the gauges
+declare how to combine processes.
+
+Labels are model-group names, deployment ids (``host:port/served-model``, from the operator's
+config), and small enums. Never prompt text, session ids, tenants or key hashes.
+
+Derived quantities an operator wants (the dashboard computes them):
+
+* prefix-cache hit rate of real traffic, warms excluded:
+  ``sum(rate(kvwarm_cached_prompt_tokens_total{request_kind!="warm"}[5m])) /
+  sum(rate(kvwarm_prompt_tokens_total{request_kind!="warm"}[5m]))`` — warms create cache, so
+  counting them as traffic would flatter the hit rate;
+* cached fraction of escalated requests: the same with ``request_kind="escalated"``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from urllib.parse import urlsplit
+
+from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
+
+PREFIX = "kvwarm"
+
+#: estimate ÷ actual prompt tokens: 1.0 is exact; the safe estimate should sit above 1,
+#: the routing one at or below it.
+RATIO_BUCKETS = (0.5, 0.6, 0.7, 0.8, 0.85, 0.9, 0.95, 1.0, 1.05, 1.1, 1.2, 1.3, 1.5, 2.0, 3.0)
+WARM_SECONDS_BUCKETS = (0.05, 0.1, 0.25, 0.5, 1, 2, 5, 10, 20, 40, 80, 160)
+PLUGIN_SECONDS_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5)
+
+#: Values of the ``kind`` label of ``kvwarm_route_decisions_total``.
+ROUTE_KINDS = (
+    "stay",
+    "proactive",
+    "reactive_retry",
+    "reactive_escalation",
+    "kept_local_missing",
+    "kept_local_forbidden",
+    "no_target",
+    "target_too_small",
+)
+#: Values of the ``request_kind`` label of the token counters.
+REQUEST_KINDS = ("normal", "escalated", "warm")
+
+
+def deployment_label(api_base: str, served_model: str) -> str:
+    """``host:port/served-model``: identifies a deployment without paths, schemes or credentials."""
+    netloc = urlsplit(api_base).netloc.rsplit("@", 1)[-1] or api_base
+    return f"{netloc}/{served_model}"
+
+
+@dataclass
+class Metrics:
+    """The plugin's collectors. Create one per process with :func:`metrics` (the default
+    registry) or with a private registry in tests."""
+
+    route_decisions: Counter
+    warms: Counter
+    warm_seconds: Histogram
+    output_clamps: Counter
+    estimate_ratio: Histogram
+    prompt_tokens: Counter
+    cached_prompt_tokens: Counter
+    window: Gauge
+    discovery_errors: Counter
+    plugin_seconds: Histogram
+    cooldown_fallbacks: Counter
+    backend_prefix_cache_queries: Gauge
+    backend_prefix_cache_hits: Gauge
+    backend_prefix_cache_hit_ratio: Gauge
+
+    @classmethod
+    def create(cls, registry: CollectorRegistry = REGISTRY) -> Metrics:
+        p = PREFIX
+        return cls(
+            route_decisions=Counter(
+                f"{p}_route_decisions", "Routing decisions by kind (see ROUTE_KINDS), source and target group.",
+                ["kind", "source", "target"], registry=registry,
+            ),
+            warms=Counter(
+                f"{p}_warms", "Warm-ahead candidates by outcome (fired, skipped_*, succeeded, failed, timed_out).",
+                ["outcome", "target"], registry=registry,
+            ),
+            warm_seconds=Histogram(
+                f"{p}_warm_duration_seconds", "Wall time of finished warms, seconds.", ["target"],
+                buckets=WARM_SECONDS_BUCKETS, registry=registry,
+            ),
+            output_clamps=Counter(
+                f"{p}_output_clamps", "max_tokens lowered, by model group and what the clamp rested on.",
+                ["model_group", "basis"], registry=registry,
+            ),
+            estimate_ratio=Histogram(
+                f"{p}_estimate_ratio", "Estimate ÷ actual prompt tokens (usage.prompt_tokens), per estimate.",
+                ["model_group", "estimate"], buckets=RATIO_BUCKETS, registry=registry,
+            ),
+            prompt_tokens=Counter(
+                f"{p}_prompt_tokens", "Prompt tokens served (usage.prompt_tokens), by group and request kind.",
+                ["model_group", "request_kind"], registry=registry,
+            ),
+            cached_prompt_tokens=Counter(
+                f"{p}_cached_prompt_tokens",
+                "Prompt tokens served from the backend's prefix cache (usage.prompt_tokens_details.cached_tokens).",
+                ["model_group", "request_kind"], registry=registry,
+            ),
+            window=Gauge(
+                f"{p}_discovered_window_tokens", "Context window (max_model_len) discovered per deployment, tokens.",
+                ["deployment"], registry=registry, multiprocess_mode="max",
+            ),
+            discovery_errors=Counter(
+                f"{p}_discovery_errors", "Failed window discoveries per deployment and error type.",
+                ["deployment", "error"], registry=registry,
+            ),
+            plugin_seconds=Histogram(
+                f"{p}_plugin_seconds", "Time spent in the plugin's hooks per call, seconds.", ["hook"],
+                buckets=PLUGIN_SECONDS_BUCKETS, registry=registry,
+            ),
+            cooldown_fallbacks=Counter(
+                f"{p}_cooldown_store_fallbacks", "Times the Redis cooldown store failed and memory took over.",
+                ["error"], registry=registry,
+            ),
+            backend_prefix_cache_queries=Gauge(
+                f"{p}_backend_prefix_cache_queries", "vllm:prefix_cache_queries_total scraped from each backend (tokens).",
+                ["deployment"], registry=registry, multiprocess_mode="max",
+            ),
+            backend_prefix_cache_hits=Gauge(
+                f"{p}_backend_prefix_cache_hits", "vllm:prefix_cache_hits_total scraped from each backend (tokens).",
+                ["deployment"], registry=registry, multiprocess_mode="max",
+            ),
+            backend_prefix_cache_hit_ratio=Gauge(
+                f"{p}_backend_prefix_cache_hit_ratio", "Backend's lifetime prefix-cache hit ratio (hits ÷ queries).",
+                ["deployment"], registry=registry, multiprocess_mode="max",
+            ),
+        )
+
+    @property
+    def names(self) -> set[str]:
+        """Sample names these collectors expose (``_total``, ``_bucket`` ... included)."""
+        out: set[str] = set()
+        for collector in vars(self).values():
+            for family in collector.describe():
+                base = family.name
+                if family.type == "counter":
+                    out |= {base + "_total", base + "_created"}
+                elif family.type == "histogram":
+                    out |= {base + "_bucket", base + "_sum", base + "_count", base + "_created"}
+                else:
+                    out.add(base)
+        return out
+
+
+_default: Metrics | None = None
+
+
+def metrics() -> Metrics:
+    """The process-wide collectors on the default registry (created on first call)."""
+    global _default
+    if _default is None:
+        _default = Metrics.create()
+    return _default

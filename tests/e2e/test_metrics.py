@@ -1,0 +1,136 @@
+"""The plugin's Prometheus metrics on LiteLLM's own /metrics, after a scripted session, and
+under two proxy workers sharing PROMETHEUS_MULTIPROC_DIR."""
+
+from __future__ import annotations
+
+import time
+from concurrent.futures import ThreadPoolExecutor
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from litellm_kvwarm.processes import Deployment, proxy_config, start_emulator, start_proxy
+
+from e2e_support import backend_requests, long_text
+
+pytestmark = pytest.mark.e2e
+
+FAST_WINDOW, SLOW_WINDOW = 4_096, 16_384
+CALLBACKS = ["litellm_kvwarm.proxy_handler_instance", "prometheus"]
+
+
+def scrape(proxy) -> dict[tuple[str, tuple], float]:
+    response = httpx.get(
+        proxy.base_url + "/metrics", headers={"Authorization": f"Bearer {proxy.master_key}"}, timeout=30, follow_redirects=True
+    )
+    assert response.status_code == 200, response.text[:300]
+    text = response.text
+    out = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            out[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+    return out
+
+
+def value(samples, name, **labels) -> float:
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
+
+
+def total(samples, name, **labels) -> float:
+    return sum(v for (n, lab), v in samples.items() if n == name and all(dict(lab).get(k) == x for k, x in labels.items()))
+
+
+@pytest.fixture(scope="module")
+def backends(tmp_path_factory):
+    work = tmp_path_factory.mktemp("metrics")
+    fast = start_emulator("fast-8b", FAST_WINDOW, workdir=work, time_scale=0)
+    slow = start_emulator("slow-27b", SLOW_WINDOW, workdir=work, time_scale=0)
+    yield {"fast": fast, "slow": slow, "work": work}
+    fast.stop()
+    slow.stop()
+
+
+def groups(backends):
+    return {"fast": [Deployment.of(backends["fast"], "fast-8b")], "slow": [Deployment.of(backends["slow"], "slow-27b")]}
+
+
+def chat(proxy, messages, session="s-1", max_tokens=16):
+    return httpx.post(
+        proxy.base_url + "/v1/chat/completions",
+        json={"model": "fast", "messages": messages, "max_tokens": max_tokens},
+        headers={"Authorization": f"Bearer {proxy.master_key}", "x-litellm-session-id": session},
+        timeout=60,
+    )
+
+
+def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
+    config = proxy_config(
+        groups(backends), callbacks=CALLBACKS,
+        env_vars={"KVWARM_DISCOVERY_BUDGET_S": 2, "KVWARM_BACKEND_SCRAPE_INTERVAL_S": 0.5},
+    )
+    proxy = start_proxy(config, workdir=backends["work"] / "single")
+    try:
+        system = {"role": "system", "content": "You are helpful."}
+        below = [system, {"role": "user", "content": long_text(2_000)}]
+        crossing = below + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": long_text(9_000)}]
+        escalating = crossing + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": long_text(20_000)}]
+        for messages in (below, crossing):
+            assert chat(proxy, messages).status_code == 200
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline and not [r for r in backend_requests(backends["slow"]) if r["max_tokens"] == 1]:
+            time.sleep(0.05)
+        time.sleep(0.3)
+        assert chat(proxy, escalating).status_code == 200
+        time.sleep(1.5)  # success callbacks and one scrape round run after the response
+        samples = scrape(proxy)
+    finally:
+        proxy.stop()
+
+    decisions = "kvwarm_route_decisions_total"
+    assert value(samples, decisions, kind="stay", source="fast", target="slow") == 2
+    assert value(samples, decisions, kind="proactive", source="fast", target="slow") == 1
+    assert total(samples, decisions) == 3 + total(samples, decisions, source="slow")
+    warms = "kvwarm_warms_total"
+    assert value(samples, warms, outcome="skipped_below_threshold", target="slow") == 1
+    assert value(samples, warms, outcome="fired", target="slow") == 1
+    assert value(samples, warms, outcome="succeeded", target="slow") == 1
+    assert value(samples, "kvwarm_warm_duration_seconds_count", target="slow") == 1
+    assert value(samples, "kvwarm_discovered_window_tokens", deployment=f"127.0.0.1:{backends['fast'].port}/fast-8b") == FAST_WINDOW
+
+    slow_rows = backend_requests(backends["slow"])
+    (warm,) = [r for r in slow_rows if r["max_tokens"] == 1]
+    (escalated,) = [r for r in slow_rows if r["max_tokens"] != 1]
+    assert value(samples, "kvwarm_prompt_tokens_total", model_group="slow", request_kind="escalated") == escalated["prompt_tokens"]
+    assert value(samples, "kvwarm_cached_prompt_tokens_total", model_group="slow", request_kind="escalated") == escalated["cached_tokens"]
+    assert value(samples, "kvwarm_prompt_tokens_total", model_group="slow", request_kind="warm") == warm["prompt_tokens"]
+    fast_prompt = sum(r["prompt_tokens"] for r in backend_requests(backends["fast"]))
+    assert value(samples, "kvwarm_prompt_tokens_total", model_group="fast", request_kind="normal") == fast_prompt
+    assert escalated["cached_tokens"] > 0.3 * escalated["prompt_tokens"]
+    assert value(samples, "kvwarm_estimate_ratio_count", model_group="fast", estimate="routing") == 2
+    assert value(samples, "kvwarm_plugin_seconds_count", hook="pre_call") == 3
+    # the backend's own counters, scraped (warms included)
+    slow_label = f"127.0.0.1:{backends['slow'].port}/slow-27b"
+    assert 0 < value(samples, "kvwarm_backend_prefix_cache_hit_ratio", deployment=slow_label) < 1
+
+
+def test_two_workers_totals_equal_requests_sent(backends, tmp_path):
+    multiproc = tmp_path / "prom"
+    multiproc.mkdir()
+    config = proxy_config(groups(backends), callbacks=CALLBACKS, env_vars={"KVWARM_WARM_AHEAD": 0})
+    proxy = start_proxy(
+        config, workdir=tmp_path / "proxy", env={"PROMETHEUS_MULTIPROC_DIR": str(multiproc)}, extra_args=["--num_workers", "2"],
+    )
+    sent = 24
+    try:
+        with ThreadPoolExecutor(6) as pool:
+            codes = list(pool.map(lambda i: chat(proxy, [{"role": "user", "content": f"hello {i}"}], session=f"w{i}").status_code, range(sent)))
+        assert codes == [200] * sent
+        time.sleep(1.0)
+        samples = scrape(proxy)
+    finally:
+        proxy.stop()
+    assert total(samples, "kvwarm_route_decisions_total") == sent
+    assert total(samples, "kvwarm_plugin_seconds_count", hook="pre_call") == sent
+    pids = {p.name.split("_")[-1] for p in multiproc.glob("*.db")}
+    assert len(pids) >= 2, f"expected files from two worker processes, found {sorted(p.name for p in multiproc.glob('*.db'))}"
