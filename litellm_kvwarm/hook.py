@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -28,12 +27,10 @@ from litellm.integrations.custom_logger import CustomLogger
 
 from . import catalog, identity
 from .config import Settings
-from .cooldown import CooldownStore, FallbackCooldownStore, MemoryCooldownStore, RedisCooldownStore
-from .exact import ExactCounter
 from .errors import parse_context_error
+from .meta import AFFINITY_KEY, ESCALATED_KEY, ESTIMATE_KEY, PLAN_KEY, request_metadata
 from .metrics import Metrics, deployment_label, metrics
-from .scrape import BackendScraper, PrefixCacheStats
-from .policy import RouteAction, clamp_output, decide_route
+from .policy import RouteAction, clamp_output, decide_route, needs_exact_count
 from .reactive import (
     SKIP_MESSAGE_PREFIX,
     BackstopPlan,
@@ -43,56 +40,21 @@ from .reactive import (
     fallback_chain,
     narrowed_by_client,
 )
+from .runtime import Services
 from .tokens import TokenEstimate, estimate_request
-from .warm import WarmOutcome, WarmRunner, warm_request
-from .windows import HttpWindowFetcher, WindowCache
+from .usage import record_usage
+from .warm import WarmOutcome
+from .warm_gate import WarmCandidate, WarmGate
 
 logger = logging.getLogger("litellm_kvwarm")
 
 _CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 _TEXT_CALL_TYPES = frozenset({"text_completion", "atext_completion"})
 _OUTPUT_KEYS = ("max_tokens", "max_completion_tokens")
-#: Keys the plugin adds to ``data["metadata"]`` (hashes only, no raw ids).
-AFFINITY_KEY = "kvwarm_affinity"
-WARM_MARKER = "kvwarm_warm"
-PLAN_KEY = "kvwarm_backstop"
-ESCALATED_KEY = "kvwarm_escalated"
-ESTIMATE_KEY = "kvwarm_estimate"
 
 
 class _SkipHop(Exception):
     """Raised inside the deployment hook to end a fallback hop before any backend attempt."""
-
-
-def _metadata(data: dict) -> dict:
-    meta = data.get("metadata")
-    if not isinstance(meta, dict):
-        meta = {}
-        data["metadata"] = meta
-    return meta
-
-
-def _field(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
-
-
-def redis_url_from_env(settings_url: str, environ: Mapping[str, str]) -> str | None:
-    """Redis for the cooldown store: the plugin setting, else ``REDIS_URL``, else LiteLLM's
-    ``REDIS_HOST`` / ``REDIS_PORT`` / ``REDIS_PASSWORD``; ``None`` when none is configured."""
-    if settings_url:
-        return settings_url
-    if environ.get("REDIS_URL"):
-        return environ["REDIS_URL"]
-    host = environ.get("REDIS_HOST")
-    if host:
-        password = environ.get("REDIS_PASSWORD")
-        auth = f":{password}@" if password else ""
-        return f"redis://{auth}{host}:{environ.get('REDIS_PORT', '6379')}/0"
-    return None
 
 
 def call_kind(call_type: object) -> str | None:
@@ -143,17 +105,25 @@ class KVWarmHandler(CustomLogger):
         metrics_: Metrics | None = None,
     ):
         super().__init__()
-        self.metrics = metrics_ if metrics_ is not None else metrics()
-        self._scraper: BackendScraper | None = None
         self.settings = settings if settings is not None else Settings.from_env()
         configure_logging(self.settings.log_level)
+        self.metrics = metrics_ if metrics_ is not None else metrics()
         self._router_getter = router_getter
-        self._clock = clock
-        self._http = http_client
-        self._windows: WindowCache | None = None
-        self._exact: ExactCounter | None = None
-        self._cooldown: CooldownStore | None = None
-        self._warmer: WarmRunner | None = None
+        self.services = Services(
+            self.settings,
+            self.metrics,
+            send_warm=self._send_warm,
+            on_warm_done=self._warm_done,
+            scrape_targets=self._scrape_targets,
+            clock=clock,
+            http_client=http_client,
+        )
+        self.warm_gate = WarmGate(
+            self.settings,
+            cooldown=lambda: self.services.cooldown,
+            runner=lambda: self.services.warmer,
+            count=self._count_warm,
+        )
         #: warm outcomes seen by this process, by outcome value (for tests and the demo)
         self.warm_outcomes: dict[str, int] = {}
 
@@ -167,7 +137,7 @@ class KVWarmHandler(CustomLogger):
         started = time.perf_counter()
         self._isolate_tenant(user_api_key_dict, data)
         try:
-            self._start_background()
+            self.services.start_background()
             await self._route(user_api_key_dict, data, call_type)
         except Exception:  # fail open: LiteLLM serves the request as if the plugin were absent
             logger.warning("[CONTEXT-ROUTE] routing skipped after an internal error", exc_info=True)
@@ -222,7 +192,7 @@ class KVWarmHandler(CustomLogger):
             return
         session = self._session(user_api_key_dict, data)
         if session is not None and self.settings.session_pinning:
-            _metadata(data)[AFFINITY_KEY] = identity.affinity_key(session)
+            request_metadata(data)[AFFINITY_KEY] = identity.affinity_key(session)
         target = self._target_of(router, group)
         allowed = await self._arm_backstop(user_api_key_dict, data, router, group, target)
         if target is None and not self.settings.proactive_routing:
@@ -232,18 +202,12 @@ class KVWarmHandler(CustomLogger):
             logger.debug("[CONTEXT-ROUTE] untouched: window of %r unknown", group)
             return
         estimate = self._estimate(data, kind)
-        _metadata(data)[ESTIMATE_KEY] = {"safe": estimate.safe, "routing": estimate.routing}
+        request_metadata(data)[ESTIMATE_KEY] = {"safe": estimate.safe, "routing": estimate.routing}
         target_known = target is not None and target in router.model_names
         target_window = await self._group_window(router, target) if target_known else None
         floor = self.settings.output_floor_tokens
-        tokens = estimate.routing
-        if (
-            kind == "chat"
-            and self.settings.exact_count
-            and estimate.routing + floor <= source_window < estimate.safe + floor
-        ):
-            # The estimates disagree on whether it fits: one exact count settles it (within the
-            # discovery budget), so neither a doomed attempt nor a needless escalation happens.
+        tokens, exact = estimate.routing, None
+        if kind == "chat" and self.settings.exact_count and needs_exact_count(estimate, floor, source_window, target):
             exact = await self._exact_count_for_group(router, group, data)
             if exact is not None:
                 tokens = exact
@@ -254,14 +218,14 @@ class KVWarmHandler(CustomLogger):
             output_floor_tokens=floor,
             source_window=source_window,
             target_window=target_window,
+            exact=exact is not None,
         )
         if decision.action is RouteAction.STAY:
             logger.debug("[CONTEXT-ROUTE] %s", decision.describe())
             self._count_route("stay", group, target)
             if target is not None:
-                await self._maybe_warm(
-                    user_api_key_dict, data, router, session, target, target_known, target_window, tokens, source_window
-                )
+                candidate = WarmCandidate(target, target_known, target_window, tokens, source_window, session, estimate.routing)
+                await self.warm_gate.consider(candidate, data, lambda: self._key_may_use(user_api_key_dict, target, router))
             return
         if not decision.escalate or not self.settings.proactive_routing:
             logger.info("[CONTEXT-ROUTE] %s", decision.describe())
@@ -281,72 +245,8 @@ class KVWarmHandler(CustomLogger):
         logger.info("[CONTEXT-ROUTE] %s", decision.describe())
         self._count_route("proactive", group, target)
         data["model"] = target
-        _metadata(data)[ESCALATED_KEY] = "proactive"
+        request_metadata(data)[ESCALATED_KEY] = "proactive"
         await self._arm_backstop(user_api_key_dict, data, router, target, self._target_of(router, target))
-
-    async def _maybe_warm(
-        self,
-        user_api_key_dict: Any,
-        data: dict,
-        router: Any,
-        session: identity.Session | None,
-        target: str,
-        target_known: bool,
-        target_window: int | None,
-        tokens: int,
-        source_window: int,
-    ) -> WarmOutcome:
-        """Guards in order, each with its own outcome; fires at most one warm."""
-        outcome = await self._warm_guard(
-            user_api_key_dict, router, session, target, target_known, target_window, tokens, source_window
-        )
-        if outcome is WarmOutcome.FIRED:
-            assert session is not None
-            metadata = {WARM_MARKER: True, "session_id": session.session_id}
-            if AFFINITY_KEY in _metadata(data):
-                metadata[AFFINITY_KEY] = _metadata(data)[AFFINITY_KEY]
-            body = warm_request(data, target=target, metadata=metadata)
-            if not self.warmer.submit(body):
-                outcome = WarmOutcome.SKIPPED_BUSY
-        self._count_warm(outcome, target)
-        if outcome is WarmOutcome.FIRED:
-            logger.info(
-                "[KV-WARM] fired: est≈%dtok ≥ %.0f%% of window %d → warming %r (max_tokens=1)",
-                tokens, self.settings.warm_threshold * 100, source_window, target,
-            )
-        elif outcome is not WarmOutcome.SKIPPED_BELOW_THRESHOLD:
-            logger.info("[KV-WARM] %s: est≈%dtok, window %d, target %r", outcome.value, tokens, source_window, target)
-        return outcome
-
-    async def _warm_guard(
-        self,
-        user_api_key_dict: Any,
-        router: Any,
-        session: identity.Session | None,
-        target: str,
-        target_known: bool,
-        target_window: int | None,
-        tokens: int,
-        source_window: int,
-    ) -> WarmOutcome:
-        if not self.settings.warm_ahead:
-            return WarmOutcome.SKIPPED_DISABLED
-        if tokens < self.settings.warm_threshold * source_window:
-            return WarmOutcome.SKIPPED_BELOW_THRESHOLD
-        if not target_known or target_window is None:
-            return WarmOutcome.SKIPPED_UNKNOWN_MODEL
-        if not await self._key_may_use(user_api_key_dict, target, router):
-            return WarmOutcome.SKIPPED_FORBIDDEN
-        if session is None:
-            return WarmOutcome.SKIPPED_NO_SESSION
-        step = self.settings.warm_rewarm_step
-        # one warm per session, target and growth step per cooldown: a re-warm after the conversation
-        # grew by `step` of the window costs only the new tokens' prefill (the earlier warm is cached)
-        bucket = int(tokens // (step * source_window)) if step > 0 else 0
-        key = identity.scoped_key(f"warm:{target}:{bucket}", session)
-        if not await self.cooldown.acquire(key, self.settings.warm_cooldown_s):
-            return WarmOutcome.SKIPPED_COOLDOWN
-        return WarmOutcome.FIRED
 
     def _pin(self, group: str, healthy: list, request_kwargs: dict | None) -> list:
         if not self.settings.session_pinning or len(healthy) < 2 or not isinstance(request_kwargs, dict):
@@ -360,10 +260,7 @@ class KVWarmHandler(CustomLogger):
         router = self._router_getter()
         if key is None or router is None or group not in self._target_groups(router):
             return healthy
-        ids = [d.get("model_info", {}).get("id") for d in healthy if isinstance(d, Mapping)]
-        chosen = identity.rendezvous_pick(key, [i for i in ids if isinstance(i, str)])
-        pinned = [d for d in healthy if isinstance(d, Mapping) and d.get("model_info", {}).get("id") == chosen]
-        return pinned or healthy
+        return identity.pin_deployments(key, healthy)
 
     def _isolate_tenant(self, user_api_key_dict: Any, data: dict) -> None:
         """With a cache-salt secret: drop any client-sent ``cache_salt`` and set the tenant's.
@@ -374,17 +271,12 @@ class KVWarmHandler(CustomLogger):
         secret = self.settings.cache_salt_secret
         if not secret:
             return
-        data.pop("cache_salt", None)
-        extra = data.get("extra_body")
-        extra = dict(extra) if isinstance(extra, Mapping) else {}
-        extra.pop("cache_salt", None)
         tenant = identity.tenant_of(user_api_key_dict)
         if tenant is None:
             from fastapi import HTTPException
 
             raise HTTPException(status_code=403, detail="litellm-kvwarm: tenant cache isolation needs a key with a team, user or token")
-        extra["cache_salt"] = identity.cache_salt(secret, tenant)
-        data["extra_body"] = extra
+        identity.set_cache_salt(data, identity.cache_salt(secret, tenant))
 
     def _session(self, user_api_key_dict: Any, data: Mapping[str, Any]) -> identity.Session | None:
         try:
@@ -443,7 +335,7 @@ class KVWarmHandler(CustomLogger):
             data["fallbacks"] = [{group: chain}]
             own_generic = True
         plan = BackstopPlan(source=group, target=escalate_to, requested=requested, own_generic_fallbacks=own_generic)
-        _metadata(data)[PLAN_KEY] = plan.to_dict()
+        request_metadata(data)[PLAN_KEY] = plan.to_dict()
         return allowed
 
     async def _reactive(self, kwargs: dict[str, Any], call_type: Any) -> None:
@@ -466,9 +358,9 @@ class KVWarmHandler(CustomLogger):
         known_window = info.operator_window
         if hop_group == plan.source and error is not None:
             if info.deployment is not None:
-                known_window = known_window or self.windows.peek(info.deployment)
+                known_window = known_window or self.services.windows.peek(info.deployment)
                 if kind == "chat" and self.settings.exact_count:
-                    prompt_count = await self.exact.count(info.deployment.api_base, info.deployment.served_model, kwargs)
+                    prompt_count = await self.services.exact.count(info.deployment.api_base, info.deployment.served_model, kwargs)
             if prompt_count is None:
                 prompt_count = self._estimate(kwargs, kind).safe
         decision = decide_hop(
@@ -481,7 +373,7 @@ class KVWarmHandler(CustomLogger):
             margin_tokens=self.settings.clamp_margin_tokens,
         )
         if decision.window is not None and hop_group == plan.source and info.deployment is not None and info.operator_window is None:
-            self.windows.learn(info.deployment, decision.window)
+            self.services.windows.learn(info.deployment, decision.window)
         if decision.action is HopAction.PASS:
             return
         if decision.action is HopAction.ABORT:
@@ -515,7 +407,7 @@ class KVWarmHandler(CustomLogger):
         )
         window = info.operator_window
         if window is None and info.deployment is not None:
-            window = await self.windows.get(info.deployment)
+            window = await self.services.windows.get(info.deployment)
         if window is None:
             return
         requested = kwargs[key]
@@ -523,7 +415,7 @@ class KVWarmHandler(CustomLogger):
         floor = self.settings.output_floor_tokens
         decision = clamp_output(requested=requested, prompt_tokens=safe, window=window, output_floor_tokens=floor, exact=False)
         if decision.needs_exact and self.settings.exact_count and info.deployment is not None and kind == "chat":
-            exact = await self.exact.count(info.deployment.api_base, info.deployment.served_model, kwargs)
+            exact = await self.services.exact.count(info.deployment.api_base, info.deployment.served_model, kwargs)
             if exact is not None:
                 decision = clamp_output(
                     requested=requested,
@@ -555,7 +447,7 @@ class KVWarmHandler(CustomLogger):
         infos = catalog.group_deployments(router.get_model_list(model_name=group) or [])
         operator = [info.operator_window for info in infos if info.operator_window is not None]
         discovered = await asyncio.gather(
-            *(self.windows.get(info.deployment) for info in infos if info.operator_window is None and info.deployment)
+            *(self.services.windows.get(info.deployment) for info in infos if info.operator_window is None and info.deployment)
         )
         return catalog.combine_windows([*operator, *discovered])
 
@@ -563,9 +455,9 @@ class KVWarmHandler(CustomLogger):
         """Exact prompt tokens on the group's smallest-window deployment that offers /tokenize."""
         infos = catalog.group_deployments(router.get_model_list(model_name=group) or [])
         candidates = [i.deployment for i in infos if i.deployment is not None]
-        candidates.sort(key=lambda d: self.windows.peek(d) or float("inf"))
+        candidates.sort(key=lambda d: self.services.windows.peek(d) or float("inf"))
         for deployment in candidates[:1]:
-            return await self.exact.count(deployment.api_base, deployment.served_model, data)
+            return await self.services.exact.count(deployment.api_base, deployment.served_model, data)
         return None
 
     async def _key_may_use(self, user_api_key_dict: Any, target: str, router: Any) -> bool:
@@ -583,18 +475,6 @@ class KVWarmHandler(CustomLogger):
             return False
         return True
 
-    def _window_updated(self, deployment: Any, window: int | None) -> None:
-        label = deployment_label(deployment.api_base, deployment.served_model)
-        self.metrics.window.labels(label).set(window or 0)
-
-    def _start_background(self) -> None:
-        if self.settings.backend_scrape_interval_s <= 0 or self._scraper is not None:
-            return
-        self._scraper = BackendScraper(
-            self.http, self._scrape_targets, self._scraped, interval_s=self.settings.backend_scrape_interval_s
-        )
-        self._scraper.start()
-
     def _scrape_targets(self) -> list[tuple[str, str, str]]:
         router = self._router_getter()
         targets = {}
@@ -605,106 +485,13 @@ class KVWarmHandler(CustomLogger):
                 targets[deployment_label(d.api_base, d.served_model)] = (d.api_base, d.served_model)
         return [(label, base, model) for label, (base, model) in targets.items()]
 
-    def _scraped(self, label: str, stats: PrefixCacheStats) -> None:
-        self.metrics.backend_prefix_cache_queries.labels(label).set(stats.queries)
-        self.metrics.backend_prefix_cache_hits.labels(label).set(stats.hits)
-        if stats.hit_ratio is not None:
-            self.metrics.backend_prefix_cache_hit_ratio.labels(label).set(stats.hit_ratio)
-
     async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         """Per successful backend attempt (warms included): prompt and cached tokens by request
         kind, and estimate ÷ actual for real requests. Never raises."""
         try:
-            self._record_usage(kwargs, response_obj)
+            record_usage(self.metrics, kwargs, response_obj)
         except Exception:
             logger.debug("usage metrics skipped", exc_info=True)
-
-    def _record_usage(self, kwargs: Any, response_obj: Any) -> None:
-        params = kwargs.get("litellm_params") if isinstance(kwargs, Mapping) else None
-        meta = (params or {}).get("metadata") if isinstance(params, Mapping) else None
-        if not isinstance(meta, Mapping):
-            meta = kwargs.get("metadata") if isinstance(kwargs, Mapping) else None
-        if not isinstance(meta, Mapping):
-            return
-        usage = getattr(response_obj, "usage", None) or (response_obj.get("usage") if isinstance(response_obj, Mapping) else None)
-        prompt = _field(usage, "prompt_tokens")
-        if not isinstance(prompt, int) or prompt <= 0:
-            return
-        cached = _field(_field(usage, "prompt_tokens_details"), "cached_tokens") or 0
-        group = str(meta.get("model_group") or kwargs.get("model_group") or kwargs.get("model"))
-        if meta.get(WARM_MARKER):
-            kind = "warm"
-        elif meta.get(ESCALATED_KEY):
-            kind = "escalated"
-        else:
-            kind = "normal"
-        self.metrics.prompt_tokens.labels(group, kind).inc(prompt)
-        self.metrics.cached_prompt_tokens.labels(group, kind).inc(cached if isinstance(cached, int) else 0)
-        estimate = meta.get(ESTIMATE_KEY)
-        if kind != "warm" and isinstance(estimate, Mapping):
-            for name in ("safe", "routing"):
-                value = estimate.get(name)
-                if isinstance(value, int):
-                    self.metrics.estimate_ratio.labels(group, name).observe(value / prompt)
-
-    @property
-    def http(self) -> httpx.AsyncClient:
-        if self._http is None:
-            self._http = httpx.AsyncClient(timeout=self.settings.discovery_timeout_s)
-        return self._http
-
-    @property
-    def windows(self) -> WindowCache:
-        if self._windows is None:
-            self._windows = WindowCache(
-                HttpWindowFetcher(
-                    self.http,
-                    on_error=lambda d, error: self.metrics.discovery_errors.labels(
-                        deployment_label(d.api_base, d.served_model), error
-                    ).inc(),
-                ),
-                on_update=self._window_updated,
-                ttl_s=self.settings.window_ttl_s,
-                budget_s=self.settings.discovery_budget_s,
-                unknown_retry_s=self.settings.unknown_window_retry_s,
-                clock=self._clock,
-            )
-        return self._windows
-
-    @property
-    def exact(self) -> ExactCounter:
-        if self._exact is None:
-            self._exact = ExactCounter(self.http, budget_s=self.settings.discovery_budget_s)
-        return self._exact
-
-    @property
-    def cooldown(self) -> CooldownStore:
-        if self._cooldown is None:
-            memory = MemoryCooldownStore(capacity=self.settings.warm_memory_sessions)
-            url = redis_url_from_env(self.settings.redis_url, os.environ)
-            if url:
-                import redis.asyncio as aioredis
-
-                client = aioredis.Redis.from_url(url, socket_timeout=0.25, socket_connect_timeout=0.25)
-                self._cooldown = FallbackCooldownStore(
-                    RedisCooldownStore(client),
-                    memory,
-                    on_fallback=lambda error: self.metrics.cooldown_fallbacks.labels(error).inc(),
-                )
-            else:
-                self._cooldown = memory
-        return self._cooldown
-
-    @property
-    def warmer(self) -> WarmRunner:
-        if self._warmer is None:
-            self._warmer = WarmRunner(
-                self._send_warm,
-                max_concurrency=self.settings.warm_max_concurrency,
-                timeout_s=self.settings.warm_timeout_s,
-                on_done=self._warm_done,
-            )
-        return self._warmer
 
     async def _send_warm(self, body: dict[str, Any]) -> Any:
         router = self._router_getter()
@@ -713,14 +500,5 @@ class KVWarmHandler(CustomLogger):
         return await router.acompletion(**body)
 
     async def aclose(self) -> None:
-        """Cancel warms, scrapes and background discovery; close the HTTP client and the cooldown store."""
-        if self._scraper is not None:
-            await self._scraper.aclose()
-        if self._warmer is not None:
-            await self._warmer.aclose()
-        if self._cooldown is not None:
-            await self._cooldown.aclose()
-        if self._windows is not None:
-            await self._windows.aclose()
-        if self._http is not None:
-            await self._http.aclose()
+        """Cancel every background task and close every client (see :class:`Services`)."""
+        await self.services.aclose()

@@ -143,3 +143,24 @@ def rendezvous_pick(key: str, deployment_ids: list[str]) -> str | None:
         if score > best_score:
             best, best_score = dep_id, score
     return best
+
+
+def set_cache_salt(data: dict, salt: str) -> None:
+    """Drop any client-sent ``cache_salt`` (top level or ``extra_body``) and send ``salt`` in
+    ``extra_body`` (LiteLLM forwards ``extra_body`` to OpenAI-compatible backends as is)."""
+    data.pop("cache_salt", None)
+    extra = data.get("extra_body")
+    extra = dict(extra) if isinstance(extra, Mapping) else {}
+    extra["cache_salt"] = salt
+    data["extra_body"] = extra
+
+
+def pin_deployments(key: str, healthy: list) -> list:
+    """The one deployment of ``healthy`` (LiteLLM deployment dicts, ``model_info.id``) that
+    :func:`rendezvous_pick` chooses for ``key``; all of them when none has an id."""
+    def dep_id(d: object) -> object:
+        info = d.get("model_info") if isinstance(d, Mapping) else None
+        return info.get("id") if isinstance(info, Mapping) else None
+
+    chosen = rendezvous_pick(key, [i for i in map(dep_id, healthy) if isinstance(i, str)])
+    return [d for d in healthy if dep_id(d) == chosen] or healthy

@@ -10,6 +10,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from enum import Enum
 
+from .tokens import TokenEstimate
+
 
 class RouteAction(str, Enum):
     STAY = "stay"  # fits (or nothing to do): dispatch as the client asked
@@ -29,6 +31,7 @@ class RouteDecision:
     estimate_tokens: int
     output_floor_tokens: int
     window_tokens: int | None
+    exact: bool = False
 
     @property
     def escalate(self) -> bool:
@@ -36,7 +39,8 @@ class RouteDecision:
 
     def describe(self) -> str:
         """One log line, no prompt content."""
-        need = f"est≈{self.estimate_tokens}tok + {self.output_floor_tokens} output floor"
+        count = f"exact {self.estimate_tokens}tok" if self.exact else f"est≈{self.estimate_tokens}tok"
+        need = f"{count} + {self.output_floor_tokens} output floor"
         if self.action is RouteAction.PROACTIVE:
             return f"proactive: {need} exceeds window {self.window_tokens} of {self.source!r} → routing to {self.target!r}"
         if self.action is RouteAction.NO_TARGET:
@@ -56,6 +60,7 @@ def decide_route(
     output_floor_tokens: int,
     source_window: int | None,
     target_window: int | None,
+    exact: bool = False,
 ) -> RouteDecision:
     """Decide before dispatch whether a request must leave its group.
 
@@ -66,7 +71,7 @@ def decide_route(
     """
 
     def result(action: RouteAction) -> RouteDecision:
-        return RouteDecision(action, source, target, routing_estimate, output_floor_tokens, source_window)
+        return RouteDecision(action, source, target, routing_estimate, output_floor_tokens, source_window, exact)
 
     if source_window is None:
         return result(RouteAction.UNKNOWN_WINDOW)
@@ -124,3 +129,13 @@ def clamp_output(
         needs_exact=not exact,
         reason=f"{kind} {prompt_tokens}tok + max_tokens {requested} > window {window}: max_tokens → {clamped}",
     )
+
+
+def needs_exact_count(estimate: TokenEstimate, floor: int, window: int, target: str | None) -> bool:
+    """Whether one exact count (``/tokenize``, within the discovery budget) should settle the route:
+    the two estimates disagree on whether the request fits, or the request would be escalated on an
+    estimate alone while it is within 2× the window (an estimate that far off is not worth checking)."""
+    routing, safe = estimate.routing + floor, estimate.safe + floor
+    disagree = routing <= window < safe
+    would_escalate = target is not None and window < routing <= 2 * window
+    return disagree or would_escalate

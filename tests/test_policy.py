@@ -57,3 +57,23 @@ def test_clamp_table(requested, prompt, window, exact, expected, changed, needs_
 def test_clamp_margin_applies_to_exact_counts():
     d = clamp_output(requested=4096, prompt_tokens=12289, window=16384, output_floor_tokens=256, exact=True, margin_tokens=16)
     assert d.max_tokens == 4079
+
+
+from litellm_kvwarm.policy import needs_exact_count
+from litellm_kvwarm.tokens import RequestCounts, TokenEstimate
+
+
+@pytest.mark.parametrize(
+    "routing, safe, target, expected",
+    [
+        (1_000, 1_400, "slow", False),  # both fit
+        (15_000, 20_000, "slow", True),  # estimates disagree
+        (17_000, 23_000, "slow", True),  # would escalate on an estimate within 2x the window
+        (17_000, 23_000, None, False),  # nowhere to escalate: nothing to settle
+        (40_000, 53_000, "slow", False),  # far beyond: no count needed
+    ],
+    ids=["fits", "disagree", "near-escalation", "no-target", "far"],
+)
+def test_needs_exact_count(routing, safe, target, expected):
+    est = TokenEstimate(safe=safe, routing=routing, counts=RequestCounts(chars=0, messages=0))
+    assert needs_exact_count(est, 256, 16_384, target) is expected

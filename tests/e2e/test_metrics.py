@@ -119,7 +119,10 @@ def test_two_workers_totals_equal_requests_sent(backends, tmp_path):
     multiproc.mkdir()
     config = proxy_config(groups(backends), callbacks=CALLBACKS, env_vars={"KVWARM_WARM_AHEAD": 0})
     proxy = start_proxy(
-        config, workdir=tmp_path / "proxy", env={"PROMETHEUS_MULTIPROC_DIR": str(multiproc)}, extra_args=["--num_workers", "2"],
+        config, workdir=tmp_path / "proxy", env={"PROMETHEUS_MULTIPROC_DIR": str(multiproc)},
+        # two workers import LiteLLM at once on 2 cores: slower than uvicorn's 5 s worker health check
+        extra_args=["--num_workers", "2", "--timeout_worker_healthcheck", "120"],
+        health_timeout_s=180,
     )
     sent = 24
     try:

@@ -1,0 +1,45 @@
+"""Keys the plugin writes into a request's LiteLLM ``metadata`` and reads back in later hooks.
+
+LiteLLM carries ``data["metadata"]`` from the proxy's pre-call hook through every fallback hop
+(``kwargs["metadata"]`` in the deployment hook) into the logging callbacks
+(``kwargs["litellm_params"]["metadata"]``). Values are hashes, numbers and group names only:
+metadata may end up in LiteLLM's spend logs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+#: rendezvous key of (tenant, session): hashes only
+AFFINITY_KEY = "kvwarm_affinity"
+#: set on warm requests
+WARM_MARKER = "kvwarm_warm"
+#: the reactive backstop's plan (:class:`litellm_kvwarm.reactive.BackstopPlan` as a dict)
+PLAN_KEY = "kvwarm_backstop"
+#: "proactive" or "reactive" once a request was escalated
+ESCALATED_KEY = "kvwarm_escalated"
+#: {"safe": N, "routing": N}: the pre-call estimates, compared with usage.prompt_tokens later
+ESTIMATE_KEY = "kvwarm_estimate"
+
+
+def request_metadata(data: dict) -> dict:
+    """``data["metadata"]``, created when absent or not a dict."""
+    meta = data.get("metadata")
+    if not isinstance(meta, dict):
+        meta = {}
+        data["metadata"] = meta
+    return meta
+
+
+def find_metadata(kwargs: object) -> Mapping[str, Any] | None:
+    """The metadata mapping of LiteLLM hook kwargs, wherever this hook carries it
+    (``litellm_params.metadata``, ``metadata``, ``litellm_metadata``)."""
+    if not isinstance(kwargs, Mapping):
+        return None
+    params = kwargs.get("litellm_params")
+    candidates = [params.get("metadata") if isinstance(params, Mapping) else None, kwargs.get("metadata"), kwargs.get("litellm_metadata")]
+    for candidate in candidates:
+        if isinstance(candidate, Mapping) and candidate:
+            return candidate
+    return None

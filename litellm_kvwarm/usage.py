@@ -1,0 +1,56 @@
+"""What a finished backend attempt tells the metrics: prompt and cached tokens by request kind,
+and how far the estimates were from ``usage.prompt_tokens`` (pure except for the collectors).
+
+Request kinds: ``warm`` (the plugin's ``max_tokens=1`` requests), ``escalated`` (proactively or
+reactively moved to the target group), ``normal`` (everything else). Keeping warms apart keeps
+the hit rate honest: warms create cache, they do not find it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .meta import ESCALATED_KEY, ESTIMATE_KEY, WARM_MARKER, find_metadata
+from .metrics import Metrics
+
+
+def field(obj: Any, name: str) -> Any:
+    """``obj[name]`` for mappings, ``obj.name`` otherwise; ``None`` when absent."""
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def request_kind(meta: Mapping[str, Any]) -> str:
+    if meta.get(WARM_MARKER):
+        return "warm"
+    if meta.get(ESCALATED_KEY):
+        return "escalated"
+    return "normal"
+
+
+def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any) -> bool:
+    """Record one successful attempt from LiteLLM's success-callback arguments.
+    Returns ``False`` (records nothing) when usage or metadata is missing."""
+    meta = find_metadata(kwargs)
+    if meta is None:
+        return False
+    usage = field(response_obj, "usage")
+    prompt = field(usage, "prompt_tokens")
+    if not isinstance(prompt, int) or prompt <= 0:
+        return False
+    cached = field(field(usage, "prompt_tokens_details"), "cached_tokens")
+    group = str(meta.get("model_group") or kwargs.get("model_group") or kwargs.get("model"))
+    kind = request_kind(meta)
+    metrics.prompt_tokens.labels(group, kind).inc(prompt)
+    metrics.cached_prompt_tokens.labels(group, kind).inc(cached if isinstance(cached, int) and cached > 0 else 0)
+    estimate = meta.get(ESTIMATE_KEY)
+    if kind != "warm" and isinstance(estimate, Mapping):
+        for name in ("safe", "routing"):
+            value = estimate.get(name)
+            if isinstance(value, int):
+                metrics.estimate_ratio.labels(group, name).observe(value / prompt)
+    return True
