@@ -32,6 +32,9 @@ DEFAULT_WARM_COOLDOWN_S = 300.0
 DEFAULT_WARM_MAX_CONCURRENCY = 4
 DEFAULT_WARM_TIMEOUT_S = 120.0
 DEFAULT_WARM_MEMORY_SESSIONS = 256
+#: Re-warm once a session grew by 5% of the window: a re-warm prefills only the growth, so a
+#: small step costs requests, not prefill, and leaves less of the escalated prompt uncached.
+DEFAULT_WARM_REWARM_STEP = 0.05
 
 
 class SettingsError(ValueError):
@@ -96,7 +99,7 @@ class Settings(BaseModel):
         DEFAULT_WARM_COOLDOWN_S, gt=0, description="At most one warm per session (per tenant) in this many seconds."
     )
     warm_rewarm_step: float = Field(
-        0.1,
+        DEFAULT_WARM_REWARM_STEP,
         ge=0,
         le=1,
         description=(
