@@ -167,3 +167,18 @@ def test_reactive_log_lines_have_no_prompt_text(stack):
     log = stack["proxy"].log_path.read_text(errors="replace")
     assert "[CONTEXT-ROUTE] reactive:" in log
     assert "SECRET-MARKER" not in log
+
+
+@pytest.mark.parametrize("group", ["fast", "fast32"], ids=["vllm-0.25", "vllm-0.32"])
+def test_max_tokens_over_the_window_is_retried_with_a_budget_that_fits(stack, group):
+    """'max_tokens=N cannot be greater than max_model_len=M' (or the 0.18-0.31 wording): the
+    prompt is short, so the same group is retried with max_tokens = window - prompt."""
+    served = "fast-8b" if group == "fast" else "fast-32"
+    messages = messages_with_exact_tokens(stack[group], served, 500)
+    response = send(stack, {"model": group, "messages": messages, "max_tokens": 5_000})
+    assert response.status_code == 200, response.text
+    seen = attempts(stack)
+    assert seen["slow"] == []
+    first, retry = seen[group]
+    assert first == (400, 5_000)
+    assert retry == (200, WINDOW - 500)
