@@ -227,12 +227,13 @@ class KVWarmHandler(CustomLogger):
                 candidate = WarmCandidate(target, target_known, target_window, tokens, source_window, session, estimate.routing)
                 await self.warm_gate.consider(candidate, data, lambda: self._key_may_use(user_api_key_dict, target, router))
             return
-        if not decision.escalate or not self.settings.proactive_routing:
+        if decision.escalate and not self.settings.proactive_routing:
+            logger.info("[CONTEXT-ROUTE] not routed (KVWARM_PROACTIVE_ROUTING=0): %s", decision.describe())
+            self._count_route("stay", group, target)
+            return
+        if not decision.escalate:
             logger.info("[CONTEXT-ROUTE] %s", decision.describe())
-            if decision.escalate or decision.action is RouteAction.UNKNOWN_WINDOW:
-                self._count_route("stay", group, target)
-            else:
-                self._count_route(decision.action.value, group, target)
+            self._count_route(decision.action.value, group, target)
             return
         if not target_known:
             logger.info("[CONTEXT-ROUTE] kept local: target %r of %r is not in the model list", target, group)

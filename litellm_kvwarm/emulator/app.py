@@ -11,7 +11,8 @@ Routes as vLLM serves them: ``GET /v1/models``, ``GET /health`` (200, empty body
 
 Emulator-only test hooks (no vLLM counterpart): ``GET /emulator/requests`` →
 ``{"requests": [...]}``, ``DELETE /emulator/requests`` (clear the log),
-``POST /emulator/reset_cache`` (empty the prefix cache).
+``POST /emulator/reset_cache`` (empty the prefix cache; ``POST /reset_prefix_cache`` does the
+same under vLLM's own dev-mode name).
 
 Emulator limits: ``/v1/completions`` takes one prompt per request (a string, a list of
 token ids, or a one-element list of either); ``n`` > 1, logprobs, stop strings and tool
@@ -219,6 +220,12 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
         state.engine.cache.clear()
         return {"status": "ok"}
 
+    @app.post("/reset_prefix_cache")
+    async def reset_prefix_cache() -> Response:
+        # vLLM's own route (served when VLLM_SERVER_DEV_MODE=1): 200, empty body
+        state.engine.cache.clear()
+        return Response(status_code=200)
+
     async def generate(request: Request, endpoint: str) -> Response:
         arrived_at = state.clock.now()
         body: dict[str, Any] = {}
@@ -268,6 +275,11 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
             ttft_s=ttft_s,
         ))
 
+    def _created(job: _Job, cached: int) -> int:
+        """vLLM's ``created_cache_tokens``: the prompt's full blocks that were not hits."""
+        block = config.block_size
+        return max(len(job.prompt_ids) // block * block - cached, 0)
+
     async def _complete(job: _Job) -> Response:
         n = job.decision.output_tokens
         state.metrics.running.inc()
@@ -279,7 +291,7 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
         text = "".join(tokenizer.filler_pieces(n))
         state.engine.finish(job.prompt_ids, tokenizer.encode(text), job.salt, job.decision.finish_reason)
         _log_job(job, cached=prefill.cached_tokens, completion=n, ttft_s=prefill.ttft_s, error=None)
-        usage = responses.usage(len(job.prompt_ids), n, prefill.cached_tokens)
+        usage = responses.usage(len(job.prompt_ids), n, prefill.cached_tokens, _created(job, prefill.cached_tokens))
         return JSONResponse(responses.completion_body(job.is_chat, name, text, job.decision.finish_reason, usage))
 
     async def _stream(job: _Job) -> AsyncIterator[str]:
@@ -298,7 +310,9 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
                 yield chunks.token(pieces[index], job.decision.finish_reason if index == n - 1 else None)
                 sent = index + 1
             if include_usage:
-                yield chunks.usage(responses.usage(len(job.prompt_ids), n, prefill.cached_tokens))
+                yield chunks.usage(responses.usage(
+                    len(job.prompt_ids), n, prefill.cached_tokens, _created(job, prefill.cached_tokens)
+                ))
             yield responses.DONE
             state.engine.finish(job.prompt_ids, tokenizer.encode("".join(pieces)), job.salt, job.decision.finish_reason)
         finally:

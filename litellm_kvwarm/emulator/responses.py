@@ -39,13 +39,18 @@ def model_list(name: str, max_model_len: int | None) -> dict[str, Any]:
     return {"object": "list", "data": [model]}
 
 
-def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int) -> dict[str, Any]:
-    """OpenAI ``usage`` with vLLM's ``prompt_tokens_details`` (all counts in tokens)."""
+def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int, created_cache_tokens: int = 0) -> dict[str, Any]:
+    """OpenAI ``usage`` with vLLM 0.32's ``prompt_tokens_details`` (all counts in tokens):
+    ``cached_tokens`` hit, ``created_cache_tokens`` written (the prompt's full blocks that
+    were not hits), ``multimodal_tokens`` ``None``; ``completion_tokens_details`` ``None``."""
     return {
         "prompt_tokens": prompt_tokens,
         "total_tokens": prompt_tokens + completion_tokens,
         "completion_tokens": completion_tokens,
-        "prompt_tokens_details": {"cached_tokens": cached_tokens},
+        "prompt_tokens_details": {
+            "cached_tokens": cached_tokens, "created_cache_tokens": created_cache_tokens, "multimodal_tokens": None,
+        },
+        "completion_tokens_details": None,
     }
 
 

@@ -47,8 +47,12 @@ async def test_chat_completion_shape_and_exact_usage(emulator_factory):
         assert choice["message"]["role"] == "assistant"
         assert count_tokens(choice["message"]["content"]) == 7
         assert choice["finish_reason"] == "length"
+        # vLLM 0.32's usage (contract-tested against a real server in tests/vllm): the prompt's
+        # full blocks (default 16 tokens) are written to the cache on a miss
         assert body["usage"] == {"prompt_tokens": prompt, "completion_tokens": 7, "total_tokens": prompt + 7,
-                                 "prompt_tokens_details": {"cached_tokens": 0}}
+                                 "prompt_tokens_details": {"cached_tokens": 0, "created_cache_tokens": prompt // 16 * 16,
+                                                           "multimodal_tokens": None},
+                                 "completion_tokens_details": None}
 
 
 async def test_tokenize_count_equals_chat_prompt_tokens(emulator_factory):
@@ -164,10 +168,11 @@ async def test_empty_cache_salt_is_refused(emulator_factory):
         )
 
 
-async def test_reset_cache(emulator_factory):
+@pytest.mark.parametrize("path", ["/emulator/reset_cache", "/reset_prefix_cache"])
+async def test_reset_cache(emulator_factory, path):
     async with emulator_factory() as emu:
         await emu.chat(LONG, max_tokens=1)
-        assert (await emu.client.post("/emulator/reset_cache")).status_code == 200
+        assert (await emu.client.post(path)).status_code == 200
         usage = (await emu.chat(LONG, max_tokens=1)).json()["usage"]
         assert usage["prompt_tokens_details"]["cached_tokens"] == 0
 
@@ -197,7 +202,9 @@ async def test_streaming_chat_with_usage(emulator_factory):
         prompt = count_chat_tokens(LONG)
         assert usage["choices"] == []
         assert usage["usage"] == {"prompt_tokens": prompt, "completion_tokens": 5, "total_tokens": prompt + 5,
-                                  "prompt_tokens_details": {"cached_tokens": 0}}
+                                  "prompt_tokens_details": {"cached_tokens": 0, "created_cache_tokens": prompt // 16 * 16,
+                                                            "multimodal_tokens": None},
+                                  "completion_tokens_details": None}
         [entry] = await emu.requests()
         assert (entry["stream"], entry["completion_tokens"], entry["error"]) == (True, 5, None)
 

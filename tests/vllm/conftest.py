@@ -1,0 +1,226 @@
+"""Fixtures of the real-vLLM tier: two real vLLM CPU servers (fast: window 4,096 on core 0;
+slow: 16,384 on core 1), real ``litellm --config`` proxies with the plugin, and emulators in
+vLLM 0.32 mode for the contract tests.
+
+The servers run from ``.venv-vllm`` (made by ``scripts/vllm_tier.sh``) and serve the tiny
+Llama built by ``tiny_model.py`` with dummy weights: their tokenizer is not the emulator's,
+so token counts are compared as relations, never as values. Every process is started on a
+free port, waited for on its health URL while its exit is watched, and stopped at the end
+(``ManagedProcess``; an ``atexit`` hook stops whatever a crash leaves).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+
+from litellm_kvwarm.processes import REPO_ROOT, Deployment, ManagedProcess, free_port, proxy_config, start_emulator, start_proxy
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+import tiny_model  # noqa: E402
+
+FAST_WINDOW, SLOW_WINDOW = 4_096, 16_384
+#: vLLM's default KV block on CPU (the emulator is started with the same).
+CPU_BLOCK = 128
+FAST_NAME, SLOW_NAME = "fast-tiny", "slow-tiny"
+VLLM_PYTHON = REPO_ROOT / ".venv-vllm" / "bin" / "python"
+#: Absolute: vLLM runs in a temporary directory, and reads a relative path as a hub repo id.
+MODEL_DIR = (REPO_ROOT / os.environ.get("KVWARM_TINY_MODEL_DIR", ".kvwarm-run/tiny-llama")).resolve()
+#: vLLM CPU imports torch and compiles nothing (--enforce-eager), but a cold start on a busy
+#: 2-core machine has been seen near a minute; both servers start in parallel.
+VLLM_HEALTH_TIMEOUT_S = 240.0
+KEYS = {
+    "sk-tenant-a": {"team_id": "team-a", "user_id": "alice"},
+    "sk-tenant-b": {"team_id": "team-b", "user_id": "bob"},
+}
+HERE = Path(__file__).resolve().parent
+AUTH_FIXTURE = HERE.parent / "e2e" / "auth_fixture.py"
+
+
+def start_vllm(name: str, window: int, core: int, workdir: Path) -> ManagedProcess:
+    """One real vLLM OpenAI server on a free port, pinned to ``core``; returned healthy."""
+    port = free_port()
+    cmd = [
+        str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server",
+        "--model", str(MODEL_DIR), "--served-model-name", name,
+        "--load-format", "dummy", "--enforce-eager",
+        "--enable-prefix-caching", "--enable-prompt-tokens-details",
+        "--max-model-len", str(window), "--max-num-seqs", "8",
+        "--host", "127.0.0.1", "--port", str(port),
+    ]
+    env = dict(os.environ)
+    for key in ("PYTHONPATH", "VIRTUAL_ENV"):
+        env.pop(key, None)  # the server runs in its own venv, not the test's
+    env.update({
+        "VLLM_CPU_KVCACHE_SPACE": "1",
+        "VLLM_CPU_OMP_THREADS_BIND": str(core),
+        "HF_HUB_OFFLINE": "1",
+        "TRANSFORMERS_OFFLINE": "1",
+        "VLLM_NO_USAGE_STATS": "1",
+        "DO_NOT_TRACK": "1",
+        "VLLM_SERVER_DEV_MODE": "1",  # serves POST /reset_prefix_cache
+        "PYTHONUNBUFFERED": "1",
+    })
+    base_url = f"http://127.0.0.1:{port}"
+    return ManagedProcess(
+        f"vllm[{name}]", cmd, health_url=base_url + "/health", log_path=workdir / f"vllm-{name}-{port}.log",
+        env=env, cwd=workdir, health_timeout_s=VLLM_HEALTH_TIMEOUT_S, stop_timeout_s=20.0,
+        base_url=base_url, port=port,
+    ).start()
+
+
+@pytest.fixture(scope="session")
+def run_dir(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("vllm-tier")
+
+
+@pytest.fixture(scope="session")
+def vllm(run_dir):
+    """``{"fast": ManagedProcess, "slow": ManagedProcess}``: the two real servers."""
+    if not VLLM_PYTHON.exists():
+        pytest.fail(f"{VLLM_PYTHON} is missing: run `bash scripts/vllm_tier.sh` (it installs vLLM and runs this tier)")
+    tiny_model.build(MODEL_DIR)
+    began = time.monotonic()
+    with ThreadPoolExecutor(2) as pool:
+        futures = {
+            "fast": pool.submit(start_vllm, FAST_NAME, FAST_WINDOW, 0, run_dir),
+            "slow": pool.submit(start_vllm, SLOW_NAME, SLOW_WINDOW, 1, run_dir),
+        }
+        servers: dict[str, ManagedProcess] = {}
+        errors = []
+        for key, future in futures.items():
+            try:
+                servers[key] = future.result()
+            except Exception as exc:  # noqa: BLE001 - stop the other one, then fail with both
+                errors.append(exc)
+    if errors:
+        for server in servers.values():
+            server.stop()
+        raise errors[0]
+    print(f"\n[vllm-tier] two vLLM servers healthy in {time.monotonic() - began:.1f}s")
+    yield servers
+    for server in servers.values():
+        server.stop()
+
+
+@pytest.fixture(scope="session")
+def proxies(vllm, run_dir):
+    """Real proxies with the plugin, all with tenant cache isolation and custom-auth tenants:
+    ``main`` (defaults), ``reactive_only`` (KVWARM_PROACTIVE_ROUTING=0), ``no_warm``
+    (KVWARM_WARM_AHEAD=0)."""
+    groups = {
+        "fast": [Deployment(FAST_NAME, vllm["fast"].base_url + "/v1")],
+        "slow": [Deployment(SLOW_NAME, vllm["slow"].base_url + "/v1")],
+    }
+    env = {
+        "KVWARM_CACHE_SALT_SECRET": "vllm-tier-secret-not-for-production",
+        # vLLM answers /v1/models and /tokenize from the same busy CPU as its engine
+        "KVWARM_DISCOVERY_BUDGET_S": 5.0,
+        "KVWARM_DISCOVERY_TIMEOUT_S": 10.0,
+        "KVWARM_WARM_COOLDOWN_S": 600,
+    }
+    child_env = {"KVWARM_TEST_KEYS": json.dumps(KEYS)}
+
+    def launch(name: str, extra: dict[str, Any]) -> ManagedProcess:
+        pdir = run_dir / name
+        pdir.mkdir()
+        shutil.copy(AUTH_FIXTURE, pdir / "auth_fixture.py")
+        config = proxy_config(
+            groups,
+            env_vars={**env, **extra},
+            general_settings={"custom_auth": "auth_fixture.user_api_key_auth"},
+            router_settings={"num_retries": 0, "timeout": 300},
+        )
+        return start_proxy(config, workdir=pdir, env=child_env, health_timeout_s=120)
+
+    began = time.monotonic()
+    with ThreadPoolExecutor(3) as pool:
+        futures = {
+            "main": pool.submit(launch, "proxy-main", {}),
+            "reactive_only": pool.submit(launch, "proxy-reactive", {"KVWARM_PROACTIVE_ROUTING": "0"}),
+            "no_warm": pool.submit(launch, "proxy-nowarm", {"KVWARM_WARM_AHEAD": "0"}),
+        }
+        started: dict[str, ManagedProcess] = {}
+        errors = []
+        for key, future in futures.items():
+            try:
+                started[key] = future.result()
+            except Exception as exc:  # noqa: BLE001
+                errors.append(exc)
+    if errors:
+        for proc in started.values():
+            proc.stop()
+        raise errors[0]
+    print(f"\n[vllm-tier] three proxies healthy in {time.monotonic() - began:.1f}s")
+    yield started
+    for proc in started.values():
+        proc.stop()
+
+
+@pytest.fixture(scope="session")
+def emulator(run_dir):
+    """The emulator in vLLM 0.32 mode, shaped like the real fast server (window, block size)."""
+    proc = start_emulator(FAST_NAME, FAST_WINDOW, workdir=run_dir, time_scale=0, block_size=CPU_BLOCK, vllm_version="0.32.0")
+    yield proc
+    proc.stop()
+
+
+# ----------------------------------------------------------------------------- helpers
+
+
+def metric_sum(server: ManagedProcess, name: str) -> float:
+    """Sum of every sample of one counter/gauge on a server's /metrics (``_total`` included in ``name``)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    text = httpx.get(server.base_url + "/metrics", timeout=30).text
+    total = 0.0
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name == name:
+                total += sample.value
+    return total
+
+
+def successes(server: ManagedProcess) -> float:
+    return metric_sum(server, "vllm:request_success_total")
+
+
+def reset_prefix_cache(server: ManagedProcess) -> None:
+    """Empty a server's prefix cache: POST /reset_prefix_cache (vLLM in dev mode, and the emulator)."""
+    path = "/reset_prefix_cache"
+    deadline = time.monotonic() + 30
+    while True:  # vLLM refuses while a request still holds blocks
+        response = httpx.post(server.base_url + path, timeout=30)
+        if response.status_code == 200 or time.monotonic() > deadline:
+            response.raise_for_status()
+            return
+        time.sleep(0.2)
+
+
+def tokenize(server: ManagedProcess, model: str, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    response = httpx.post(server.base_url + "/tokenize", json={"model": model, "messages": messages, **extra}, timeout=60)
+    response.raise_for_status()
+    return response.json()
+
+
+def wait_idle(server: ManagedProcess, timeout: float = 120.0) -> None:
+    """Until the server runs and queues nothing (a warm in flight has finished)."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if metric_sum(server, "vllm:num_requests_running") == 0 and metric_sum(server, "vllm:num_requests_waiting") == 0:
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"{server.name} still busy after {timeout}s")
+
+
+def proxy_log(proxy: ManagedProcess) -> str:
+    return proxy.log_path.read_text(errors="replace")
