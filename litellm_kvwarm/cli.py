@@ -43,6 +43,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     parser = argparse.ArgumentParser(prog="kvwarm", description="litellm-kvwarm tools")
     sub = parser.add_subparsers(dest="command", required=True)
+    sub.add_parser("bench", help="benchmarks: escalated-turn TTFT by arm, plugin cost, estimator accuracy (see --help)", add_help=False)
     p = sub.add_parser(
         "demo",
         help="measure warm-ahead on real conversations: a real LiteLLM proxy, two emulated vLLM backends",
@@ -92,6 +93,12 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    if argv[:1] == ["bench"]:  # `kvwarm bench ...` = `python -m litellm_kvwarm.bench ...`
+        from .bench.__main__ import main as bench_main
+
+        signal.signal(signal.SIGTERM, _raise_interrupt)
+        return bench_main(argv[1:])
     args = build_parser().parse_args(argv)
     if args.command == "demo":
         from .demo import DEFAULT_ARMS, main_demo

@@ -412,7 +412,9 @@ class KVWarmHandler(CustomLogger):
         if window is None:
             return
         requested = kwargs[key]
-        safe = self._estimate(kwargs, kind).safe
+        # the pre-call hook already estimated these messages (same payload on every hop): reuse it
+        known = (kwargs.get("metadata") or {}).get(ESTIMATE_KEY)
+        safe = known["safe"] if isinstance(known, Mapping) and isinstance(known.get("safe"), int) else self._estimate(kwargs, kind).safe
         floor = self.settings.output_floor_tokens
         decision = clamp_output(requested=requested, prompt_tokens=safe, window=window, output_floor_tokens=floor, exact=False)
         if decision.needs_exact and self.settings.exact_count and info.deployment is not None and kind == "chat":

@@ -19,3 +19,10 @@ def test_readme_gives_the_two_commands_that_ci_runs():
     assert "bash scripts/install.sh && .venv/bin/kvwarm demo" in README
     assert "bash scripts/install.sh && .venv/bin/python -m pytest -ra" in README
     assert "bash scripts/install.sh" in ci and ".venv/bin/python -m pytest -ra" in ci
+    assert "bash scripts/vllm_tier.sh" in ci and "bash scripts/vllm_tier.sh" in README
+
+
+def test_readme_links_the_reports():
+    for doc in ("docs/benchmarks.md", "docs/emulator-vs-vllm.md", "docs/demo-warm-ahead.png"):
+        assert f"({doc})" in README
+        assert (Path(__file__).resolve().parents[1] / doc).exists()

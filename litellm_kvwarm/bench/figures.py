@@ -1,0 +1,181 @@
+"""PNG charts of a results document (``bench-results.json``); each names its command, data and machine.
+
+* ``bench-ttft.png``: escalated-turn TTFT per arm (median bar, p90 tick), client-measured and in
+  emulated seconds, and per session;
+* ``bench-cost.png``: plugin CPU per request against ``litellm.token_counter``; proxy throughput
+  per round with and without the plugin;
+* ``bench-estimator.png``: both estimates against the backend's prompt tokens in the replay.
+
+Needs ``matplotlib`` (the ``test`` extra installs it). A section missing from the results draws
+no figure.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Any
+
+__all__ = ["draw_all", "footer"]
+
+ARM_COLORS = {"a": "tab:red", "b": "tab:orange", "c": "0.55", "d": "tab:green", "e": "tab:blue"}
+
+
+def footer(results: Mapping[str, Any]) -> str:
+    meta = results.get("meta", {})
+    m = meta.get("machine", {})
+    scale = meta.get("scale", {})
+    return (f"command: {meta.get('command')} | data: {meta.get('data')} | scale {scale.get('name')}, time scale "
+            f"{scale.get('time_scale')} | machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory_gib')} GiB, "
+            f"{m.get('os')}, Python {m.get('python')}, LiteLLM {meta.get('versions', {}).get('litellm')} | "
+            f"{meta.get('started_utc')}")
+
+
+def _plt():
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+def _save(fig, results: Mapping[str, Any], path: Path) -> Path:
+    fig.text(0.005, 0.005, footer(results), fontsize=6, color="0.3")
+    fig.tight_layout(rect=(0, 0.03, 1, 1))
+    fig.savefig(path, dpi=110)
+    fig.clf()
+    return path
+
+
+def _ttft(results: Mapping[str, Any], path: Path) -> Path | None:
+    arms = (results.get("ttft") or {}).get("arms") or {}
+    if not arms:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
+    keys = list(arms)
+    for ax, (median, p90, title) in zip(axes[:2], (
+        ("median_s", "p90_s", "client-measured TTFT (time-scaled backend + real proxy)"),
+        ("median_emulated_s", "p90_emulated_s", "slow backend's own TTFT, emulated seconds"),
+    )):
+        values = [arms[k][median] or 0 for k in keys]
+        tops = [arms[k][p90] or 0 for k in keys]
+        names = [f"({k})\n{arms[k]['name']}" for k in keys]
+        ax.bar(names, values, color=[ARM_COLORS.get(k, "0.5") for k in keys])
+        ax.scatter(names, tops, marker="_", s=400, color="black", zorder=3, label="p90")
+        ax.tick_params(axis="x", labelsize=7)
+        for x, v in enumerate(values):
+            ax.text(x, v, f"{v:.3g}s", ha="center", va="bottom", fontsize=8)
+        if any(v > 0 for v in values):
+            ax.set_yscale("log")
+        ax.set_ylabel("seconds (log)")
+        ax.set_title(title, fontsize=9)
+        ax.legend(fontsize=7)
+    ax = axes[2]
+    sessions = sorted({s["conversation"] for k in keys for s in arms[k]["samples"]})
+    width = 0.8 / max(len(keys), 1)
+    drawn = False
+    for i, key in enumerate(keys):
+        by_conv = {s["conversation"]: s for s in arms[key]["samples"]}
+        xs = [j + i * width for j in range(len(sessions))]
+        heights = [(by_conv.get(c) or {}).get("emulated_ttft_s") or 0 for c in sessions]
+        drawn = drawn or any(h > 0 for h in heights)
+        ax.bar(xs, heights, width=width, color=ARM_COLORS.get(key, "0.5"), label=f"({key}) {arms[key]['name']}")
+    ax.set_xticks([j + 0.4 - width / 2 for j in range(len(sessions))], [c[:14] for c in sessions], rotation=20,
+                  fontsize=7)
+    if drawn:
+        ax.set_yscale("log")
+    ax.set_ylabel("emulated seconds (log)")
+    ax.set_title("escalated turn per session, emulated seconds", fontsize=9)
+    ax.legend(fontsize=6, loc="lower right")
+    fig.suptitle("Escalated-turn time to first token (median bar, p90 tick): " + "; ".join(
+        f"({k}) {arms[k]['label']}" for k in keys if k in "ab") + "\n" + "; ".join(
+        f"({k}) {arms[k]['label']}" for k in keys if k not in "ab"), fontsize=8)
+    return _save(fig, results, path)
+
+
+def _cost(results: Mapping[str, Any], path: Path) -> Path | None:
+    cost, tp = results.get("cost"), results.get("throughput")
+    if not cost and not tp:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4.6))
+    if cost:
+        ax = axes[0]
+        cases = cost["cases"]
+        names = [c["case"] for c in cases]
+        xs = range(len(names))
+        for offset, key, color, label in ((-0.2, "plugin", "tab:green", "plugin (estimate + route + clamp)"),
+                                          (0.2, "token_counter", "tab:red", "litellm.token_counter")):
+            p50 = [c[key]["cpu_us"]["p50"] for c in cases]
+            p99 = [c[key]["cpu_us"]["p99"] for c in cases]
+            ax.bar([x + offset for x in xs], p50, width=0.4, color=color, label=f"{label}, CPU p50")
+            ax.scatter([x + offset for x in xs], p99, marker="_", s=200, color="black", zorder=3)
+        for x, c in zip(xs, cases):
+            ax.text(x, c["token_counter"]["cpu_us"]["p50"], f"{c['cpu_p50_speedup']:.0f}x", ha="center",
+                    va="bottom", fontsize=7)
+        ax.axhline(1000, color="0.3", ls=":", lw=1)
+        ax.text(len(names) - 0.5, 1000, "1 ms", fontsize=7, va="bottom", ha="right")
+        ax.set_xticks(list(xs), names, fontsize=8)
+        ax.set_yscale("log")
+        ax.set_ylabel("CPU µs per request (log); tick = p99")
+        ax.set_title("plugin per-request CPU vs litellm.token_counter (same requests)", fontsize=9)
+        ax.legend(fontsize=7)
+    if tp:
+        ax = axes[1]
+        for arm, color in (("plugin", "tab:green"), ("without", "0.5")):
+            rounds = tp["arms"][arm]["round_throughput_rps"]
+            ax.plot(range(1, len(rounds) + 1), rounds, marker="o", color=color,
+                    label=f"{arm}: {tp['arms'][arm]['throughput_rps']:.1f} req/s, p50 "
+                          f"{tp['arms'][arm]['latency_ms']['p50']:.1f} ms")
+        ax.set_xlabel("round (order alternates)")
+        ax.set_ylabel("requests / s")
+        ax.set_ylim(bottom=0)
+        ratio = tp.get("throughput_ratio")
+        ax.set_title(f"proxy throughput, zero-latency backend: plugin / without = {ratio:.3f}" if ratio else
+                     "proxy throughput", fontsize=9)
+        ax.legend(fontsize=7)
+    return _save(fig, results, path)
+
+
+def _estimator(results: Mapping[str, Any], path: Path) -> Path | None:
+    acc = (results.get("accuracy") or {}).get("all")
+    if not acc or not acc["points"]:
+        return None
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(13, 4.6))
+    points = acc["points"]
+    ax = axes[0]
+    truth = [p[0] for p in points]
+    ax.scatter(truth, [p[1] for p in points], s=10, color="tab:red", label="safe (clamping)")
+    ax.scatter(truth, [p[2] for p in points], s=10, color="tab:blue", label="routing (escalation)")
+    top = max(truth + [p[1] for p in points])
+    ax.plot([0, top], [0, top], color="0.3", lw=1, ls=":", label="= backend count")
+    ax.set_xlabel("backend usage.prompt_tokens")
+    ax.set_ylabel("estimate, tokens")
+    ax.set_title(f"estimates vs backend count, {acc['requests']} replayed requests", fontsize=9)
+    ax.legend(fontsize=7)
+    ax = axes[1]
+    ax.hist([p[1] / p[0] for p in points], bins=30, alpha=0.6, color="tab:red", label="safe / truth")
+    ax.hist([p[2] / p[0] for p in points], bins=30, alpha=0.6, color="tab:blue", label="routing / truth")
+    ax.axvline(1.0, color="0.3", lw=1, ls=":")
+    ax.set_xlabel("estimate / backend count")
+    ax.set_ylabel("requests")
+    ax.set_title(f"safe below truth: {acc['safe_below_truth_share']:.1%}; routing above truth: "
+                 f"{acc['routing_above_truth_share']:.1%}", fontsize=9)
+    ax.legend(fontsize=7)
+    return _save(fig, results, path)
+
+
+def draw_all(results: Mapping[str, Any], out: Path) -> list[Path]:
+    """Every figure the results have data for, written into ``out``; returns their paths."""
+    out.mkdir(parents=True, exist_ok=True)
+    drawn = [
+        _ttft(results, out / "bench-ttft.png"),
+        _cost(results, out / "bench-cost.png"),
+        _estimator(results, out / "bench-estimator.png"),
+    ]
+    if drawn:
+        _plt().close("all")
+    return [p for p in drawn if p is not None]

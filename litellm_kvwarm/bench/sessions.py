@@ -1,0 +1,85 @@
+"""Which real conversations the benchmark replays (ShareGPT V3 and BFCL v4; nobody here wrote them).
+
+Three kinds of session, chosen deterministically from the installed datasets:
+
+* **escalating ShareGPT**: the longest conversations (:func:`longest_sharegpt`); they grow turn
+  by turn past the fast window, so warm-ahead has earlier turns to warm from;
+* **escalating BFCL**: long-context multi-turn tool conversations (real tool schemas, tool
+  outputs executed against BFCL's own simulated APIs) whose routing estimate outgrows the fast
+  window; largest first;
+* **non-escalating**: ShareGPT conversations (file order) and BFCL ones (largest first) that
+  pass the warm threshold (60% of the fast window) at least twice but end inside the window.
+  They are what warm-ahead costs: warms for turns that never escalate.
+
+The estimate used for selection is the public :func:`litellm_kvwarm.tokens.estimate_request`,
+the same one the replay records.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import DEFAULT_WARM_THRESHOLD
+from ..conversations import Conversation, bfcl_conversations, iter_sharegpt, longest_sharegpt
+from ..demo import DEFAULT_MAX_TOKENS, request_body
+from ..tokens import estimate_request
+
+__all__ = ["SessionPlan", "estimates", "select_sessions"]
+
+MIN_TURNS = 4
+# A non-escalating session ends between these fractions of the fast window.
+NON_ESCALATING_END = (0.70, 0.95)
+MIN_REQUESTS_OVER_THRESHOLD = 2
+BFCL_CATEGORY = "multi_turn_long_context"
+
+
+@dataclass(frozen=True)
+class SessionPlan:
+    sharegpt: int = 6  # longest escalating ShareGPT conversations
+    bfcl: int = 2  # escalating BFCL conversations, at most (the dataset may hold fewer)
+    non_escalating: int = 2  # ShareGPT sessions that cross the warm threshold but never escalate
+    non_escalating_bfcl: int = 1
+
+
+def estimates(conversation: Conversation) -> list[int]:
+    """Routing estimate of every request of the conversation, in order."""
+    return [estimate_request(request_body(conversation, p, DEFAULT_MAX_TOKENS), call_kind="chat").routing
+            for p in conversation.requests()]
+
+
+def _escalates(ests: list[int], fast_window: int, floor: int) -> bool:
+    return any(e + floor > fast_window for e in ests)
+
+
+def _warms_but_stays(ests: list[int], fast_window: int, floor: int) -> bool:
+    if not ests or _escalates(ests, fast_window, floor):
+        return False
+    low, high = NON_ESCALATING_END
+    over = sum(1 for e in ests if e >= DEFAULT_WARM_THRESHOLD * fast_window)
+    return low * fast_window <= ests[-1] < high * fast_window and over >= MIN_REQUESTS_OVER_THRESHOLD
+
+
+def select_sessions(plan: SessionPlan, fast_window: int, output_floor: int = 256) -> list[Conversation]:
+    """Escalating ShareGPT, escalating BFCL, then non-escalating sessions (see module docstring)."""
+    chosen: list[Conversation] = []
+    if plan.sharegpt:
+        chosen += [c for c in longest_sharegpt(plan.sharegpt, min_turns=MIN_TURNS)
+                   if _escalates(estimates(c), fast_window, output_floor)]
+    if plan.bfcl or plan.non_escalating_bfcl:
+        bfcl = sorted(bfcl_conversations(BFCL_CATEGORY), key=lambda c: (-c.chars, c.id))
+        with_estimates = [(c, estimates(c)) for c in bfcl]
+        chosen += [c for c, e in with_estimates if _escalates(e, fast_window, output_floor)][: plan.bfcl]
+        stays_bfcl = [c for c, e in with_estimates if _warms_but_stays(e, fast_window, output_floor)]
+    else:
+        stays_bfcl = []
+    if plan.non_escalating:
+        found: list[Conversation] = []
+        for conversation in iter_sharegpt():
+            if len(conversation.turns) >= MIN_TURNS and _warms_but_stays(estimates(conversation), fast_window,
+                                                                         output_floor):
+                found.append(conversation)
+                if len(found) >= plan.non_escalating:
+                    break
+        chosen += found
+    chosen += stays_bfcl[: plan.non_escalating_bfcl]
+    return chosen
