@@ -62,13 +62,28 @@ class Settings(BaseModel):
         description="Output tokens a request must have room for; routing needs estimate + floor to fit; clamps never go below it.",
     )
     clamp_margin_tokens: int = Field(0, ge=0, description="Tokens left unused by a clamp on an exact count.")
+    estimator: str = Field(
+        "calibrated",
+        pattern=r"^(calibrated|ratio)$",
+        description=(
+            "'calibrated': character-class weights fitted on real data per tokenizer family (docs/estimator.md); "
+            "'ratio': characters ÷ the two ratios below."
+        ),
+    )
+    estimator_family: str = Field(
+        "",
+        description=(
+            "Force the calibrated weights of one family (cl100k, o200k, qwen2.5, qwen3.6, deepseek, llama3, any); "
+            "empty: told from each deployment's served model name, 'any' when unknown."
+        ),
+    )
     safe_chars_per_token: float = Field(
-        DEFAULT_SAFE_CHARS_PER_TOKEN, gt=0, description="Characters per token of the safe (over-)estimate used for clamping."
+        DEFAULT_SAFE_CHARS_PER_TOKEN, gt=0, description="With KVWARM_ESTIMATOR=ratio: characters per token of the safe (over-)estimate used for clamping."
     )
     routing_chars_per_token: float = Field(
         DEFAULT_ROUTING_CHARS_PER_TOKEN,
         gt=0,
-        description="Characters per token of the routing (under-)estimate used for proactive routing.",
+        description="With KVWARM_ESTIMATOR=ratio: characters per token of the routing (under-)estimate used for routing.",
     )
     window_ttl_s: float = Field(
         DEFAULT_WINDOW_TTL_S, gt=0, description="How long a discovered max_model_len is trusted, per deployment."
@@ -161,9 +176,20 @@ class Settings(BaseModel):
             return pairs
         return value
 
+    @field_validator("estimator_family")
+    @classmethod
+    def _known_family(cls, value: str) -> str:
+        if value:
+            from .tokens import load_weights
+
+            known = sorted(load_weights())
+            if value not in known:
+                raise ValueError(f"unknown family {value!r}; known: {', '.join(known)}")
+        return value
+
     @model_validator(mode="after")
     def _check_bias(self) -> Settings:
-        if self.safe_chars_per_token > self.routing_chars_per_token:
+        if self.estimator == "ratio" and self.safe_chars_per_token > self.routing_chars_per_token:
             raise ValueError(
                 "safe_chars_per_token must not exceed routing_chars_per_token "
                 "(the safe estimate must count at least as many tokens as the routing one)"

@@ -48,7 +48,10 @@ import httpx
 from .config import DEFAULT_WARM_COOLDOWN_S, DEFAULT_WARM_THRESHOLD, env_name
 from .conversations import Conversation, RequestPoint, bfcl_conversation, longest_sharegpt
 from .processes import Deployment, ManagedProcess, ProcessError, proxy_config, start_emulator, start_proxy
-from .tokens import estimate_request
+from .tokens import calibrated_estimator, estimate_request
+
+#: what the plugin uses by default for served names it cannot place in a family (fast-8b, slow-27b)
+PLUGIN_ESTIMATOR = calibrated_estimator("any")
 
 __all__ = [
     "ARMS",
@@ -324,7 +327,7 @@ def replay_start(conversation: Conversation, start_fraction: float, window: int 
     limit = start_fraction * window
     start = 1
     for number, point in enumerate(conversation.requests(), start=1):
-        if estimate_request(request_body(conversation, point, 1)).routing >= limit:
+        if estimate_request(request_body(conversation, point, 1), estimator=PLUGIN_ESTIMATOR).routing >= limit:
             break
         start = number
     return start
@@ -413,7 +416,7 @@ def replay_conversation(conversation: Conversation, arm: Arm, stack: Stack, opti
         if rows and think_s > 0:
             time.sleep(think_s)
         body = request_body(conversation, point, options.max_tokens)
-        estimate = estimate_request(body)
+        estimate = estimate_request(body, estimator=PLUGIN_ESTIMATOR)
         row = TurnRow(
             arm=arm.name, conversation=conversation.id, source=conversation.source, request=number,
             turn=f"{point.turn}.{point.step}" if multi_step else str(point.turn),

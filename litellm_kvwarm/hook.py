@@ -41,7 +41,7 @@ from .reactive import (
     narrowed_by_client,
 )
 from .runtime import Services
-from .tokens import TokenEstimate, estimate_request
+from .tokens import Estimator, RatioEstimator, TokenEstimate, calibrated_estimator, estimate_request, family_of
 from .usage import record_usage
 from .warm import WarmOutcome
 from .warm_gate import WarmCandidate, WarmGate
@@ -200,8 +200,9 @@ class KVWarmHandler(CustomLogger):
         source_window = await self._group_window(router, group)
         if source_window is None:
             logger.debug("[CONTEXT-ROUTE] untouched: window of %r unknown", group)
+            self._count_route("unknown_window", group, target)
             return
-        estimate = self._estimate(data, kind)
+        estimate = self._estimate(data, kind, self._served_models(router, group))
         request_metadata(data)[ESTIMATE_KEY] = {"safe": estimate.safe, "routing": estimate.routing}
         target_known = target is not None and target in router.model_names
         target_window = await self._group_window(router, target) if target_known else None
@@ -363,7 +364,8 @@ class KVWarmHandler(CustomLogger):
                 if kind == "chat" and self.settings.exact_count:
                     prompt_count = await self.services.exact.count(info.deployment.api_base, info.deployment.served_model, kwargs)
             if prompt_count is None:
-                prompt_count = self._estimate(kwargs, kind).safe
+                served = (info.deployment.served_model,) if info.deployment is not None else ()
+                prompt_count = self._estimate(kwargs, kind, served).safe
         decision = decide_hop(
             plan=plan,
             hop_group=hop_group,
@@ -413,8 +415,9 @@ class KVWarmHandler(CustomLogger):
             return
         requested = kwargs[key]
         # the pre-call hook already estimated these messages (same payload on every hop): reuse it
+        served = (info.deployment.served_model,) if info.deployment is not None else ()
         known = (kwargs.get("metadata") or {}).get(ESTIMATE_KEY)
-        safe = known["safe"] if isinstance(known, Mapping) and isinstance(known.get("safe"), int) else self._estimate(kwargs, kind).safe
+        safe = known["safe"] if isinstance(known, Mapping) and isinstance(known.get("safe"), int) else self._estimate(kwargs, kind, served).safe
         floor = self.settings.output_floor_tokens
         decision = clamp_output(requested=requested, prompt_tokens=safe, window=window, output_floor_tokens=floor, exact=False)
         if decision.needs_exact and self.settings.exact_count and info.deployment is not None and kind == "chat":
@@ -438,13 +441,22 @@ class KVWarmHandler(CustomLogger):
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _estimate(self, payload: Mapping[str, Any], kind: str) -> TokenEstimate:
-        return estimate_request(
-            payload,
-            call_kind=kind,
-            safe_chars_per_token=self.settings.safe_chars_per_token,
-            routing_chars_per_token=self.settings.routing_chars_per_token,
-        )
+    def _estimator(self, served_models: tuple[str, ...] = ()) -> Estimator:
+        """The configured estimator; calibrated weights of the deployments' family when they agree."""
+        s = self.settings
+        if s.estimator == "ratio":
+            return RatioEstimator(s.safe_chars_per_token, s.routing_chars_per_token)
+        if s.estimator_family:
+            return calibrated_estimator(s.estimator_family)
+        families = {family_of(m) for m in served_models}
+        return calibrated_estimator(families.pop() if len(families) == 1 else "any")
+
+    def _estimate(self, payload: Mapping[str, Any], kind: str, served_models: tuple[str, ...] = ()) -> TokenEstimate:
+        return estimate_request(payload, call_kind=kind, estimator=self._estimator(served_models))
+
+    def _served_models(self, router: Any, group: str) -> tuple[str, ...]:
+        infos = catalog.group_deployments(router.get_model_list(model_name=group) or [])
+        return tuple(i.deployment.served_model for i in infos if i.deployment is not None)
 
     async def _group_window(self, router: Any, group: str) -> int | None:
         infos = catalog.group_deployments(router.get_model_list(model_name=group) or [])

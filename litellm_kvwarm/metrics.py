@@ -36,6 +36,7 @@ PLUGIN_SECONDS_BUCKETS = (0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0
 #: Values of the ``kind`` label of ``kvwarm_route_decisions_total``.
 ROUTE_KINDS = (
     "stay",
+    "unknown_window",  # no window known for the group (yet): passed on untouched
     "proactive",
     "reactive_retry",
     "reactive_escalation",

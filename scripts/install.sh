@@ -13,8 +13,8 @@ if [ ! -x .venv/bin/python ]; then
   echo "[install] creating .venv"
   "$PY" -m venv .venv
 fi
-echo "[install] installing litellm-kvwarm and its test extras into .venv (first run: ~2-4 min)"
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test]'
+echo "[install] installing litellm-kvwarm with its test and calibrate extras into .venv (first run: ~3-6 min)"
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,calibrate]'
 # bfcl-eval is used for its data files only; its own dependencies pull CUDA PyTorch (several GB).
 .venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'bfcl-eval==2026.3.23'
 echo "[install] done: $(.venv/bin/python -c 'import litellm_kvwarm, importlib.metadata as m; print("litellm", m.version("litellm"), "| litellm-kvwarm", litellm_kvwarm.__version__)')"

@@ -50,7 +50,19 @@ def test_invalid_value_names_the_variable(env, named):
 
 def test_safe_ratio_above_routing_ratio_is_refused():
     with pytest.raises(SettingsError, match="safe_chars_per_token"):
-        Settings.from_env({"KVWARM_SAFE_CHARS_PER_TOKEN": "5", "KVWARM_ROUTING_CHARS_PER_TOKEN": "4"})
+        Settings.from_env(
+            {"KVWARM_ESTIMATOR": "ratio", "KVWARM_SAFE_CHARS_PER_TOKEN": "5", "KVWARM_ROUTING_CHARS_PER_TOKEN": "4"}
+        )
+    # the ratios are not used by the calibrated estimator, so they are not checked against each other then
+    assert Settings.from_env({"KVWARM_SAFE_CHARS_PER_TOKEN": "5", "KVWARM_ROUTING_CHARS_PER_TOKEN": "4"}).estimator == "calibrated"
+
+
+def test_estimator_family_is_validated():
+    assert Settings.from_env({"KVWARM_ESTIMATOR_FAMILY": "qwen2.5"}).estimator_family == "qwen2.5"
+    with pytest.raises(SettingsError, match="KVWARM_ESTIMATOR_FAMILY"):
+        Settings.from_env({"KVWARM_ESTIMATOR_FAMILY": "gemma9"})
+    with pytest.raises(SettingsError, match="KVWARM_ESTIMATOR"):
+        Settings.from_env({"KVWARM_ESTIMATOR": "magic"})
 
 
 def test_unknown_kvwarm_variable_is_ignored_but_settings_are_frozen():

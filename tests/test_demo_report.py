@@ -81,10 +81,11 @@ def _conversation(turn_chars: int, turns: int) -> Conversation:
 
 
 def test_replay_starts_at_the_last_request_below_the_fraction():
-    # each turn adds ~2,000 routing tokens (2 x 4,000 chars / 4): request n carries ~(2n - 1) x 1,000
+    # each turn adds two 4,000-character messages; the replay starts where the plugin's own
+    # (calibrated) routing estimate is last below half the window
     conversation = _conversation(4_000, 20)
     start = replay_start(conversation, 0.5, window=16_384)
-    estimates = {n: estimate_request(demo.request_body(conversation, p, 1)).routing
+    estimates = {n: estimate_request(demo.request_body(conversation, p, 1), estimator=demo.PLUGIN_ESTIMATOR).routing
                  for n, p in enumerate(conversation.requests(), start=1)}
     assert estimates[start] < 0.5 * 16_384 <= estimates[start + 1]
     assert start > 1

@@ -27,7 +27,10 @@ from typing import Any
 from ..config import DEFAULT_WARM_THRESHOLD
 from ..conversations import bfcl_conversation, longest_sharegpt
 from ..policy import clamp_output, decide_route, needs_exact_count
-from ..tokens import estimate_request
+from ..tokens import calibrated_estimator, estimate_request
+
+#: what the plugin uses by default for served names it cannot place in a family (fast-8b, slow-27b)
+PLUGIN_ESTIMATOR = calibrated_estimator("any")
 from .stats import distribution, ratio
 
 __all__ = ["CostCase", "build_cases", "measure", "plugin_work", "run_cost"]
@@ -47,13 +50,13 @@ class CostCase:
 
 def plugin_work(payload: Mapping[str, Any], *, fast_window: int, slow_window: int) -> int:
     """The plugin's pure per-request path on ``payload`` (see module docstring); returns max_tokens."""
-    estimate = estimate_request(payload, call_kind="chat")
+    estimate = estimate_request(payload, call_kind="chat", estimator=PLUGIN_ESTIMATOR)
     needs_exact_count(estimate, OUTPUT_FLOOR, fast_window, "slow")
     route = decide_route(source="fast", target="slow", routing_estimate=estimate.routing,
                          output_floor_tokens=OUTPUT_FLOOR, source_window=fast_window, target_window=slow_window)
     window = slow_window if route.escalate else fast_window
     _warm = not route.escalate and estimate.routing >= DEFAULT_WARM_THRESHOLD * fast_window
-    clamp_estimate = estimate_request(payload, call_kind="chat")
+    clamp_estimate = estimate_request(payload, call_kind="chat", estimator=PLUGIN_ESTIMATOR)
     decision = clamp_output(requested=payload.get("max_tokens"), prompt_tokens=clamp_estimate.safe, window=window,
                             output_floor_tokens=OUTPUT_FLOOR, exact=False)
     return decision.max_tokens or 0

@@ -22,7 +22,10 @@ from dataclasses import dataclass
 from ..config import DEFAULT_WARM_THRESHOLD
 from ..conversations import Conversation, bfcl_conversations, iter_sharegpt, longest_sharegpt
 from ..demo import DEFAULT_MAX_TOKENS, request_body
-from ..tokens import estimate_request
+from ..tokens import calibrated_estimator, estimate_request
+
+#: what the plugin uses by default for served names it cannot place in a family (fast-8b, slow-27b)
+PLUGIN_ESTIMATOR = calibrated_estimator("any")
 
 __all__ = ["SessionPlan", "estimates", "select_sessions"]
 
@@ -43,7 +46,7 @@ class SessionPlan:
 
 def estimates(conversation: Conversation) -> list[int]:
     """Routing estimate of every request of the conversation, in order."""
-    return [estimate_request(request_body(conversation, p, DEFAULT_MAX_TOKENS), call_kind="chat").routing
+    return [estimate_request(request_body(conversation, p, DEFAULT_MAX_TOKENS), call_kind="chat", estimator=PLUGIN_ESTIMATOR).routing
             for p in conversation.requests()]
 
 

@@ -73,7 +73,7 @@ def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
     try:
         system = {"role": "system", "content": "You are helpful."}
         below = [system, {"role": "user", "content": long_text(2_000)}]
-        crossing = below + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": long_text(9_000)}]
+        crossing = below + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": long_text(12_000)}]  # ≈2,980 tokens: past 60% of 4,096
         escalating = crossing + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": long_text(20_000)}]
         for messages in (below, crossing):
             assert chat(proxy, messages).status_code == 200

@@ -119,7 +119,7 @@ def wait_for_warms(stack, count, *names, timeout=10.0) -> list[dict]:
     return warms(stack, *names)
 
 
-NEAR = 11_000  # chars: routing estimate ≈ 2,750 tokens ≥ 60% of 4,096, still fits fast
+NEAR = 14_000  # chars: ≈2,970 tokens (routing estimate ≈2,910) ≥ 60% of 4,096, still fits fast
 FAR = 30_000  # chars: cannot fit fast
 
 
