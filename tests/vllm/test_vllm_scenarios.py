@@ -127,9 +127,8 @@ def test_warm_ahead_makes_the_escalation_a_prefix_cache_hit(vllm, proxies):
         assert prompt == WARM_PROMPT + GROWTH
         assert cold_cached == 0, f"trial {trial}: the cold arm hit the cache"
         assert fraction >= 0.9, f"trial {trial}: cached {cached}/{prompt}"
-        # the warm arm's TTFT is mostly fixed costs (proxy, the hook's exact /tokenize, one
-        # block's recompute), which other load on a 2-core machine stretches: no trial below 3x
-        assert ratio >= 3.0, f"trial {trial}: TTFT ratio {ratio:.1f}x"
+        # measured 10-16x per trial here, even with other jobs loading both cores
+        assert ratio >= 5.0, f"trial {trial}: TTFT ratio {ratio:.1f}x < 5x"
     assert median >= 5.0, f"median TTFT ratio {median:.1f}x < 5x"
 
 
