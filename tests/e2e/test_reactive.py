@@ -158,7 +158,7 @@ def test_no_request_makes_more_than_three_backend_attempts(stack):
         clear_backends(stack["fast"], stack["fast32"], stack["slow"])
         send(stack, {"model": group, "messages": messages, "max_tokens": max_tokens})
         total = sum(len(v) for v in attempts(stack).values())
-        assert 1 <= total <= 3, attempts(stack)
+        assert 0 < total <= 3, attempts(stack)  # at least the first attempt, at most retry + escalation
 
 
 def test_reactive_log_lines_have_no_prompt_text(stack):
