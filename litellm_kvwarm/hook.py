@@ -43,6 +43,7 @@ from .reactive import (
 from .runtime import Services
 from .tokens import Estimator, RatioEstimator, TokenEstimate, calibrated_estimator, estimate_request, family_of
 from .usage import record_usage
+from .windows import MISS
 from .warm import WarmOutcome
 from .warm_gate import WarmCandidate, WarmGate
 
@@ -461,9 +462,13 @@ class KVWarmHandler(CustomLogger):
     async def _group_window(self, router: Any, group: str) -> int | None:
         infos = catalog.group_deployments(router.get_model_list(model_name=group) or [])
         operator = [info.operator_window for info in infos if info.operator_window is not None]
-        discovered = await asyncio.gather(
-            *(self.services.windows.get(info.deployment) for info in infos if info.operator_window is None and info.deployment)
-        )
+        windows = self.services.windows
+        pending = [info.deployment for info in infos if info.operator_window is None and info.deployment]
+        discovered = [windows.lookup(d) for d in pending]  # cached: no await, no event-loop round trip
+        missed = [d for d, w in zip(pending, discovered) if w is MISS]
+        if missed:
+            fetched = iter(await asyncio.gather(*(windows.get(d) for d in missed)))
+            discovered = [next(fetched) if w is MISS else w for w in discovered]
         return catalog.combine_windows([*operator, *discovered])
 
     async def _exact_count_for_group(self, router: Any, group: str, data: Mapping[str, Any]) -> int | None:

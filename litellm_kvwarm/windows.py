@@ -24,6 +24,7 @@ others use other field names (``context_length``, ``max_context_length``), read 
 from __future__ import annotations
 
 import asyncio
+import enum
 import logging
 import time
 from collections.abc import Awaitable, Callable
@@ -37,6 +38,15 @@ logger = logging.getLogger("litellm_kvwarm.windows")
 WINDOW_FIELDS = ("max_model_len", "context_length", "max_context_length", "context_window")
 
 Clock = Callable[[], float]
+
+
+class Miss(enum.Enum):
+    """:meth:`WindowCache.lookup`'s answer when nothing fresh is cached."""
+
+    MISS = "miss"
+
+
+MISS = Miss.MISS
 
 
 @dataclass(frozen=True)
@@ -161,15 +171,25 @@ class WindowCache:
             return None
         return entry.max_model_len
 
+    def lookup(self, deployment: Deployment) -> int | None | Miss:
+        """The cached answer for ``deployment`` without awaiting (the request path's common case):
+        its window in tokens, ``None`` if it is known to be unknown, or :data:`MISS` when only
+        :meth:`get` can tell. Starts the refresh-ahead fetch like :meth:`get` does."""
+        entry = self._entries.get(deployment)
+        if entry is None:
+            return MISS
+        age, lifetime = self._age(entry), self._lifetime(entry)
+        if age >= lifetime:
+            return MISS
+        if entry.max_model_len is not None and age >= lifetime * self.REFRESH_AHEAD_FRACTION:
+            self._start_fetch(deployment)
+        return entry.max_model_len
+
     async def get(self, deployment: Deployment) -> int | None:
         """Window of ``deployment`` in tokens, or ``None`` if unknown within the budget."""
-        entry = self._entries.get(deployment)
-        if entry is not None:
-            age, lifetime = self._age(entry), self._lifetime(entry)
-            if age < lifetime:
-                if entry.max_model_len is not None and age >= lifetime * self.REFRESH_AHEAD_FRACTION:
-                    self._start_fetch(deployment)
-                return entry.max_model_len
+        cached = self.lookup(deployment)
+        if cached is not MISS:
+            return cached  # type: ignore[return-value]
         task = self._start_fetch(deployment)
         if self._budget_s <= 0:
             return None

@@ -172,3 +172,22 @@ async def test_http_fetcher(handler, expected, error):
         assert await fetch(DEP) == expected
     assert seen == ["http://127.0.0.1:9/v1/models"]
     assert errors == ([error] if error else [])
+
+
+def test_lookup_answers_from_the_cache_without_awaiting_and_misses_otherwise():
+    from litellm_kvwarm.windows import MISS
+
+    clock = [0.0]
+    calls = []
+
+    async def fetch(deployment):
+        calls.append(deployment)
+        return 4096
+
+    cache = WindowCache(fetch, ttl_s=100.0, budget_s=1.0, clock=lambda: clock[0])
+    d = Deployment("http://a", "m")
+    assert cache.lookup(d) is MISS and calls == []  # a miss starts nothing: get() does
+    assert asyncio.run(cache.get(d)) == 4096
+    assert cache.lookup(d) == 4096 and len(calls) == 1
+    clock[0] = 100.0  # past the TTL: a miss again
+    assert cache.lookup(d) is MISS
