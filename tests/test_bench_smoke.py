@@ -180,6 +180,8 @@ def test_throughput_benchmark_interleaves_both_proxies(throughput_results):
         assert a["requests"] == 8 and a["errors"] == 0
         assert len(a["round_throughput_rps"]) == 2 and all(v > 0 for v in a["round_throughput_rps"])
         assert a["latency_ms"]["p50"] > 0
+        gc = a["gc_gen2"]  # the probe ran in both proxies; pauses inside the batches, if any
+        assert set(gc) == {"count", "total_s", "max_s", "share_of_wall"} and gc["count"] >= 0 and gc["max_s"] <= gc["total_s"] + 1e-9
     assert _number(throughput_results["throughput_ratio"])
 
 

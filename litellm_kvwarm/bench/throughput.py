@@ -7,10 +7,19 @@ reverse), each arm sending the same bounded batch at a fixed concurrency, so bot
 machine state. Requests are ShareGPT prefixes well under the warm threshold (no warms fire),
 non-streamed, ``max_tokens`` 16. Reported per arm: client latency, LiteLLM's own
 ``x-litellm-overhead-duration-ms``, and throughput (requests ÷ batch wall time).
+
+Both proxies run with the :mod:`gc_probe <litellm_kvwarm.bench.gc_probe>` ``sitecustomize`` on
+their ``PYTHONPATH``, which logs every full (generation-2) garbage collection. Measured here:
+LiteLLM's heap makes each one a 0.2–0.9 s stop-the-world pause, every few seconds under load, in
+both proxies; a pause that lands in a short batch halves that batch's throughput. The pauses
+inside the measured batches are reported per arm (:func:`gc_pauses`) so the ratio can be read
+against them; batches are long (``requests_per_round``) so several pauses average out.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -26,18 +35,21 @@ from ..processes import Deployment, ManagedProcess, proxy_config, start_emulator
 from ..tokens import estimate_request
 from .stats import distribution, percentile, ratio
 
-__all__ = ["ThroughputOptions", "request_bodies", "round_ratios", "run_throughput", "summarize"]
+__all__ = ["GC_PROBE_DIR", "ThroughputOptions", "gc_pauses", "request_bodies", "round_ratios", "run_throughput",
+           "summarize"]
 
 PLUGIN, WITHOUT = "plugin", "without"
 PROMPT_SIZES = (1_000, 4_000)  # routing-estimate tokens; < 60% of a 16k window
 MAX_TOKENS = 16
 OVERHEAD_HEADER = "x-litellm-overhead-duration-ms"
+GC_PROBE_DIR = Path(__file__).resolve().parent / "gc_probe"
+GC_LOG_ENV = "KVWARM_BENCH_GC_LOG"
 
 
 @dataclass(frozen=True)
 class ThroughputOptions:
-    rounds: int = 6
-    requests_per_round: int = 40
+    rounds: int = 8
+    requests_per_round: int = 120
     concurrency: int = 4
     warmup: int = 8
 
@@ -66,10 +78,11 @@ def _send(client: httpx.Client, proxy: ManagedProcess, body: dict[str, Any]) -> 
 
 def _batch(pool: ThreadPoolExecutor, client: httpx.Client, proxy: ManagedProcess,
            bodies: list[dict[str, Any]], n: int) -> dict[str, Any]:
-    began = time.perf_counter()
+    began, began_unix = time.perf_counter(), time.time()
     results = list(pool.map(lambda i: _send(client, proxy, bodies[i % len(bodies)]), range(n)))
     wall = time.perf_counter() - began
-    return {"wall_s": wall, "status": [r[0] for r in results], "latency_s": [r[1] for r in results],
+    return {"wall_s": wall, "began_unix": began_unix, "ended_unix": began_unix + wall,
+            "status": [r[0] for r in results], "latency_s": [r[1] for r in results],
             "overhead_ms": [r[2] for r in results]}
 
 
@@ -78,6 +91,33 @@ def round_ratios(arms: dict[str, Any]) -> list[float]:
     plugin = arms.get(PLUGIN, {}).get("round_throughput_rps", [])
     without = arms.get(WITHOUT, {}).get("round_throughput_rps", [])
     return [p / w for p, w in zip(plugin, without) if w]
+
+
+def gc_pauses(entries: list[dict[str, Any]], batches: list[dict[str, Any]]) -> dict[str, Any]:
+    """Generation-2 collections (probe log ``entries``) that ended inside one of ``batches``:
+    how many, their total and longest pause (seconds), and the share of batch wall time they took."""
+    inside = [e["pause_s"] for e in entries
+              if any(b["began_unix"] <= e["t"] <= b["ended_unix"] for b in batches)]
+    wall = sum(b["wall_s"] for b in batches)
+    return {"count": len(inside), "total_s": sum(inside), "max_s": max(inside, default=0.0),
+            "share_of_wall": sum(inside) / wall if wall else None}
+
+
+def _read_gc_log(directory: Path) -> list[dict[str, Any]]:
+    entries = []
+    for path in sorted(directory.glob("gc-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                entries.append(json.loads(line))
+            except ValueError:
+                continue
+    return entries
+
+
+def _probe_env(log_dir: Path) -> dict[str, str]:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    path = os.pathsep.join(p for p in (str(GC_PROBE_DIR), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, GC_LOG_ENV: str(log_dir)}
 
 
 def summarize(batches: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
@@ -121,7 +161,7 @@ def run_throughput(options: ThroughputOptions, workdir: Path, say: Callable[[str
         with ThreadPoolExecutor(2) as starter:
             futures = {
                 arm: starter.submit(start_proxy, proxy_config(groups, callbacks=plugin, router_settings={"num_retries": 0}),
-                                    workdir=workdir / f"proxy-throughput-{arm}")
+                                    workdir=workdir / f"proxy-throughput-{arm}", env=_probe_env(workdir / f"gc-{arm}"))
                 for arm, plugin in ((PLUGIN, True), (WITHOUT, False))
             }
             proxies = {}
@@ -142,6 +182,8 @@ def run_throughput(options: ThroughputOptions, workdir: Path, say: Callable[[str
                 say(f"  throughput round {round_no + 1}/{options.rounds}: " + ", ".join(
                     f"{arm} {len(b['status']) / b['wall_s']:.1f} req/s" for arm, b in last.items()))
     result = summarize(batches)
+    for arm, runs in batches.items():
+        result["arms"][arm]["gc_gen2"] = gc_pauses(_read_gc_log(workdir / f"gc-{arm}"), runs)
     result["options"] = dict(asdict(options), prompt_sizes=list(PROMPT_SIZES), max_tokens=MAX_TOKENS,
                              bodies=len(bodies))
     return result
