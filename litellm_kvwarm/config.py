@@ -73,7 +73,7 @@ class Settings(BaseModel):
     estimator_family: str = Field(
         "",
         description=(
-            "Force the calibrated weights of one family (cl100k, o200k, qwen2.5, qwen3.6, deepseek, llama3, any); "
+            "Force the calibrated weights of one family (cl100k, o200k, qwen2.5, qwen3.6, deepseek, llama3, gemma3, any); "
             "empty: told from each deployment's served model name, 'any' when unknown."
         ),
     )

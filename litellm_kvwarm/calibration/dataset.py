@@ -1,4 +1,5 @@
-"""Real requests for calibration: ShareGPT V3 chat prefixes and BFCL tool-calling prefixes.
+"""Real requests for calibration: ShareGPT V3 chat prefixes, BFCL tool-calling prefixes, and
+the non-English sources of :mod:`.multilingual` (BFCL live prompts, ``dataset-build`` prose).
 
 Every usable ShareGPT conversation (English and all the others) and every BFCL multi-turn
 entry (base and long-context) gives up to :data:`REQUESTS_PER_CONVERSATION` request
@@ -53,7 +54,8 @@ def content_kind(payload: dict[str, Any]) -> str:
 
     short: under :data:`SHORT_CHARS` characters; json/tools: sends tool schemas; cjk / other
     non-Latin: at least :data:`NON_LATIN_SHARE` of the characters are CJK/kana/Hangul, or
-    other non-ASCII; code: a fenced block or a high share of symbols and line breaks;
+    other scripts (2-byte beyond accented Latin, other 3-byte: Cyrillic, Greek, Arabic, Hebrew,
+    Indic, Thai, …); code: a fenced block or a high share of symbols and line breaks;
     prose: the rest.
     """
     counts = count_request(payload, call_kind="chat")
@@ -64,7 +66,7 @@ def content_kind(payload: dict[str, Any]) -> str:
     classes = dict(zip(CHAR_CLASSES, _exact_classes(counts.text)))
     if classes["cjk"] >= NON_LATIN_SHARE * counts.chars:
         return "cjk"
-    if classes["utf8_2"] + classes["utf8_3"] + classes["utf8_4"] >= NON_LATIN_SHARE * counts.chars:
+    if classes["utf8_2"] + classes["utf8_3"] >= NON_LATIN_SHARE * counts.chars:
         return "other non-Latin"
     if "```" in counts.text or (classes["punct"] >= 0.12 * counts.chars and classes["breaks"] >= 0.02 * counts.chars):
         return "code"
@@ -107,14 +109,19 @@ def requests_of(conversation: Conversation, per_conversation: int = REQUESTS_PER
 
 
 def load_requests(
-    *, sharegpt_limit: int | None = None, bfcl_limit: int | None = None, english_every: int = 1
+    *, sharegpt_limit: int | None = None, bfcl_limit: int | None = None, english_every: int = 1,
+    multilingual: bool = True,
 ) -> list[Request]:
     """Requests of the first ``sharegpt_limit`` ShareGPT conversations and ``bfcl_limit`` BFCL
-    entries per category (``None``: all), in a stable order.
+    entries per category (``None``: all), in a stable order; with ``multilingual``, also the
+    BFCL live prompts and the ``dataset-build`` prose of :mod:`.multilingual` (``bfcl_limit``
+    caps those too: entries per file, and conversations per language).
 
     ``english_every`` keeps every n-th all-ASCII ShareGPT conversation (to bound the run
     time) and *every* conversation with non-ASCII text, so non-English data is never thinned.
     """
+    from .multilingual import bfcl_live_conversations, prose_conversations
+
     out: list[Request] = []
     for number, conversation in enumerate(iter_sharegpt()):
         if sharegpt_limit is not None and number >= sharegpt_limit:
@@ -126,5 +133,10 @@ def load_requests(
         for number, conversation in enumerate(bfcl_conversations(category)):
             if bfcl_limit is not None and number >= bfcl_limit:
                 break
+            out.extend(requests_of(conversation))
+    if multilingual:
+        for conversation in bfcl_live_conversations(limit=None if bfcl_limit is None else 20 * bfcl_limit):
+            out.extend(requests_of(conversation))
+        for conversation in prose_conversations(limit_per_language=bfcl_limit):
             out.extend(requests_of(conversation))
     return out

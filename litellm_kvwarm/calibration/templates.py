@@ -20,6 +20,11 @@ where they only differ in whitespace:
   ``ipython`` turns.
 * ``deepseek``: DeepSeek V3 role markers, tools as JSON blocks in the system prompt, tool
   calls and outputs in its ``<｜tool▁…｜>`` markers.
+* ``gemma3``: Gemma 3's ``tokenizer_config.json`` template exactly for chat (``<bos>``, the
+  system text prefixed to the first user turn, ``model`` for the assistant, content trimmed).
+  That template has no tools; they follow Google's Gemma function-calling guide: the function
+  JSON in the first user turn, calls as a ``tool_code`` block, results as a ``tool_output``
+  block in a user turn.
 """
 
 from __future__ import annotations
@@ -174,7 +179,40 @@ def _deepseek(messages: Sequence[Message], tools: Sequence[Any] | None) -> list[
     return out
 
 
-TEMPLATES = ("chatml", "chatml-qwen2.5", "llama3", "deepseek")
+_GEMMA_TOOLS = (
+    "You have access to functions. If you decide to invoke any of the function(s), you MUST put it in the "
+    "format of\n[func_name1(params_name1=params_value1, params_name2=params_value2...), func_name2(params)]\n\n"
+    "You SHOULD NOT include any other text in the response if you call a function\n"
+)
+
+
+def _gemma3(messages: Sequence[Message], tools: Sequence[Any] | None) -> list[Segment]:
+    first_system = bool(messages) and messages[0].get("role") == "system"
+    prefix = _text(messages[0].get("content")) + "\n\n" if first_system else ""
+    if tools:
+        prefix = _GEMMA_TOOLS + json.dumps([t.get("function", t) for t in tools], indent=2, ensure_ascii=False) + "\n\n" + prefix
+    out: list[Segment] = [("", 1)]  # <bos>
+    for message in messages[1:] if first_system else messages:
+        role = message.get("role")
+        body = _text(message.get("content")).strip()
+        if role == "assistant" and message.get("tool_calls"):
+            calls = ", ".join(
+                f"{c.get('function', {}).get('name')}("
+                + ", ".join(f"{k}={json.dumps(v, ensure_ascii=False)}" for k, v in (_arguments(c) or {}).items())
+                + ")" if isinstance(_arguments(c) or {}, Mapping) else str(_arguments(c))
+                for c in message["tool_calls"]
+            )
+            body = (body + "\n" if body else "") + f"```tool_code\n[{calls}]\n```"
+        elif role == "tool":
+            role, body = "user", f"```tool_output\n{body}\n```"
+        role = "model" if role == "assistant" else role
+        out += [("", 1), (f"{role}\n{prefix}{body}", 1), ("\n", 0)]  # <start_of_turn> … <end_of_turn>
+        prefix = ""
+    out += [("", 1), ("model\n", 0)]
+    return out
+
+
+TEMPLATES = ("chatml", "chatml-qwen2.5", "llama3", "deepseek", "gemma3")
 
 
 def render(template: str, messages: Sequence[Message], tools: Sequence[Any] | None = None) -> list[Segment]:
@@ -187,4 +225,6 @@ def render(template: str, messages: Sequence[Message], tools: Sequence[Any] | No
         return _llama3(messages, tools)
     if template == "deepseek":
         return _deepseek(messages, tools)
+    if template == "gemma3":
+        return _gemma3(messages, tools)
     raise ValueError(f"unknown chat template {template!r}; expected one of {TEMPLATES}")
