@@ -168,6 +168,7 @@ class DemoOptions:
     all_rows: bool = False
     max_requests_per_conversation: int = MAX_REQUESTS_PER_CONVERSATION
     workdir: Path | None = None
+    fast_window: int = FAST_WINDOW  # tokens; where the replay marks the warm-threshold crossing (the bench's vLLM scale: 4,096)
 
 
 @dataclass
@@ -422,7 +423,7 @@ def replay_conversation(conversation: Conversation, arm: Arm, stack: Stack, opti
             turn=f"{point.turn}.{point.step}" if multi_step else str(point.turn),
             messages=len(point.messages), estimate_routing=estimate.routing, estimate_safe=estimate.safe,
             max_tokens_requested=options.max_tokens,
-            crossed_threshold=not crossed and estimate.routing >= WARM_THRESHOLD * FAST_WINDOW,
+            crossed_threshold=not crossed and estimate.routing >= WARM_THRESHOLD * options.fast_window,
         )
         crossed = crossed or row.crossed_threshold
         try:

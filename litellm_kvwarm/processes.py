@@ -6,7 +6,8 @@ server that died fails fast, with the tail of its log), and stop it with
 terminate -> wait -> kill.  Every process started here is also registered with
 ``atexit`` so an exception or Ctrl-C in the caller never leaves one behind.
 
-Used by ``kvwarm demo`` and by every end-to-end test.  Nothing here imports
+Used by ``kvwarm demo``, ``kvwarm bench`` (also the recording tap in front of real vLLM)
+and by every end-to-end test.  Nothing here imports
 LiteLLM; the proxy is only ever a child process.
 """
 
@@ -44,6 +45,7 @@ __all__ = [
     "proxy_config",
     "start_emulator",
     "start_proxy",
+    "start_tap",
 ]
 
 DEFAULT_HEALTH_TIMEOUT_S = 60.0
@@ -312,6 +314,34 @@ def start_emulator(
         health_timeout_s=health_timeout_s,
         base_url=base_url,
         port=port,
+    ).start()
+
+
+def start_tap(
+    upstream: "ManagedProcess | str",
+    name: str,
+    port: int | None = None,
+    *,
+    workdir: Path | None = None,
+    request_log: Path | None = None,
+    health_timeout_s: float = 30.0,
+) -> ManagedProcess:
+    """Start ``python -m litellm_kvwarm.bench.tap`` in front of ``upstream`` (a process or
+    ``http://host:port``); returns it healthy (its ``/health`` is the upstream's).
+    ``.base_url`` is ``http://127.0.0.1:PORT`` (no ``/v1``)."""
+    target = upstream if isinstance(upstream, str) else upstream.base_url
+    if not target:
+        raise ValueError(f"{upstream!r} has no base_url")
+    port = port or free_port()
+    work = _workdir(workdir, "kvwarm-tap-")
+    cmd = [sys.executable, "-m", "litellm_kvwarm.bench.tap", "--upstream", target, "--host", "127.0.0.1",
+           "--port", str(port)]
+    if request_log is not None:
+        cmd += ["--request-log", str(request_log)]
+    base_url = f"http://127.0.0.1:{port}"
+    return ManagedProcess(
+        f"tap[{name}]", cmd, health_url=base_url + EMULATOR_HEALTH_PATH, log_path=work / f"tap-{name}-{port}.log",
+        env=_child_env(), cwd=work, health_timeout_s=health_timeout_s, base_url=base_url, port=port,
     ).start()
 
 

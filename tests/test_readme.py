@@ -23,6 +23,6 @@ def test_readme_gives_the_two_commands_that_ci_runs():
 
 
 def test_readme_links_the_reports():
-    for doc in ("docs/benchmarks.md", "docs/emulator-vs-vllm.md", "docs/demo-warm-ahead.png"):
+    for doc in ("docs/benchmarks.md", "docs/vllm/benchmarks.md", "docs/emulator-vs-vllm.md", "docs/demo-warm-ahead.png"):
         assert f"({doc})" in README
         assert (Path(__file__).resolve().parents[1] / doc).exists()

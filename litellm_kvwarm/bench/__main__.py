@@ -15,7 +15,7 @@ from .runner import BenchOptions, quick_options, run_bench
 from .scales import SCALES
 from .vllm_scale import VllmScaleUnavailable, check
 
-DEFAULT_OUT = "docs"
+DEFAULT_OUT = {"emulator": "docs", "vllm": "docs/vllm"}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -28,8 +28,11 @@ def build_parser() -> argparse.ArgumentParser:
                     "benchmarks.md and bench-*.png into --out.")
     parser.add_argument("--scale", choices=sorted(SCALES), default="emulator",
                         help="emulated production numbers (fast 16,384 / slow 131,072, 750 tok/s slow prefill, "
-                             "time-scaled), or the real-vLLM tier (default %(default)s)")
-    parser.add_argument("--out", default=DEFAULT_OUT, help="directory for the results (default %(default)s/)")
+                             "time-scaled), or two real vLLM CPU servers of the real-vLLM tier (fast 4,096 / slow "
+                             "16,384, a tiny model; needs `bash scripts/vllm_tier.sh --prepare-only` once; replays "
+                             "only: cost and throughput do not depend on the backend) (default %(default)s)")
+    parser.add_argument("--out", default=None,
+                        help="directory for the results (default docs/ for the emulator, docs/vllm/ for vllm)")
     parser.add_argument("--quick", action="store_true", help="fewer sessions, repeats and throughput rounds")
     parser.add_argument("--time-scale", type=float, default=None,
                         help="emulated time multiplier (default: the scale's, 0.05 for the emulator)")
@@ -46,8 +49,11 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
+    parser = build_parser()
+    args = parser.parse_args(argv)
     scale = SCALES[args.scale]
+    if scale.name == "vllm" and args.time_scale is not None:
+        parser.error("--time-scale applies to the emulator only (real engines run on their own clock)")
     if scale.name == "vllm":
         try:
             check()
@@ -57,12 +63,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     if args.time_scale is not None:
         scale = scale.with_time_scale(args.time_scale)
     command = "python -m litellm_kvwarm.bench " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    options = BenchOptions(scale=scale, out=Path(args.out), command=command.strip(),
-                           arms=tuple(args.arm) if args.arm else ARM_KEYS, cost=not args.no_cost,
+    real = scale.name == "vllm"
+    options = BenchOptions(scale=scale, out=Path(args.out or DEFAULT_OUT[scale.name]), command=command.strip(),
+                           arms=tuple(args.arm) if args.arm else ARM_KEYS, cost=not (args.no_cost or real),
                            workdir=Path(args.workdir) if args.workdir else None)
     if args.quick:
         options = quick_options(options)
-    if args.no_throughput:
+    if args.no_throughput or real:
         options = replace(options, throughput=None)
     signal.signal(signal.SIGTERM, _raise_interrupt)
     try:

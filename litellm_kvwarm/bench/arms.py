@@ -81,14 +81,16 @@ def replayed_arms(keys: Sequence[str]) -> list[BenchArm]:
 
 
 def arm_config(arm: BenchArm, fast: Deployment, slow: Deployment, *, fast_window: int, slow_window: int,
-               time_scale: float, extra_router_settings: Mapping[str, Any] | None = None) -> dict[str, Any]:
-    """The proxy config of ``arm`` over one fast and one slow deployment (pure)."""
+               time_scale: float, extra_router_settings: Mapping[str, Any] | None = None,
+               extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
+    """The proxy config of ``arm`` over one fast and one slow deployment (pure); ``extra_env`` is
+    added to a plugin arm's ``KVWARM_*`` settings (the real-vLLM scale's discovery budget)."""
     if arm.pre_call_checks:
         fast = Deployment(fast.served_model_name, fast.api_base, fast.api_key, {"max_input_tokens": fast_window})
         slow = Deployment(slow.served_model_name, slow.api_base, slow.api_key, {"max_input_tokens": slow_window})
     return proxy_config(
         {FAST_GROUP: [fast], SLOW_GROUP: [slow]},
         callbacks=arm.plugin,
-        env_vars=arm.env(time_scale) or None,
+        env_vars={**arm.env(time_scale), **(extra_env or {})} if arm.plugin else None,
         router_settings={**arm.router_settings(), **(extra_router_settings or {})},
     )

@@ -1,7 +1,7 @@
 """PNG charts of a results document (``bench-results.json``); each names its command, data and machine.
 
 * ``bench-ttft.png``: escalated-turn TTFT per arm (median bar, p90 tick), client-measured and in
-  emulated seconds, and per session;
+  emulated seconds (on real vLLM: the server's TTFT at the recording tap), and per session;
 * ``bench-cost.png``: plugin CPU per request against ``litellm.token_counter``; proxy throughput
   per round with and without the plugin;
 * ``bench-estimator.png``: both estimates against the backend's prompt tokens in the replay.
@@ -25,8 +25,10 @@ def footer(results: Mapping[str, Any]) -> str:
     meta = results.get("meta", {})
     m = meta.get("machine", {})
     scale = meta.get("scale", {})
-    return (f"command: {meta.get('command')} | data: {meta.get('data')} | scale {scale.get('name')}, time scale "
-            f"{scale.get('time_scale')} | machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory_gib')} GiB, "
+    backends = (meta.get("backends") or {}).get("engine")
+    return (f"command: {meta.get('command')} | data: {meta.get('data')} | scale {scale.get('name')}, "
+            + (f"real {backends} servers, tiny model" if backends else f"time scale {scale.get('time_scale')}")
+            + f" | machine: {m.get('cpu')}, {m.get('cores')} cores, {m.get('memory_gib')} GiB, "
             f"{m.get('os')}, Python {m.get('python')}, LiteLLM {meta.get('versions', {}).get('litellm')} | "
             f"{meta.get('started_utc')}")
 
@@ -52,12 +54,15 @@ def _ttft(results: Mapping[str, Any], path: Path) -> Path | None:
     arms = (results.get("ttft") or {}).get("arms") or {}
     if not arms:
         return None
+    real = ((results.get("meta") or {}).get("scale") or {}).get("slow_prefill_tps") is None
+    server = "server-side TTFT at the recording tap, seconds" if real else "slow backend's own TTFT, emulated seconds"
     plt = _plt()
     fig, axes = plt.subplots(1, 3, figsize=(16, 4.8))
     keys = list(arms)
     for ax, (median, p90, title) in zip(axes[:2], (
-        ("median_s", "p90_s", "client-measured TTFT (time-scaled backend + real proxy)"),
-        ("median_emulated_s", "p90_emulated_s", "slow backend's own TTFT, emulated seconds"),
+        ("median_s", "p90_s", "client-measured TTFT (real vLLM + proxy)" if real else
+         "client-measured TTFT (time-scaled backend + real proxy)"),
+        ("median_emulated_s", "p90_emulated_s", server),
     )):
         values = [arms[k][median] or 0 for k in keys]
         tops = [arms[k][p90] or 0 for k in keys]
@@ -86,8 +91,8 @@ def _ttft(results: Mapping[str, Any], path: Path) -> Path | None:
                   fontsize=7)
     if drawn:
         ax.set_yscale("log")
-    ax.set_ylabel("emulated seconds (log)")
-    ax.set_title("escalated turn per session, emulated seconds", fontsize=9)
+    ax.set_ylabel(("server seconds" if real else "emulated seconds") + " (log)")
+    ax.set_title("escalated turn per session, " + ("server-side seconds" if real else "emulated seconds"), fontsize=9)
     ax.legend(fontsize=6, loc="lower right")
     fig.suptitle("Escalated-turn time to first token (median bar, p90 tick): " + "; ".join(
         f"({k}) {arms[k]['label']}" for k in keys if k in "ab") + "\n" + "; ".join(

@@ -1,11 +1,16 @@
 """Replay the selected sessions through one arm on fresh processes (I/O), and measure the floor.
 
 One arm = two fresh emulators (nothing cached) + one ``litellm --config`` proxy built by
-:func:`litellm_kvwarm.bench.arms.arm_config`. Each conversation is replayed with the demo's
-:func:`~litellm_kvwarm.demo.replay_conversation` (streamed requests with ``model: "fast"``, TTFT at
-the client, the emulators' request logs telling which backend served each request, which attempt
-failed and which warms landed), from the demo's replay start (the last request estimated below 50%
-of the fast window; earlier turns go as history) to one request after the escalated turn.
+:func:`litellm_kvwarm.bench.arms.arm_config`. At the real-vLLM scale the two backends are the run's
+shared vLLM servers instead, prefix caches emptied before the arm
+(:func:`litellm_kvwarm.bench.vllm_scale.prepare_arm`), each behind a fresh recording tap
+(:mod:`litellm_kvwarm.bench.tap`) that serves the same request log as an emulator.
+
+Each conversation is replayed with the demo's :func:`~litellm_kvwarm.demo.replay_conversation`
+(streamed requests with ``model: "fast"``, TTFT at the client, the emulators' (or taps') request
+logs telling which backend served each request, which attempt failed and which warms landed), from
+the demo's replay start (the last request estimated below 50% of the fast window; earlier turns go
+as history) to one request after the escalated turn.
 
 In arm ``d``'s run, once every conversation is replayed, the **floor** (arm ``e``) is measured:
 each conversation's escalated request, sent twice straight to ``slow`` through the same proxy
@@ -25,9 +30,11 @@ import httpx
 
 from .. import demo
 from ..conversations import Conversation
-from ..processes import Deployment, ManagedProcess, start_emulator, start_proxy
+from ..processes import Deployment, ManagedProcess, start_emulator, start_proxy, start_tap
+from ..vllm_server import FAST_NAME, SLOW_NAME, VllmPair
 from .arms import FLOOR_HOST, SLOW_GROUP, BenchArm, arm_config
 from .scales import Scale
+from .vllm_scale import PLUGIN_ENV, prepare_arm
 
 __all__ = ["ArmRun", "FloorSample", "ReplayOptions", "backend_log", "run_arm"]
 
@@ -43,7 +50,7 @@ class ReplayOptions:
     max_requests_per_conversation: int = demo.MAX_REQUESTS_PER_CONVERSATION
 
     def demo_options(self, scale: Scale) -> demo.DemoOptions:
-        return demo.DemoOptions(time_scale=scale.time_scale, max_tokens=self.max_tokens,
+        return demo.DemoOptions(time_scale=scale.time_scale, fast_window=scale.fast_window, max_tokens=self.max_tokens,
                                 turns_after_escalation=self.turns_after_escalation,
                                 start_fraction=self.start_fraction,
                                 max_requests_per_conversation=self.max_requests_per_conversation)
@@ -56,7 +63,7 @@ class FloorSample:
     conversation: str
     request: int
     ttft_s: float | None  # client, second send
-    server_ttft_s: float | None  # the slow backend's own TTFT of the second send (time-scaled seconds)
+    server_ttft_s: float | None  # slow's own TTFT of the second send (time-scaled seconds; vLLM: at the tap)
     prompt_tokens: int | None
     cached_tokens: int | None
     status: int
@@ -80,11 +87,13 @@ def backend_log(process: ManagedProcess, client: httpx.Client) -> list[dict[str,
 
 
 def _start_stack(arm: BenchArm, scale: Scale, workdir: Path, stack: ExitStack,
-                 say: Callable[[str], None]) -> demo.Stack:
+                 say: Callable[[str], None], vllm: VllmPair | None = None) -> demo.Stack:
     def started(process: ManagedProcess) -> ManagedProcess:
         stack.callback(process.stop)
         return process
 
+    if vllm is not None:
+        return _start_tapped_stack(arm, scale, vllm, workdir, started, say)
     common = {"decode_tokens_per_s": scale.decode_tps, "time_scale": scale.time_scale, "workdir": workdir}
     fast = started(start_emulator(demo.FAST_MODEL, scale.fast_window, prefill_tokens_per_s=scale.fast_prefill_tps,
                                   request_log=workdir / f"{arm.key}-fast.jsonl", **common))
@@ -94,6 +103,20 @@ def _start_stack(arm: BenchArm, scale: Scale, workdir: Path, stack: ExitStack,
                         fast_window=scale.fast_window, slow_window=scale.slow_window, time_scale=scale.time_scale)
     proxy = started(start_proxy(config, workdir=workdir / f"proxy-{arm.key}"))
     say(f"  [{arm.key}] emulators and proxy healthy (proxy {proxy.startup_s:.1f}s)")
+    return demo.Stack(fast=fast, slow=slow, proxy=proxy)
+
+
+def _start_tapped_stack(arm: BenchArm, scale: Scale, vllm: VllmPair, workdir: Path,
+                        started: Callable[[ManagedProcess], ManagedProcess], say: Callable[[str], None]) -> demo.Stack:
+    """Empty prefix caches, fresh taps in front of the shared vLLM servers, a fresh proxy."""
+    prepare_arm(vllm)
+    fast = started(start_tap(vllm.fast, "fast", workdir=workdir, request_log=workdir / f"{arm.key}-fast.jsonl"))
+    slow = started(start_tap(vllm.slow, "slow", workdir=workdir, request_log=workdir / f"{arm.key}-slow.jsonl"))
+    config = arm_config(arm, Deployment.of(fast, FAST_NAME), Deployment.of(slow, SLOW_NAME),
+                        fast_window=scale.fast_window, slow_window=scale.slow_window, time_scale=scale.time_scale,
+                        extra_env=PLUGIN_ENV)
+    proxy = started(start_proxy(config, workdir=workdir / f"proxy-{arm.key}", health_timeout_s=120))
+    say(f"  [{arm.key}] prefix caches emptied, taps and proxy healthy (proxy {proxy.startup_s:.1f}s)")
     return demo.Stack(fast=fast, slow=slow, proxy=proxy)
 
 
@@ -150,22 +173,25 @@ def _describe(arm: BenchArm, conversation: Conversation, rows: list[demo.TurnRow
     else:
         emulated = scale.emulated_s(turn.server_ttft_s)
         cached = f", {turn.cached_fraction:.0%} cached" if turn.cached_fraction is not None else ""
+        clock = "server" if scale.slow_prefill_tps is None else "emulated"
         where = (f"escalated at request {turn.request} ({turn.prompt_tokens or 0:,} tok{cached}): TTFT "
-                 f"{turn.ttft_s or 0:.3f}s client" + (f", {emulated:.2f}s emulated" if emulated is not None else ""))
+                 f"{turn.ttft_s or 0:.3f}s client" + (f", {emulated:.2f}s {clock}" if emulated is not None else ""))
     return (f"  [{arm.key}] {conversation.id} ({conversation.source}): {len(rows)} requests, {where}; "
             f"{warms} warm(s), {failed} failed attempt(s)")
 
 
 def run_arm(arm: BenchArm, conversations: list[Conversation], starts: dict[str, int], scale: Scale,
-            options: ReplayOptions, workdir: Path, say: Callable[[str], None], *, floor: bool = False) -> ArmRun:
-    """Start fresh processes for ``arm``, replay every conversation, measure the floor if asked, stop."""
+            options: ReplayOptions, workdir: Path, say: Callable[[str], None], *, floor: bool = False,
+            vllm: VllmPair | None = None) -> ArmRun:
+    """Start fresh processes for ``arm`` (emulators, or taps over ``vllm``'s emptied servers), replay
+    every conversation, measure the floor if asked, stop."""
     began = time.monotonic()
     rows: list[demo.TurnRow] = []
     floors: list[FloorSample] = []
     demo_options = options.demo_options(scale)
     with ExitStack() as stack:
-        say(f"[{arm.key}] {arm.label}: starting emulators and proxy")
-        processes = _start_stack(arm, scale, workdir, stack, say)
+        say(f"[{arm.key}] {arm.label}: starting {'emulators' if vllm is None else 'taps'} and proxy")
+        processes = _start_stack(arm, scale, workdir, stack, say, vllm)
         with httpx.Client(timeout=REQUEST_TIMEOUT_S, trust_env=False) as client:
             for conversation in conversations:
                 conv_rows = demo.replay_conversation(conversation, arm.demo_arm(), processes, demo_options, client,
@@ -181,5 +207,8 @@ def run_arm(arm: BenchArm, conversations: list[Conversation], starts: dict[str, 
                         say(f"  [e] floor {conversation.id} request {turn.request}: TTFT {sample.ttft_s or 0:.3f}s "
                             f"client, {sample.cached_tokens or 0:,}/{sample.prompt_tokens or 0:,} cached")
             backend = demo.backend_totals(backend_log(processes.fast, client), backend_log(processes.slow, client))
-    return ArmRun(arm=arm, env=arm.env(scale.time_scale), rows=rows, backend=backend,
+    env = arm.env(scale.time_scale)
+    if vllm is not None and arm.plugin:
+        env = {**env, **PLUGIN_ENV}
+    return ArmRun(arm=arm, env=env, rows=rows, backend=backend,
                   wall_s=time.monotonic() - began, floors=floors)

@@ -1,6 +1,7 @@
 """Run the whole benchmark and write its results (orchestration; every measurement lives elsewhere).
 
-Order: select sessions → replay every arm on fresh processes (the floor inside arm ``d``) →
+Order: select sessions → (``--scale vllm``: start the two real vLLM servers once, measure the
+recording tap's overhead) → replay every arm on fresh processes (the floor inside arm ``d``) →
 plugin cost in-process → proxy throughput with/without the plugin → analysis (pure modules) →
 ``bench-results.json``, ``benchmarks.md`` and ``bench-*.png`` into the output directory.
 Progress goes to ``say`` line by line.
@@ -13,6 +14,7 @@ import os
 import platform
 import tempfile
 import time
+from contextlib import ExitStack
 from dataclasses import asdict, dataclass, field
 from datetime import datetime, timezone
 from importlib import metadata
@@ -30,6 +32,8 @@ from .scales import Scale
 from .sessions import SessionPlan, select_sessions
 from .targets import evaluate_targets
 from .throughput import ThroughputOptions, run_throughput
+from ..vllm_server import VllmPair
+from .vllm_scale import backend_meta, tap_overhead, vllm_backends
 
 __all__ = ["BenchOptions", "RESULTS_NAME", "REPORT_NAME", "machine", "quick_options", "run_bench"]
 
@@ -52,6 +56,7 @@ class BenchOptions:
     cost_sizes: tuple[int, ...] = (1_000, 10_000, 100_000)
     write_report: bool = True
     workdir: Path | None = None
+    vllm: VllmPair | None = None  # --scale vllm: running servers to reuse (the tier's); None: start them for the run
 
 
 def quick_options(options: BenchOptions) -> BenchOptions:
@@ -136,16 +141,29 @@ def run_bench(options: BenchOptions, say: Callable[[str], None] = print) -> dict
         arms = replayed_arms(options.arms)
         if arms:
             say("[bench] selecting sessions (ShareGPT, BFCL) ...")
-            conversations = select_sessions(options.sessions, scale.fast_window)
+            real = scale.name == "vllm"
+            conversations = select_sessions(options.sessions, scale.fast_window,
+                                            slow_window=scale.slow_window if real else None,
+                                            turns_after=options.replay.turns_after_escalation)
             starts = {c.id: demo.replay_start(c, options.replay.start_fraction, scale.fast_window) for c in conversations}
             results["meta"]["sessions"] = [
                 {"id": c.id, "source": c.source, "turns": len(c.turns), "chars": c.chars,
                  "tools": len(c.tools or []), "replay_start": starts[c.id]} for c in conversations]
             say(f"[bench] {len(conversations)} sessions: " + ", ".join(f"{c.id} ({c.source})" for c in conversations))
-            for index, arm in enumerate(arms, start=1):
-                say(f"[bench] arm {index}/{len(arms)} ({time.monotonic() - began:.0f}s elapsed)")
-                runs[arm.key] = run_arm(arm, conversations, starts, scale, options.replay, workdir / arm.key, say,
-                                        floor=FLOOR.key in options.arms)
+            with ExitStack() as shared:
+                vllm = options.vllm if real else None
+                if real and vllm is None:
+                    vllm = shared.enter_context(vllm_backends(workdir / "vllm", say))
+                if vllm is not None:
+                    results["meta"]["backends"] = backend_meta(vllm)
+                    overhead = tap_overhead(vllm, workdir / "vllm")
+                    results["meta"]["tap_overhead"] = overhead
+                    say(f"[bench] tap overhead: tiny request TTFT {overhead['direct_median_s'] * 1e3:.1f} ms direct, "
+                        f"{overhead['tap_median_s'] * 1e3:.1f} ms through the tap (median of {overhead['samples']})")
+                for index, arm in enumerate(arms, start=1):
+                    say(f"[bench] arm {index}/{len(arms)} ({time.monotonic() - began:.0f}s elapsed)")
+                    runs[arm.key] = run_arm(arm, conversations, starts, scale, options.replay, workdir / arm.key, say,
+                                            floor=FLOOR.key in options.arms, vllm=vllm)
             sources = {c.id: c.source for c in conversations}
             results["ttft"] = _ttft_section(runs, sources, scale, options.arms)
             results["accuracy"] = estimator_accuracy([r for run in runs.values() for r in run.rows])

@@ -12,7 +12,6 @@ free port, waited for on its health URL while its exit is watched, and stopped a
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import sys
 import time
@@ -23,59 +22,28 @@ from typing import Any
 import httpx
 import pytest
 
-from litellm_kvwarm.processes import REPO_ROOT, Deployment, ManagedProcess, free_port, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.processes import Deployment, ManagedProcess, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.vllm_server import (  # noqa: F401  (re-exported to the tier's tests)
+    CPU_BLOCK,
+    FAST_NAME,
+    FAST_WINDOW,
+    MODEL_DIR,
+    SLOW_NAME,
+    SLOW_WINDOW,
+    VLLM_PYTHON,
+    reset_prefix_cache,
+    start_pair,
+)
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 import tiny_model  # noqa: E402
 
-FAST_WINDOW, SLOW_WINDOW = 4_096, 16_384
-#: vLLM's default KV block on CPU (the emulator is started with the same).
-CPU_BLOCK = 128
-FAST_NAME, SLOW_NAME = "fast-tiny", "slow-tiny"
-VLLM_PYTHON = REPO_ROOT / ".venv-vllm" / "bin" / "python"
-#: Absolute: vLLM runs in a temporary directory, and reads a relative path as a hub repo id.
-MODEL_DIR = (REPO_ROOT / os.environ.get("KVWARM_TINY_MODEL_DIR", ".kvwarm-run/tiny-llama")).resolve()
-#: vLLM CPU imports torch and compiles nothing (--enforce-eager), but a cold start on a busy
-#: 2-core machine has been seen near a minute; both servers start in parallel.
-VLLM_HEALTH_TIMEOUT_S = 240.0
 KEYS = {
     "sk-tenant-a": {"team_id": "team-a", "user_id": "alice"},
     "sk-tenant-b": {"team_id": "team-b", "user_id": "bob"},
 }
 HERE = Path(__file__).resolve().parent
 AUTH_FIXTURE = HERE.parent / "e2e" / "auth_fixture.py"
-
-
-def start_vllm(name: str, window: int, core: int, workdir: Path) -> ManagedProcess:
-    """One real vLLM OpenAI server on a free port, pinned to ``core``; returned healthy."""
-    port = free_port()
-    cmd = [
-        str(VLLM_PYTHON), "-m", "vllm.entrypoints.openai.api_server",
-        "--model", str(MODEL_DIR), "--served-model-name", name,
-        "--load-format", "dummy", "--enforce-eager",
-        "--enable-prefix-caching", "--enable-prompt-tokens-details",
-        "--max-model-len", str(window), "--max-num-seqs", "8",
-        "--host", "127.0.0.1", "--port", str(port),
-    ]
-    env = dict(os.environ)
-    for key in ("PYTHONPATH", "VIRTUAL_ENV"):
-        env.pop(key, None)  # the server runs in its own venv, not the test's
-    env.update({
-        "VLLM_CPU_KVCACHE_SPACE": "1",
-        "VLLM_CPU_OMP_THREADS_BIND": str(core),
-        "HF_HUB_OFFLINE": "1",
-        "TRANSFORMERS_OFFLINE": "1",
-        "VLLM_NO_USAGE_STATS": "1",
-        "DO_NOT_TRACK": "1",
-        "VLLM_SERVER_DEV_MODE": "1",  # serves POST /reset_prefix_cache
-        "PYTHONUNBUFFERED": "1",
-    })
-    base_url = f"http://127.0.0.1:{port}"
-    return ManagedProcess(
-        f"vllm[{name}]", cmd, health_url=base_url + "/health", log_path=workdir / f"vllm-{name}-{port}.log",
-        env=env, cwd=workdir, health_timeout_s=VLLM_HEALTH_TIMEOUT_S, stop_timeout_s=20.0,
-        base_url=base_url, port=port,
-    ).start()
 
 
 @pytest.fixture(scope="session")
@@ -89,27 +57,11 @@ def vllm(run_dir):
     if not VLLM_PYTHON.exists():
         pytest.fail(f"{VLLM_PYTHON} is missing: run `bash scripts/vllm_tier.sh` (it installs vLLM and runs this tier)")
     tiny_model.build(MODEL_DIR)
-    began = time.monotonic()
-    with ThreadPoolExecutor(2) as pool:
-        futures = {
-            "fast": pool.submit(start_vllm, FAST_NAME, FAST_WINDOW, 0, run_dir),
-            "slow": pool.submit(start_vllm, SLOW_NAME, SLOW_WINDOW, 1, run_dir),
-        }
-        servers: dict[str, ManagedProcess] = {}
-        errors = []
-        for key, future in futures.items():
-            try:
-                servers[key] = future.result()
-            except Exception as exc:  # noqa: BLE001 - stop the other one, then fail with both
-                errors.append(exc)
-    if errors:
-        for server in servers.values():
-            server.stop()
-        raise errors[0]
-    print(f"\n[vllm-tier] two vLLM servers healthy in {time.monotonic() - began:.1f}s")
+    pair = start_pair(run_dir)
+    servers = {"fast": pair.fast, "slow": pair.slow}
+    print(f"\n[vllm-tier] two vLLM servers healthy in {pair.startup_s:.1f}s")
     yield servers
-    for server in servers.values():
-        server.stop()
+    pair.stop()
 
 
 @pytest.fixture(scope="session")
@@ -192,18 +144,6 @@ def metric_sum(server: ManagedProcess, name: str) -> float:
 
 def successes(server: ManagedProcess) -> float:
     return metric_sum(server, "vllm:request_success_total")
-
-
-def reset_prefix_cache(server: ManagedProcess) -> None:
-    """Empty a server's prefix cache: POST /reset_prefix_cache (vLLM in dev mode, and the emulator)."""
-    path = "/reset_prefix_cache"
-    deadline = time.monotonic() + 30
-    while True:  # vLLM refuses while a request still holds blocks
-        response = httpx.post(server.base_url + path, timeout=30)
-        if response.status_code == 200 or time.monotonic() > deadline:
-            response.raise_for_status()
-            return
-        time.sleep(0.2)
 
 
 def tokenize(server: ManagedProcess, model: str, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
