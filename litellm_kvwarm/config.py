@@ -77,6 +77,13 @@ class Settings(BaseModel):
             "empty: told from each deployment's served model name, 'any' when unknown."
         ),
     )
+    learn_from_usage: bool = Field(
+        True,
+        description=(
+            "Raise a model group's estimates by what its own responses' usage.prompt_tokens show, once 8 have "
+            "been seen (a served tokenizer outside the calibrated families); never lowers them."
+        ),
+    )
     safe_chars_per_token: float = Field(
         DEFAULT_SAFE_CHARS_PER_TOKEN, gt=0, description="With KVWARM_ESTIMATOR=ratio: characters per token of the safe (over-)estimate used for clamping."
     )

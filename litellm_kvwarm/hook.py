@@ -42,7 +42,8 @@ from .reactive import (
 )
 from .runtime import Services
 from .tokens import Estimator, RatioEstimator, TokenEstimate, calibrated_estimator, estimate_request, family_of
-from .usage import record_usage
+from .usage import record_usage, usage_observation
+from .correction import EstimateCorrection
 from .windows import MISS
 from .warm import WarmOutcome
 from .warm_gate import WarmCandidate, WarmGate
@@ -127,6 +128,7 @@ class KVWarmHandler(CustomLogger):
         )
         #: warm outcomes seen by this process, by outcome value (for tests and the demo)
         self.warm_outcomes: dict[str, int] = {}
+        self.correction = EstimateCorrection()
 
     # -- LiteLLM hooks ---------------------------------------------------------------------
 
@@ -203,8 +205,10 @@ class KVWarmHandler(CustomLogger):
             logger.debug("[CONTEXT-ROUTE] untouched: window of %r unknown", group)
             self._count_route("unknown_window", group, target)
             return
-        estimate = self._estimate(data, kind, self._served_models(router, group))
-        request_metadata(data)[ESTIMATE_KEY] = {"safe": estimate.safe, "routing": estimate.routing}
+        raw = self._estimate(data, kind, self._served_models(router, group))
+        estimate = self.correction.apply(group, raw) if self.settings.learn_from_usage else raw
+        request_metadata(data)[ESTIMATE_KEY] = {"safe": estimate.safe, "routing": estimate.routing, "group": group,
+                                                "raw_safe": raw.safe, "raw_routing": raw.routing}
         target_known = target is not None and target in router.model_names
         target_window = await self._group_window(router, target) if target_known else None
         floor = self.settings.output_floor_tokens
@@ -418,7 +422,14 @@ class KVWarmHandler(CustomLogger):
         # the pre-call hook already estimated these messages (same payload on every hop): reuse it
         served = (info.deployment.served_model,) if info.deployment is not None else ()
         known = (kwargs.get("metadata") or {}).get(ESTIMATE_KEY)
-        safe = known["safe"] if isinstance(known, Mapping) and isinstance(known.get("safe"), int) else self._estimate(kwargs, kind, served).safe
+        if isinstance(known, Mapping) and isinstance(known.get("safe"), int):
+            safe = known["safe"]
+        else:
+            fresh = self._estimate(kwargs, kind, served)
+            group_name = (kwargs.get("metadata") or {}).get("model_group")
+            if self.settings.learn_from_usage and isinstance(group_name, str):
+                fresh = self.correction.apply(group_name, fresh)
+            safe = fresh.safe
         floor = self.settings.output_floor_tokens
         decision = clamp_output(requested=requested, prompt_tokens=safe, window=window, output_floor_tokens=floor, exact=False)
         if decision.needs_exact and self.settings.exact_count and info.deployment is not None and kind == "chat":
@@ -510,8 +521,26 @@ class KVWarmHandler(CustomLogger):
         kind, and estimate ÷ actual for real requests. Never raises."""
         try:
             record_usage(self.metrics, kwargs, response_obj)
+            if self.settings.learn_from_usage:
+                self._learn(kwargs, response_obj)
         except Exception:
             logger.debug("usage metrics skipped", exc_info=True)
+
+    def _learn(self, kwargs: Any, response_obj: Any) -> None:
+        """Feed :attr:`correction` with a response its own group served (not escalated, not a warm)."""
+        observation = usage_observation(kwargs, response_obj)
+        if observation is None:
+            return
+        group, raw_routing, raw_safe, prompt = observation
+        before = self.correction.factors(group)
+        self.correction.observe(group, routing=raw_routing, safe=raw_safe, prompt_tokens=prompt)
+        after = self.correction.factors(group)
+        if after != before and after.samples >= self.correction.min_samples:
+            self.metrics.estimate_correction.labels(group, "routing").set(after.routing)
+            self.metrics.estimate_correction.labels(group, "safe").set(after.safe)
+            if (after.routing, after.safe) != (before.routing, before.safe):
+                logger.info("[CONTEXT-ROUTE] estimates of %r now × %.2f (routing) / × %.2f (safe), from %d responses",
+                            group, after.routing, after.safe, after.samples)
 
     async def _send_warm(self, body: dict[str, Any]) -> Any:
         router = self._router_getter()

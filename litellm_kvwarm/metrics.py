@@ -65,6 +65,7 @@ class Metrics:
     warm_seconds: Histogram
     output_clamps: Counter
     estimate_ratio: Histogram
+    estimate_correction: Gauge
     prompt_tokens: Counter
     cached_prompt_tokens: Counter
     window: Gauge
@@ -98,6 +99,10 @@ class Metrics:
             estimate_ratio=Histogram(
                 f"{p}_estimate_ratio", "Estimate ÷ actual prompt tokens (usage.prompt_tokens), per estimate.",
                 ["model_group", "estimate"], buckets=RATIO_BUCKETS, registry=registry,
+            ),
+            estimate_correction=Gauge(
+                f"{p}_estimate_correction", "Factor applied to a group's estimates, learned from its usage.prompt_tokens.",
+                ["model_group", "estimate"], registry=registry, multiprocess_mode="max",
             ),
             prompt_tokens=Counter(
                 f"{p}_prompt_tokens", "Prompt tokens served (usage.prompt_tokens), by group and request kind.",

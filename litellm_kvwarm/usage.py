@@ -54,3 +54,23 @@ def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any) -> bool:
             if isinstance(value, int):
                 metrics.estimate_ratio.labels(group, name).observe(value / prompt)
     return True
+
+
+def usage_observation(kwargs: Any, response_obj: Any) -> tuple[str, int, int, int] | None:
+    """``(group, raw routing, raw safe, usage.prompt_tokens)`` of a response that the group whose
+    estimate it carries served itself (kind ``normal``), for
+    :class:`~litellm_kvwarm.correction.EstimateCorrection`; else ``None``."""
+    meta = find_metadata(kwargs)
+    if meta is None or request_kind(meta) != "normal":
+        return None
+    estimate = meta.get(ESTIMATE_KEY)
+    if not isinstance(estimate, Mapping):
+        return None
+    group = meta.get("model_group") or kwargs.get("model_group")
+    if not group or group != estimate.get("group"):
+        return None
+    prompt = field(field(response_obj, "usage"), "prompt_tokens")
+    raw_routing, raw_safe = estimate.get("raw_routing"), estimate.get("raw_safe")
+    if not all(isinstance(v, int) and v > 0 for v in (prompt, raw_routing, raw_safe)):
+        return None
+    return str(group), raw_routing, raw_safe, prompt

@@ -4,7 +4,8 @@ The plugin's work on one request is its pure path, as ``hook.py`` runs it with n
 
 * pre-call: :func:`~litellm_kvwarm.tokens.estimate_request` → :func:`~litellm_kvwarm.policy.needs_exact_count`
   → :func:`~litellm_kvwarm.policy.decide_route` (and the warm threshold comparison);
-* per attempt: the clamp hook estimates the request again → :func:`~litellm_kvwarm.policy.clamp_output`.
+* per attempt: the clamp hook reuses the pre-call estimate (the hook passes it in the request's
+  metadata) → :func:`~litellm_kvwarm.policy.clamp_output`.
 
 Left out: window look-ups (a dict read once discovered), a ``/tokenize`` exact count (only near the
 window edge), session hashing and metrics. ``litellm.token_counter`` (what
@@ -56,8 +57,7 @@ def plugin_work(payload: Mapping[str, Any], *, fast_window: int, slow_window: in
                          output_floor_tokens=OUTPUT_FLOOR, source_window=fast_window, target_window=slow_window)
     window = slow_window if route.escalate else fast_window
     _warm = not route.escalate and estimate.routing >= DEFAULT_WARM_THRESHOLD * fast_window
-    clamp_estimate = estimate_request(payload, call_kind="chat", estimator=PLUGIN_ESTIMATOR)
-    decision = clamp_output(requested=payload.get("max_tokens"), prompt_tokens=clamp_estimate.safe, window=window,
+    decision = clamp_output(requested=payload.get("max_tokens"), prompt_tokens=estimate.safe, window=window,
                             output_floor_tokens=OUTPUT_FLOOR, exact=False)
     return decision.max_tokens or 0
 

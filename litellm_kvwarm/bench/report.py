@@ -152,8 +152,8 @@ def _cost(results: Mapping[str, Any]) -> list[str]:
         return []
     lines = ["## 2. Plugin cost", ""]
     if cost:
-        lines += ["Per-request CPU of the plugin's pure path (estimate → route → clamp, the estimate computed twice "
-                  "as the two hooks do), in-process, against `litellm.token_counter` on the same bodies "
+        lines += ["Per-request CPU of the plugin's pure path (estimate → route → clamp; the clamp hook reuses the "
+                  "pre-call estimate, as `hook.py` does), in-process, against `litellm.token_counter` on the same bodies "
                   "(ShareGPT text; `+tools` adds the 30 BFCL tool schemas of the largest long-context session). "
                   "CPU = `time.process_time_ns`, one call per sample.", ""]
         rows = [[c["case"], f"{c['token_counter_tokens']:,}", _f(c["plugin"]["cpu_us"]["p50"], ".1f"),
