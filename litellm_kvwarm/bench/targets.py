@@ -6,7 +6,9 @@
 * plugin CPU p99 < 1 ms at 100k tokens (with and without tool schemas: the worse of the two);
 * plugin ≥ 50× cheaper than ``litellm.token_counter`` at 100k tokens (CPU p50; smaller sizes are
   shown in the report's table);
-* throughput with the plugin ≥ 0.97 × without.
+* throughput with the plugin ≥ 0.97 × without: the median of the per-round ratios (each round runs
+  both proxies back to back, order alternating), which one round hit by a 0.4–0.9 s garbage
+  collection in one proxy cannot swing the way it swings the pooled ratio (also reported).
 """
 
 from __future__ import annotations
@@ -72,7 +74,10 @@ def evaluate_targets(results: Mapping[str, Any]) -> list[dict[str, Any]]:
         out.append(_target("plugin CPU p99 < 1 ms at 100k tokens", "< 1000 µs", None, None, _NOT_HERE))
         out.append(_target("plugin ≥ 50× cheaper than litellm.token_counter (100k)", f"≥ {CHEAPER_FACTOR:g}×",
                            None, None, _NOT_HERE))
-    tp = (results.get("throughput") or {}).get("throughput_ratio")
+    throughput = results.get("throughput") or {}
+    tp, overall = throughput.get("round_ratio_median"), throughput.get("throughput_ratio")
+    note = (f"median of the {len(throughput.get('round_ratios') or [])} paired rounds; all rounds pooled {overall:.3f}"
+            if tp is not None and overall is not None else _NOT_HERE)
     out.append(_target("throughput with plugin ≥ 0.97 × without", f"≥ {THROUGHPUT_RATIO}", tp,
-                       None if tp is None else tp >= THROUGHPUT_RATIO, "" if tp is not None else _NOT_HERE))
+                       None if tp is None else tp >= THROUGHPUT_RATIO, note))
     return out
