@@ -127,7 +127,7 @@ def test_warm_ahead_makes_the_escalation_a_prefix_cache_hit(vllm, proxies):
         assert prompt == WARM_PROMPT + GROWTH
         assert cold_cached == 0, f"trial {trial}: the cold arm hit the cache"
         assert fraction >= 0.9, f"trial {trial}: cached {cached}/{prompt}"
-        # measured 10-16x per trial here, even with other jobs loading both cores
+        # measured 8-11x per trial here on a quiet machine (tiny-llama-v3; 3-5x with the smaller v1)
         assert ratio >= 5.0, f"trial {trial}: TTFT ratio {ratio:.1f}x < 5x"
     assert median >= 5.0, f"median TTFT ratio {median:.1f}x < 5x"
 
