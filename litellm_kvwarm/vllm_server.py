@@ -2,7 +2,7 @@
 
 :func:`start_vllm` launches ``python -m vllm.entrypoints.openai.api_server`` from ``.venv-vllm``
 (made by ``bash scripts/vllm_tier.sh``) serving the tiny Llama that ``tests/vllm/tiny_model.py``
-builds (hidden 256, 4 layers, a BPE tokenizer trained on ShareGPT text, ``--load-format dummy``:
+builds (hidden 640, 8 layers, a BPE tokenizer trained on ShareGPT text, ``--load-format dummy``:
 no model hub), with prefix caching and ``usage.prompt_tokens_details.cached_tokens`` on, tool calls parsed
 (``--enable-auto-tool-choice --tool-call-parser hermes``: a request with ``tools`` is otherwise
 refused), one engine

