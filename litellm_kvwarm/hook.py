@@ -369,8 +369,7 @@ class KVWarmHandler(CustomLogger):
                 if kind == "chat" and self.settings.exact_count:
                     prompt_count = await self.services.exact.count(info.deployment.api_base, info.deployment.served_model, kwargs)
             if prompt_count is None:
-                served = (info.deployment.served_model,) if info.deployment is not None else ()
-                prompt_count = self._estimate(kwargs, kind, served).safe
+                prompt_count = self._safe_estimate(kwargs, kind, info)
         decision = decide_hop(
             plan=plan,
             hop_group=hop_group,
@@ -419,17 +418,7 @@ class KVWarmHandler(CustomLogger):
         if window is None:
             return
         requested = kwargs[key]
-        # the pre-call hook already estimated these messages (same payload on every hop): reuse it
-        served = (info.deployment.served_model,) if info.deployment is not None else ()
-        known = (kwargs.get("metadata") or {}).get(ESTIMATE_KEY)
-        if isinstance(known, Mapping) and isinstance(known.get("safe"), int):
-            safe = known["safe"]
-        else:
-            fresh = self._estimate(kwargs, kind, served)
-            group_name = (kwargs.get("metadata") or {}).get("model_group")
-            if self.settings.learn_from_usage and isinstance(group_name, str):
-                fresh = self.correction.apply(group_name, fresh)
-            safe = fresh.safe
+        safe = self._safe_estimate(kwargs, kind, info)
         floor = self.settings.output_floor_tokens
         decision = clamp_output(requested=requested, prompt_tokens=safe, window=window, output_floor_tokens=floor, exact=False)
         if decision.needs_exact and self.settings.exact_count and info.deployment is not None and kind == "chat":
@@ -452,6 +441,21 @@ class KVWarmHandler(CustomLogger):
             self.metrics.output_clamps.labels(group, "exact" if "exact" in decision.reason else "estimate").inc()
 
     # -- helpers -----------------------------------------------------------------------------
+
+    def _safe_estimate(self, kwargs: Mapping[str, Any], kind: str, info: Any) -> int:
+        """The safe estimate of an attempt's prompt (tokens): the pre-call hook's (same payload on
+        every hop, carried in the metadata), else estimated here for the attempt's deployment and
+        raised by its group's learned factor."""
+        metadata = kwargs.get("metadata") or {}
+        known = metadata.get(ESTIMATE_KEY)
+        if isinstance(known, Mapping) and isinstance(known.get("safe"), int):
+            return known["safe"]
+        served = (info.deployment.served_model,) if info.deployment is not None else ()
+        fresh = self._estimate(kwargs, kind, served)
+        group = metadata.get("model_group")
+        if self.settings.learn_from_usage and isinstance(group, str):
+            fresh = self.correction.apply(group, fresh)
+        return fresh.safe
 
     def _estimator(self, served_models: tuple[str, ...] = ()) -> Estimator:
         """The configured estimator; calibrated weights of the deployments' family when they agree."""
