@@ -1,4 +1,4 @@
-"""Reading LiteLLM's model list: deployments of a group, their served models, escalation targets.
+"""Reading LiteLLM's model list: deployments of a group, their served models and keys, escalation targets.
 
 Pure functions over the shapes LiteLLM's Router exposes (``router.get_model_list(model_name=)``
 entries and ``router.context_window_fallbacks``); nothing here imports LiteLLM, so the
@@ -7,7 +7,8 @@ logic is testable with plain dicts.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+import os
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from .windows import Deployment
@@ -29,6 +30,54 @@ class DeploymentInfo:
     operator_window: int | None
 
 
+#: Environment variable LiteLLM 1.108.7 falls back to for a provider's key when the deployment
+#: sets no ``api_key`` (``HOSTED_VLLM_API_KEY`` in ``llms/hosted_vllm/chat/transformation.py``,
+#: ``OPENAI_API_KEY`` in ``main.py``'s OpenAI branches, ...).
+PROVIDER_KEY_ENV = {
+    "hosted_vllm": "HOSTED_VLLM_API_KEY",
+    "openai_like": "OPENAI_LIKE_API_KEY",
+    "lm_studio": "LM_STUDIO_API_KEY",
+    "llamafile": "LLAMAFILE_API_KEY",
+    "openai": "OPENAI_API_KEY",
+    "text-completion-openai": "OPENAI_API_KEY",
+}
+#: LiteLLM's reference to a secret in a config value: ``os.environ/NAME``.
+SECRET_REFERENCE = "os.environ/"
+
+#: Resolves ``"os.environ/NAME"`` to its value, ``None`` when unset. In the proxy:
+#: ``litellm.get_secret_str`` (it honours the configured secret manager, as LiteLLM does).
+SecretResolver = Callable[[str], str | None]
+
+
+def environ_secret(reference: str) -> str | None:
+    """Default :data:`SecretResolver`: ``os.environ/NAME`` → ``os.environ["NAME"]``, else ``None``."""
+    name = reference[len(SECRET_REFERENCE) :] if reference.startswith(SECRET_REFERENCE) else reference
+    return os.environ.get(name)
+
+
+def resolve_api_key(litellm_params: Mapping[str, object], *, secret: SecretResolver | None = None) -> str | None:
+    """The key LiteLLM sends to this deployment: ``litellm_params.api_key`` (an ``os.environ/NAME``
+    reference resolved with ``secret``; the Router resolves config references when it loads the
+    model list, but deployments added later, e.g. from the database, may still hold one), else
+    the provider's environment variable (:data:`PROVIDER_KEY_ENV`). ``None`` when there is no
+    non-blank key; surrounding whitespace is stripped. Never raises."""
+    resolve = secret or environ_secret
+    key = litellm_params.get("api_key")
+    try:
+        if isinstance(key, str) and key.startswith(SECRET_REFERENCE):
+            key = resolve(key)
+        if not (isinstance(key, str) and key.strip()):
+            model = litellm_params.get("model")
+            provider = litellm_params.get("custom_llm_provider")
+            if not isinstance(provider, str) or not provider:
+                provider = model.partition("/")[0] if isinstance(model, str) and "/" in model else None
+            env = PROVIDER_KEY_ENV.get(provider) if provider else None
+            key = resolve(SECRET_REFERENCE + env) if env else None
+    except Exception:  # a failing secret manager leaves the key unset, as a missing one would
+        return None
+    return key.strip() if isinstance(key, str) and key.strip() else None
+
+
 def served_model_name(litellm_model: str) -> str:
     """``litellm_params.model`` without its provider prefix."""
     prefix, sep, rest = litellm_model.partition("/")
@@ -46,22 +95,29 @@ def operator_window(model_info: object) -> int | None:
     return None
 
 
-def deployment_info(litellm_params: Mapping[str, object], model_info: object) -> DeploymentInfo:
-    """Build :class:`DeploymentInfo` from one deployment's ``litellm_params`` and ``model_info``."""
+def deployment_info(
+    litellm_params: Mapping[str, object], model_info: object, *, secret: SecretResolver | None = None
+) -> DeploymentInfo:
+    """Build :class:`DeploymentInfo` from one deployment's ``litellm_params`` and ``model_info``;
+    its key is :func:`resolve_api_key`'s (``secret`` as there)."""
     api_base = litellm_params.get("api_base")
     model = litellm_params.get("model")
     deployment = None
     if isinstance(api_base, str) and api_base and isinstance(model, str) and model:
-        deployment = Deployment(api_base=api_base.rstrip("/"), served_model=served_model_name(model))
+        deployment = Deployment(
+            api_base=api_base.rstrip("/"),
+            served_model=served_model_name(model),
+            api_key=resolve_api_key(litellm_params, secret=secret),
+        )
     return DeploymentInfo(deployment=deployment, operator_window=operator_window(model_info))
 
 
-def group_deployments(model_list: Iterable[object]) -> list[DeploymentInfo]:
+def group_deployments(model_list: Iterable[object], *, secret: SecretResolver | None = None) -> list[DeploymentInfo]:
     """:class:`DeploymentInfo` of each well-formed entry of ``router.get_model_list(model_name=group)``."""
     infos = []
     for entry in model_list or ():
         if isinstance(entry, Mapping) and isinstance(entry.get("litellm_params"), Mapping):
-            infos.append(deployment_info(entry["litellm_params"], entry.get("model_info")))
+            infos.append(deployment_info(entry["litellm_params"], entry.get("model_info"), secret=secret))
     return infos
 
 

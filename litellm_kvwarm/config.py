@@ -24,7 +24,7 @@ DEFAULT_OUTPUT_FLOOR_TOKENS = 256
 DEFAULT_SAFE_CHARS_PER_TOKEN = 3.0
 DEFAULT_ROUTING_CHARS_PER_TOKEN = 4.0
 DEFAULT_WINDOW_TTL_S = 900.0
-DEFAULT_DISCOVERY_BUDGET_S = 0.25
+DEFAULT_REQUEST_BUDGET_MS = 300
 DEFAULT_DISCOVERY_TIMEOUT_S = 5.0
 DEFAULT_UNKNOWN_WINDOW_RETRY_S = 30.0
 DEFAULT_WARM_THRESHOLD = 0.6
@@ -32,6 +32,9 @@ DEFAULT_WARM_COOLDOWN_S = 300.0
 DEFAULT_WARM_MAX_CONCURRENCY = 4
 DEFAULT_WARM_TIMEOUT_S = 120.0
 DEFAULT_WARM_MEMORY_SESSIONS = 256
+DEFAULT_WARM_QUEUE_SIZE = 1024
+DEFAULT_WARM_TENANT_RATE = 120.0
+DEFAULT_REDIS_MAX_CONNECTIONS = 16
 #: Re-warm once a session grew by 5% of the window: a re-warm prefills only the growth, so a
 #: small step costs requests, not prefill, and leaves less of the escalated prompt uncached.
 DEFAULT_WARM_REWARM_STEP = 0.05
@@ -95,18 +98,26 @@ class Settings(BaseModel):
     window_ttl_s: float = Field(
         DEFAULT_WINDOW_TTL_S, gt=0, description="How long a discovered max_model_len is trusted, per deployment."
     )
-    discovery_budget_s: float = Field(
-        DEFAULT_DISCOVERY_BUDGET_S,
+    request_budget_ms: int = Field(
+        DEFAULT_REQUEST_BUDGET_MS,
         ge=0,
-        description="Longest a request waits for window discovery or an exact count; the fetch itself continues in the background.",
+        description=(
+            "One wall-clock budget per request for all of the plugin's waits (window discovery, exact count, cooldown "
+            "store), milliseconds, across every hook of the request; past it the request goes on as LiteLLM alone "
+            "would send it (the lookups finish in the background). A lookup that failed or overran is not waited for "
+            "again for KVWARM_UNKNOWN_WINDOW_RETRY_S. Replaces KVWARM_DISCOVERY_BUDGET_S (seconds), still read."
+        ),
     )
     discovery_timeout_s: float = Field(
-        DEFAULT_DISCOVERY_TIMEOUT_S, gt=0, description="HTTP timeout of one background GET /v1/models or POST /tokenize."
+        DEFAULT_DISCOVERY_TIMEOUT_S, gt=0, description="Total wall-clock bound of one backend call (GET /v1/models, POST /tokenize, GET /metrics), body included; it runs in the background past the request budget."
     )
     unknown_window_retry_s: float = Field(
         DEFAULT_UNKNOWN_WINDOW_RETRY_S,
         gt=0,
-        description="After a failed or window-less discovery, how long before that deployment is asked again.",
+        description=(
+            "After a failed, overrunning or window-less discovery (or exact count), how long before that deployment "
+            "is asked (and waited for) again."
+        ),
     )
     warm_ahead: bool = Field(
         True, description="Warm the escalation target's prefix cache once a session nears the window (0 turns it off)."
@@ -130,9 +141,25 @@ class Settings(BaseModel):
         ),
     )
     warm_max_concurrency: int = Field(
-        DEFAULT_WARM_MAX_CONCURRENCY, ge=1, description="Warms in flight per proxy process; more are skipped."
+        DEFAULT_WARM_MAX_CONCURRENCY, ge=1, description="Warms in flight per proxy process; more wait in the queue (KVWARM_WARM_QUEUE_SIZE)."
     )
     warm_timeout_s: float = Field(DEFAULT_WARM_TIMEOUT_S, gt=0, description="A warm running longer is cancelled.")
+    warm_queue_size: int = Field(
+        DEFAULT_WARM_QUEUE_SIZE,
+        ge=1,
+        description=(
+            "Warms waiting for a free slot per proxy process (one per session: a newer state of the session replaces "
+            "its queued warm); past it the oldest queued warm is dropped. A warm that is dropped uses no cooldown."
+        ),
+    )
+    warm_tenant_rate: float = Field(
+        DEFAULT_WARM_TENANT_RATE,
+        ge=0,
+        description=(
+            "Warms sent per tenant per minute at most, shared through the cooldown store (caps what rotating session "
+            "ids can cost); 0 = no cap."
+        ),
+    )
     warm_memory_sessions: int = Field(
         DEFAULT_WARM_MEMORY_SESSIONS,
         ge=1,
@@ -141,6 +168,17 @@ class Settings(BaseModel):
     redis_url: str = Field(
         "",
         description="Redis for the shared cooldown; empty: REDIS_URL, else LiteLLM's REDIS_HOST/REDIS_PORT/REDIS_PASSWORD, else memory.",
+    )
+    redis_max_connections: int = Field(
+        DEFAULT_REDIS_MAX_CONNECTIONS, ge=1, description="Connections the plugin's Redis pool opens at most, per proxy process."
+    )
+    hash_secret: str = Field(
+        "",
+        description=(
+            "Key of the HMAC that turns tenant and session ids into the hashes kept in shared state (cooldown keys, "
+            "warm metadata); empty: KVWARM_CACHE_SALT_SECRET, else LITELLM_SALT_KEY, else LITELLM_MASTER_KEY, else a "
+            "random key per process (then replicas sharing a Redis do not share cooldowns)."
+        ),
     )
     cache_salt_secret: str = Field(
         "",
@@ -212,6 +250,12 @@ class Settings(BaseModel):
         """
         environ = os.environ if environ is None else environ
         raw = {name: environ[env_name(name)] for name in cls.model_fields if env_name(name) in environ}
+        legacy = environ.get(ENV_PREFIX + "DISCOVERY_BUDGET_S")
+        if legacy is not None and "request_budget_ms" not in raw:
+            try:
+                raw["request_budget_ms"] = str(round(float(legacy) * 1000))
+            except ValueError:
+                raise SettingsError(f"invalid litellm-kvwarm setting: {ENV_PREFIX}DISCOVERY_BUDGET_S: not a number: {legacy!r}") from None
         try:
             return cls(**raw)
         except ValidationError as exc:

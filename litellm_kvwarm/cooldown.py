@@ -1,31 +1,48 @@
-"""Per-session warm cooldown: one store contract, memory / Redis / fallback backends.
+"""Warm admission state shared by every proxy process: per-session cooldowns and per-tenant
+warm rates. One store contract, memory / Redis / fallback backends.
 
-Contract (every backend, one test suite): ``await store.acquire(key, cooldown_s)`` returns
-``True`` exactly once per ``key`` per ``cooldown_s`` seconds of the store's clock —
-atomically, so several proxy workers or replicas sharing a Redis fire exactly one warm —
-and ``False`` while the cooldown runs. Keys are built by
-:func:`litellm_kvwarm.identity.scoped_key` (tenant-scoped hashes).
+Contract (every backend, one test suite, one injected clock):
 
-* :class:`MemoryCooldownStore`: bounded (default 256 keys, least recently used dropped),
-  one process only; the embedded default when no Redis is configured.
-* :class:`RedisCooldownStore`: a Lua script (``cooldown_acquire.lua``, shipped with the
-  package) compares the stored deadline with the injected clock and sets the new one with
-  a ``PX`` expiry, in one atomic step. Errors are raised as :class:`CooldownStoreError`.
+* ``await store.admit(cooldown_key, cooldown_s, rate_key, rate_limit, rate_window_s)`` →
+  :class:`Admission`. ``COOLDOWN`` while a cooldown started less than ``cooldown_s`` seconds
+  ago runs for ``cooldown_key``; else ``RATE`` when ``rate_limit`` > 0 and ``rate_key`` already
+  took ``rate_limit`` admissions in the last ``rate_window_s`` seconds (a sliding window);
+  else ``ADMITTED``, and only then are both taken: the cooldown starts and the admission is
+  counted in the tenant's window. Atomic: several proxy workers or replicas sharing a Redis
+  admit a session exactly once per cooldown and a tenant at most ``rate_limit`` times per
+  window. A refused admission takes nothing.
+* ``await store.acquire(key, cooldown_s)`` → ``True`` exactly when ``admit(key, cooldown_s)``
+  (no rate) is ``ADMITTED``.
+
+Keys are built by :func:`litellm_kvwarm.identity.scoped_key` (tenant-scoped hashes).
+
+* :class:`MemoryCooldownStore`: bounded (default 256 cooldown keys and 256 tenant windows,
+  least recently used dropped; a window holds at most ``rate_limit`` timestamps), one process
+  only; the embedded default when no Redis is configured.
+* :class:`RedisCooldownStore`: a Lua script (``cooldown_admit.lua``, shipped with the
+  package) does the whole admission in one atomic step: the cooldown deadline is a string with
+  a ``PX`` expiry, the tenant's window a sorted set of admission times (trimmed to the window,
+  expiring with it). Errors are raised as :class:`CooldownStoreError`. Both keys of one
+  admission are used by one script: on Redis Cluster they would need one hash slot.
 * :class:`FallbackCooldownStore`: Redis first; on a Redis error it logs, calls
-  ``on_fallback`` and answers from memory, so requests never wait on a broken Redis; it
-  tries Redis again after ``retry_after_s``.
+  ``on_fallback`` and answers from memory, so warms never wait on a broken Redis; it tries
+  Redis again after ``retry_after_s``.
 
-Clocks are wall-clock seconds (``time.time``) by default: deadlines are compared across
-processes, so they must share an epoch; skew of a few seconds against a 300 s cooldown is
-harmless.
+Clocks are wall-clock seconds (``time.time``) by default: deadlines and window entries are
+compared across processes, so they must share an epoch; skew of a few seconds against a
+300 s cooldown or a 60 s window is harmless.
 """
 
 from __future__ import annotations
 
 import logging
+import math
+import secrets
 import time
-from collections import OrderedDict
+from collections import OrderedDict, deque
 from collections.abc import Callable
+from dataclasses import dataclass
+from enum import Enum
 from importlib import resources
 from typing import Any, Protocol
 
@@ -33,6 +50,8 @@ logger = logging.getLogger("litellm_kvwarm.cooldown")
 
 DEFAULT_MEMORY_CAPACITY = 256
 DEFAULT_RETRY_AFTER_S = 30.0
+#: The tenant warm rate setting is per minute.
+RATE_PERIOD_S = 60.0
 #: Extra lifetime of a Redis key past its deadline, so clock skew between replicas cannot
 #: let the key vanish before the deadline it stores (milliseconds).
 REDIS_EXPIRY_SLACK_MS = 5_000
@@ -40,11 +59,53 @@ REDIS_EXPIRY_SLACK_MS = 5_000
 Clock = Callable[[], float]
 
 
+class Admission(str, Enum):
+    """Answer of :meth:`CooldownStore.admit`."""
+
+    ADMITTED = "admitted"
+    COOLDOWN = "cooldown"
+    RATE = "rate"
+
+
+@dataclass(frozen=True)
+class TenantRate:
+    """At most ``limit`` admissions in any ``window_s`` seconds."""
+
+    limit: int
+    window_s: float
+
+    @classmethod
+    def per_minute(cls, rate: float) -> TenantRate | None:
+        """The window for ``rate`` warms per minute (``None`` for 0 = no cap). Fractional rates
+        keep their long-run value: 0.5/min → 1 per 120 s, 1.5/min → 1 per 40 s, 120/min → 120 per 60 s.
+
+        Raises:
+            ValueError: ``rate`` is negative or not finite.
+        """
+        if not math.isfinite(rate) or rate < 0:
+            raise ValueError(f"tenant warm rate must be a finite number >= 0, got {rate!r}")
+        if rate == 0:
+            return None
+        limit = max(1, math.floor(rate))
+        return cls(limit=limit, window_s=RATE_PERIOD_S * limit / rate)
+
+
 class CooldownStoreError(Exception):
     """A backend could not answer (connection refused, timeout, script error)."""
 
 
 class CooldownStore(Protocol):
+    async def admit(
+        self,
+        cooldown_key: str,
+        cooldown_s: float,
+        rate_key: str | None = None,
+        rate_limit: int = 0,
+        rate_window_s: float = RATE_PERIOD_S,
+    ) -> Admission:
+        """See the module docstring. Raises :class:`CooldownStoreError` (Redis backend only)."""
+        ...
+
     async def acquire(self, key: str, cooldown_s: float) -> bool:
         """``True`` if no cooldown runs for ``key`` (and start one of ``cooldown_s`` seconds)."""
         ...
@@ -52,39 +113,77 @@ class CooldownStore(Protocol):
     async def aclose(self) -> None: ...
 
 
+def _rate_applies(rate_key: str | None, rate_limit: int) -> bool:
+    return rate_key is not None and rate_limit > 0
+
+
 class MemoryCooldownStore:
-    """In-process store, at most ``capacity`` keys (least recently used dropped first)."""
+    """In-process store: at most ``capacity`` cooldown keys and ``rate_capacity`` tenant windows
+    (default: ``capacity``), least recently used dropped first."""
 
     backend = "memory"
 
-    def __init__(self, *, capacity: int = DEFAULT_MEMORY_CAPACITY, clock: Clock = time.time):
-        if capacity < 1:
-            raise ValueError("capacity must be >= 1")
+    def __init__(self, *, capacity: int = DEFAULT_MEMORY_CAPACITY, rate_capacity: int | None = None, clock: Clock = time.time):
+        if capacity < 1 or (rate_capacity is not None and rate_capacity < 1):
+            raise ValueError("capacity and rate_capacity must be >= 1")
         self._capacity = capacity
+        self._rate_capacity = rate_capacity if rate_capacity is not None else capacity
         self._clock = clock
         self._deadlines: OrderedDict[str, float] = OrderedDict()
+        self._windows: OrderedDict[str, deque[float]] = OrderedDict()
 
     def __len__(self) -> int:
         return len(self._deadlines)
 
-    async def acquire(self, key: str, cooldown_s: float) -> bool:
+    async def admit(
+        self,
+        cooldown_key: str,
+        cooldown_s: float,
+        rate_key: str | None = None,
+        rate_limit: int = 0,
+        rate_window_s: float = RATE_PERIOD_S,
+    ) -> Admission:
         now = self._clock()
-        deadline = self._deadlines.get(key)
+        deadline = self._deadlines.get(cooldown_key)
         if deadline is not None and deadline > now:
-            self._deadlines.move_to_end(key)
-            return False
-        self._deadlines[key] = now + cooldown_s
-        self._deadlines.move_to_end(key)
-        while len(self._deadlines) > self._capacity:
-            self._deadlines.popitem(last=False)
-        return True
+            self._deadlines.move_to_end(cooldown_key)
+            return Admission.COOLDOWN
+        window: deque[float] | None = None
+        if _rate_applies(rate_key, rate_limit):
+            assert rate_key is not None
+            window = self._windows.get(rate_key)
+            if window is None:
+                window = deque()
+            while window and window[0] <= now - rate_window_s:
+                window.popleft()
+            if len(window) >= rate_limit:
+                self._keep(self._windows, rate_key, window, self._rate_capacity)
+                return Admission.RATE
+            window.append(now)
+            self._keep(self._windows, rate_key, window, self._rate_capacity)
+        self._keep(self._deadlines, cooldown_key, now + cooldown_s, self._capacity)
+        return Admission.ADMITTED
+
+    @staticmethod
+    def _keep(entries: OrderedDict[str, Any], key: str, value: Any, capacity: int) -> None:
+        entries[key] = value
+        entries.move_to_end(key)
+        while len(entries) > capacity:
+            entries.popitem(last=False)
+
+    async def acquire(self, key: str, cooldown_s: float) -> bool:
+        return await self.admit(key, cooldown_s) is Admission.ADMITTED
 
     async def aclose(self) -> None:
         self._deadlines.clear()
+        self._windows.clear()
 
 
 def _lua_source() -> str:
-    return resources.files(__package__).joinpath("cooldown_acquire.lua").read_text(encoding="utf-8")
+    return resources.files(__package__).joinpath("cooldown_admit.lua").read_text(encoding="utf-8")
+
+
+_SCRIPT_RESULTS = {1: Admission.ADMITTED, 0: Admission.COOLDOWN, 2: Admission.RATE}
 
 
 class RedisCooldownStore:
@@ -98,15 +197,37 @@ class RedisCooldownStore:
         self._clock = clock
         self._script = client.register_script(_lua_source())
 
-    async def acquire(self, key: str, cooldown_s: float) -> bool:
+    async def admit(
+        self,
+        cooldown_key: str,
+        cooldown_s: float,
+        rate_key: str | None = None,
+        rate_limit: int = 0,
+        rate_window_s: float = RATE_PERIOD_S,
+    ) -> Admission:
         now = self._clock()
-        deadline = now + cooldown_s
-        ttl_ms = int(cooldown_s * 1000) + REDIS_EXPIRY_SLACK_MS
+        limit = rate_limit if _rate_applies(rate_key, rate_limit) else 0
+        keys = [f"{self._prefix}:{cooldown_key}", f"{self._prefix}:{rate_key if limit else cooldown_key + ':rate'}"]
+        args = [
+            repr(now),
+            repr(now + cooldown_s),
+            int(cooldown_s * 1000) + REDIS_EXPIRY_SLACK_MS,
+            limit,
+            repr(float(rate_window_s)),
+            int(rate_window_s * 1000) + REDIS_EXPIRY_SLACK_MS,
+            f"{now!r}:{secrets.token_hex(6)}",
+        ]
         try:
-            result = await self._script(keys=[f"{self._prefix}:{key}"], args=[repr(now), repr(deadline), ttl_ms])
+            result = await self._script(keys=keys, args=args)
         except Exception as exc:  # redis-py raises many types (ConnectionError, TimeoutError, ResponseError, OSError)
             raise CooldownStoreError(f"redis cooldown store: {exc!r}") from exc
-        return int(result) == 1
+        try:
+            return _SCRIPT_RESULTS[int(result)]
+        except (KeyError, TypeError, ValueError):
+            raise CooldownStoreError(f"redis cooldown store: unexpected script result {result!r}") from None
+
+    async def acquire(self, key: str, cooldown_s: float) -> bool:
+        return await self.admit(key, cooldown_s) is Admission.ADMITTED
 
     async def aclose(self) -> None:
         try:
@@ -139,11 +260,19 @@ class FallbackCooldownStore:
         """``"redis"`` while the primary answers, ``"memory"`` while falling back."""
         return "memory" if self._primary_down_until is not None else getattr(self._primary, "backend", "primary")
 
-    async def acquire(self, key: str, cooldown_s: float) -> bool:
+    async def admit(
+        self,
+        cooldown_key: str,
+        cooldown_s: float,
+        rate_key: str | None = None,
+        rate_limit: int = 0,
+        rate_window_s: float = RATE_PERIOD_S,
+    ) -> Admission:
+        args = (cooldown_key, cooldown_s, rate_key, rate_limit, rate_window_s)
         now = self._clock()
         if self._primary_down_until is None or now >= self._primary_down_until:
             try:
-                acquired = await self._primary.acquire(key, cooldown_s)
+                admission = await self._primary.admit(*args)
             except CooldownStoreError as exc:
                 if self._primary_down_until is None:
                     logger.warning("[KV-WARM] cooldown store unavailable, using memory for %.0fs: %s", self._retry_after_s, exc)
@@ -154,8 +283,11 @@ class FallbackCooldownStore:
                 if self._primary_down_until is not None:
                     logger.info("[KV-WARM] cooldown store is back")
                 self._primary_down_until = None
-                return acquired
-        return await self._fallback.acquire(key, cooldown_s)
+                return admission
+        return await self._fallback.admit(*args)
+
+    async def acquire(self, key: str, cooldown_s: float) -> bool:
+        return await self.admit(key, cooldown_s) is Admission.ADMITTED
 
     async def aclose(self) -> None:
         await self._primary.aclose()

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import time
 from collections.abc import Callable, Mapping
 from typing import Any
@@ -26,33 +27,79 @@ import httpx
 from litellm.integrations.custom_logger import CustomLogger
 
 from . import catalog, identity
+from .chain import escalation_chain, first_fitting, next_step, rest_after
 from .config import Settings
+from .correction import EstimateCorrection
+from .deadline import RequestBudget
 from .errors import parse_context_error
-from .meta import AFFINITY_KEY, ESCALATED_KEY, ESTIMATE_KEY, PLAN_KEY, request_metadata
+from .meta import (
+    AFFINITY_KEY,
+    BUDGET_KEY,
+    ESCALATED_KEY,
+    ESTIMATE_KEY,
+    ORIGIN_KEY,
+    PLAN_KEY,
+    SALT_KEY,
+    request_metadata,
+    strip_client_keys,
+)
 from .metrics import Metrics, deployment_label, metrics
-from .policy import RouteAction, clamp_output, decide_route, needs_exact_count
+from .output_budget import OutputBudget, cap_output, read_output_budget, set_output
+from .policy import clamp_output, decide_route, needs_exact_count
 from .reactive import (
     SKIP_MESSAGE_PREFIX,
     BackstopPlan,
     HopAction,
+    allowed_by_client,
     backend_error_text,
     decide_hop,
     fallback_chain,
-    narrowed_by_client,
 )
 from .runtime import Services
-from .tokens import Estimator, RatioEstimator, TokenEstimate, calibrated_estimator, estimate_request, family_of
+from .tokens import (
+    Estimator,
+    RatioEstimator,
+    RequestCounts,
+    TokenEstimate,
+    calibrated_estimator,
+    estimate_request,
+    family_of,
+)
 from .usage import record_usage, usage_observation
-from .correction import EstimateCorrection
-from .windows import MISS
 from .warm import WarmOutcome
 from .warm_gate import WarmCandidate, WarmGate
+from .windows import MISS
 
 logger = logging.getLogger("litellm_kvwarm")
 
 _CHAT_CALL_TYPES = frozenset({"completion", "acompletion"})
 _TEXT_CALL_TYPES = frozenset({"text_completion", "atext_completion"})
-_OUTPUT_KEYS = ("max_tokens", "max_completion_tokens")
+
+#: LiteLLM providers whose servers accept vLLM's ``cache_salt`` (vLLM ≥ 0.9, SGLang): only
+#: requests to these get it; OpenAI, Anthropic and other strict APIs reject unknown fields.
+SALTED_PROVIDERS = frozenset({"hosted_vllm", "vllm", "sglang"})
+
+
+def provider_of(kwargs: Mapping[str, Any]) -> str | None:
+    """The LiteLLM provider of one attempt: ``custom_llm_provider`` if LiteLLM set it, else the
+    prefix of ``model`` (``hosted_vllm/Qwen/Qwen3-8B`` → ``hosted_vllm``)."""
+    provider = kwargs.get("custom_llm_provider")
+    if isinstance(provider, str) and provider:
+        return provider
+    model = kwargs.get("model")
+    if isinstance(model, str) and "/" in model:
+        return model.split("/", 1)[0]
+    return None
+
+
+def resolve_secret(reference: str) -> str | None:
+    """A deployment's ``api_key`` as LiteLLM resolves it: ``os.environ/NAME`` (and LiteLLM's
+    other secret-manager references) through ``litellm.get_secret_str``; a plain key as is."""
+    if not reference.startswith("os.environ/"):
+        return reference
+    from litellm import get_secret_str
+
+    return get_secret_str(reference)
 
 
 class _SkipHop(Exception):
@@ -116,44 +163,69 @@ class KVWarmHandler(CustomLogger):
             self.metrics,
             send_warm=self._send_warm,
             on_warm_done=self._warm_done,
+            on_warm_outcome=self._count_warm,
             scrape_targets=self._scrape_targets,
             clock=clock,
             http_client=http_client,
         )
+        self.hash_secret, source = identity.resolve_hash_secret(self.settings.hash_secret, self.settings.cache_salt_secret, os.environ)
         self.warm_gate = WarmGate(
             self.settings,
-            cooldown=lambda: self.services.cooldown,
             runner=lambda: self.services.warmer,
             count=self._count_warm,
+            secret=self.hash_secret,
         )
         #: warm outcomes seen by this process, by outcome value (for tests and the demo)
         self.warm_outcomes: dict[str, int] = {}
         self.correction = EstimateCorrection()
+        if source == "random":
+            logger.warning("[KV-WARM] no KVWARM_HASH_SECRET, KVWARM_CACHE_SALT_SECRET, LITELLM_SALT_KEY or LITELLM_MASTER_KEY: "
+                           "tenant and session hashes use a random key of this process (replicas do not share cooldowns)")
 
     # -- LiteLLM hooks ---------------------------------------------------------------------
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> dict:
-        """Route a request that cannot fit its group's window to the escalation target, and warm
-        the target ahead for a session that nears the window. Returns ``data`` (possibly with
-        ``data["model"]`` rewritten). Never raises, except that tenant cache isolation refuses a
-        request without a tenant (fail closed)."""
+        """Route a request that cannot fit its group's window to the first group of its
+        escalation chain that fits, arm the backstop, and warm ahead for a session that nears
+        the window. Returns ``data`` (possibly with ``data["model"]`` rewritten). Never raises,
+        except that tenant cache isolation refuses a request without a tenant (fail closed).
+
+        Whatever else happens, plugin-internal metadata a client sent (``kvwarm_*``) is removed
+        first, for every call type."""
         started = time.perf_counter()
+        if strip_client_keys(data):
+            self.metrics.client_metadata_stripped.inc()
         self._isolate_tenant(user_api_key_dict, data)
+        budget = RequestBudget(self.settings.request_budget_ms / 1000)
         try:
             self.services.start_background()
-            await self._route(user_api_key_dict, data, call_type)
+            await self._route(user_api_key_dict, data, call_type, budget)
         except Exception:  # fail open: LiteLLM serves the request as if the plugin were absent
             logger.warning("[CONTEXT-ROUTE] routing skipped after an internal error", exc_info=True)
+        finally:
+            meta = data.get("metadata")
+            if isinstance(meta, dict) and budget.spent_s > 0:
+                meta[BUDGET_KEY] = budget.to_metadata()
         self.metrics.plugin_seconds.labels("pre_call").observe(time.perf_counter() - started)
         return data
 
     async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
-        """Clamp ``max_tokens`` / ``max_completion_tokens`` to the chosen deployment's window.
-        Returns the (possibly modified) kwargs; never raises."""
+        """Per backend attempt: decide a fallback hop (retry clamped, skip, escalate), clamp
+        ``max_tokens`` / ``max_completion_tokens`` to the chosen deployment's window, and set the
+        tenant's ``cache_salt`` where the backend accepts it. Returns the (possibly modified)
+        kwargs; raises only to skip a hop (a ``ContextWindowExceededError`` LiteLLM moves past)."""
         started = time.perf_counter()
         try:
-            await self._reactive(kwargs, call_type)
-            await self._clamp(kwargs, call_type)
+            self._apply_cache_salt(kwargs, call_type)
+        except Exception:  # fail open
+            logger.warning("[CONTEXT-ROUTE] cache_salt not applied after an internal error", exc_info=True)
+        meta = kwargs.get("metadata")
+        budget = RequestBudget.from_metadata(
+            meta.get(BUDGET_KEY) if isinstance(meta, Mapping) else None, self.settings.request_budget_ms / 1000
+        )
+        try:
+            await self._reactive(kwargs, call_type, budget)
+            await self._clamp(kwargs, call_type, budget)
         except _SkipHop as skip:
             import litellm
 
@@ -163,8 +235,22 @@ class KVWarmHandler(CustomLogger):
         except Exception:  # fail open
             logger.warning("[CONTEXT-ROUTE] clamp skipped after an internal error", exc_info=True)
         finally:
+            if isinstance(meta, dict):
+                meta[BUDGET_KEY] = budget.to_metadata()
             self.metrics.plugin_seconds.labels("deployment").observe(time.perf_counter() - started)
         return kwargs
+
+    async def async_post_call_failure_hook(
+        self, request_data: dict, original_exception: Exception, user_api_key_dict: Any, traceback_str: str | None = None
+    ) -> Any:
+        """A proactively escalated request whose target could not be reached (connection error,
+        timeout, 5xx) is answered as the context-length error LiteLLM alone would have given
+        (HTTP 400 naming the source window), not as an opaque 500. Anything else: untouched."""
+        try:
+            return self._unreachable_target_error(request_data, original_exception)
+        except Exception:
+            logger.debug("failure hook skipped", exc_info=True)
+            return None
 
     async def async_filter_deployments(
         self,
@@ -185,7 +271,7 @@ class KVWarmHandler(CustomLogger):
 
     # -- steps -------------------------------------------------------------------------------
 
-    async def _route(self, user_api_key_dict: Any, data: dict, call_type: Any) -> None:
+    async def _route(self, user_api_key_dict: Any, data: dict, call_type: Any, budget: RequestBudget) -> None:
         kind = call_kind(call_type)
         group = data.get("model")
         if kind is None or not isinstance(group, str):
@@ -193,67 +279,76 @@ class KVWarmHandler(CustomLogger):
         router = self._router_getter()
         if router is None or group not in router.model_names:
             return
+        output = read_output_budget(data)
+        if not output.valid:
+            logger.debug("[CONTEXT-ROUTE] untouched: the client's own output budget is invalid")
+            self._count_route("client_output_error", group, None)
+            return
         session = self._session(user_api_key_dict, data)
         if session is not None and self.settings.session_pinning:
-            request_metadata(data)[AFFINITY_KEY] = identity.affinity_key(session)
-        target = self._target_of(router, group)
-        allowed = await self._arm_backstop(user_api_key_dict, data, router, group, target)
-        if target is None and not self.settings.proactive_routing:
-            return
-        source_window = await self._group_window(router, group)
+            request_metadata(data)[AFFINITY_KEY] = identity.affinity_key(session, self.hash_secret)
+        chain = self._chain_of(router, group)
+        allowed = await self._allowed_chain(user_api_key_dict, router, chain)
+        usable = allowed_by_client(data.get("context_window_fallbacks"), group, allowed)
+        source_window = await self._group_window(router, group, budget)
         if source_window is None:
             logger.debug("[CONTEXT-ROUTE] untouched: window of %r unknown", group)
-            self._count_route("unknown_window", group, target)
+            self._count_route("unknown_window", group, chain[0] if chain else None)
+            self._arm_backstop(data, router, group, usable, None, None, output)
             return
+        tenant = self._tenant_hash(user_api_key_dict)
         raw = self._estimate(data, kind, self._served_models(router, group))
-        estimate = self.correction.apply(group, raw) if self.settings.learn_from_usage else raw
+        estimate = self.correction.apply(group, tenant, raw) if self.settings.learn_from_usage and tenant else raw
         request_metadata(data)[ESTIMATE_KEY] = {"safe": estimate.safe, "routing": estimate.routing, "group": group,
-                                                "raw_safe": raw.safe, "raw_routing": raw.routing}
-        target_known = target is not None and target in router.model_names
-        target_window = await self._group_window(router, target) if target_known else None
+                                                "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": tenant}
         floor = self.settings.output_floor_tokens
         tokens, exact = estimate.routing, None
-        if kind == "chat" and self.settings.exact_count and needs_exact_count(estimate, floor, source_window, target):
-            exact = await self._exact_count_for_group(router, group, data)
+        if kind == "chat" and self.settings.exact_count and needs_exact_count(estimate, floor, source_window, chain or None):
+            exact = await self._exact_count_for_group(router, group, data, budget)
             if exact is not None:
                 tokens = exact
+        windows = await self._chain_windows(router, usable, budget)
+        if tokens + floor <= source_window:
+            logger.debug("[CONTEXT-ROUTE] stay: %stok + %d fits window %d of %r", tokens, floor, source_window, group)
+            self._count_route("stay", group, chain[0] if chain else None)
+            self._arm_backstop(data, router, group, usable, source_window, estimate, output)
+            await self._consider_warm(data, kind, session, source_window, windows, tokens, estimate.routing)
+            return
+        target, target_window = first_fitting(windows, tokens + floor)
         decision = decide_route(
             source=group,
-            target=target,
+            target=target or (usable[0] if usable else None),
             routing_estimate=tokens,
             output_floor_tokens=floor,
             source_window=source_window,
             target_window=target_window,
             exact=exact is not None,
         )
-        if decision.action is RouteAction.STAY:
-            logger.debug("[CONTEXT-ROUTE] %s", decision.describe())
-            self._count_route("stay", group, target)
-            if target is not None:
-                candidate = WarmCandidate(target, target_known, target_window, tokens, source_window, session, estimate.routing)
-                await self.warm_gate.consider(candidate, data, lambda: self._key_may_use(user_api_key_dict, target, router))
-            return
-        if decision.escalate and not self.settings.proactive_routing:
-            logger.info("[CONTEXT-ROUTE] not routed (KVWARM_PROACTIVE_ROUTING=0): %s", decision.describe())
-            self._count_route("stay", group, target)
-            return
-        if not decision.escalate:
-            logger.info("[CONTEXT-ROUTE] %s", decision.describe())
-            self._count_route(decision.action.value, group, target)
-            return
-        if not target_known:
-            logger.info("[CONTEXT-ROUTE] kept local: target %r of %r is not in the model list", target, group)
-            self._count_route("kept_local_missing", group, target)
-            return
-        if not allowed:
-            logger.info("[CONTEXT-ROUTE] kept local: the caller's key may not use target %r of %r", target, group)
-            self._count_route("kept_local_forbidden", group, target)
+        if target is None or not self.settings.proactive_routing:
+            if chain and not usable:
+                missing = all(g not in router.model_names for g in chain)
+                label = "kept_local_missing" if missing else "kept_local_forbidden"
+                logger.info("[CONTEXT-ROUTE] kept local: no step of %r's chain %s is in the model list and allowed for this key", group, list(chain))
+            elif target is not None:
+                label = "stay"
+                logger.info("[CONTEXT-ROUTE] not routed (KVWARM_PROACTIVE_ROUTING=0): %s", decision.describe())
+            else:
+                label = decision.action.value
+                logger.info("[CONTEXT-ROUTE] %s", decision.describe())
+            self._count_route(label, group, chain[0] if chain else None)
+            self._arm_backstop(data, router, group, usable, source_window, estimate, output)
             return
         logger.info("[CONTEXT-ROUTE] %s", decision.describe())
         self._count_route("proactive", group, target)
         data["model"] = target
-        request_metadata(data)[ESCALATED_KEY] = "proactive"
-        await self._arm_backstop(user_api_key_dict, data, router, target, self._target_of(router, target))
+        meta = request_metadata(data)
+        meta[ESCALATED_KEY] = "proactive"
+        meta[ORIGIN_KEY] = {"source": group, "window": source_window, "tokens": tokens}
+        rest = rest_after(usable, target)
+        self._arm_backstop(data, router, target, rest, target_window, estimate, output)
+        if target_window is not None:
+            rest_windows = [(g, w) for g, w in windows if g in rest]
+            await self._consider_warm(data, kind, session, target_window, rest_windows, tokens, estimate.routing)
 
     def _pin(self, group: str, healthy: list, request_kwargs: dict | None) -> list:
         if not self.settings.session_pinning or len(healthy) < 2 or not isinstance(request_kwargs, dict):
@@ -270,7 +365,9 @@ class KVWarmHandler(CustomLogger):
         return identity.pin_deployments(key, healthy)
 
     def _isolate_tenant(self, user_api_key_dict: Any, data: dict) -> None:
-        """With a cache-salt secret: drop any client-sent ``cache_salt`` and set the tenant's.
+        """With a cache-salt secret: drop any client-sent ``cache_salt`` and record the tenant's
+        salt in the request's metadata; :meth:`_apply_cache_salt` sends it to each backend that
+        accepts it.
 
         Raises:
             fastapi.HTTPException(403): no tenant can be told from the key (fail closed).
@@ -283,7 +380,23 @@ class KVWarmHandler(CustomLogger):
             from fastapi import HTTPException
 
             raise HTTPException(status_code=403, detail="litellm-kvwarm: tenant cache isolation needs a key with a team, user or token")
-        identity.set_cache_salt(data, identity.cache_salt(secret, tenant))
+        data.pop("cache_salt", None)
+        extra = data.get("extra_body")
+        if isinstance(extra, dict):
+            extra.pop("cache_salt", None)
+        request_metadata(data)[SALT_KEY] = identity.cache_salt(secret, tenant)
+
+    def _apply_cache_salt(self, kwargs: dict[str, Any], call_type: Any) -> None:
+        """Send the tenant's ``cache_salt`` (vLLM prefix-cache isolation) on chat and text
+        completions to providers that accept it (:data:`SALTED_PROVIDERS`); nothing is added for
+        other providers or call types, whose APIs may reject unknown fields."""
+        meta = kwargs.get("metadata")
+        salt = meta.get(SALT_KEY) if isinstance(meta, Mapping) else None
+        if not isinstance(salt, str) or call_kind(call_type) is None:
+            return
+        if provider_of(kwargs) not in SALTED_PROVIDERS:
+            return
+        identity.set_cache_salt(kwargs, salt)
 
     def _session(self, user_api_key_dict: Any, data: Mapping[str, Any]) -> identity.Session | None:
         try:
@@ -292,20 +405,85 @@ class KVWarmHandler(CustomLogger):
             logger.debug("no tenant on this key: no per-session state")
             return None
 
-    def _target_of(self, router: Any, group: str) -> str | None:
-        return catalog.escalation_target(
+    def _chain_of(self, router: Any, group: str) -> tuple[str, ...]:
+        return escalation_chain(
             group,
             overrides=self.settings.escalation_targets,
             context_window_fallbacks=getattr(router, "context_window_fallbacks", None),
         )
 
     def _target_groups(self, router: Any) -> set[str]:
-        groups = set()
+        groups: set[str] = set()
         for name in router.model_names:
-            target = self._target_of(router, name)
-            if target:
-                groups.add(target)
+            groups.update(self._chain_of(router, name))
         return groups
+
+    async def _allowed_chain(self, user_api_key_dict: Any, router: Any, chain: tuple[str, ...]) -> tuple[str, ...]:
+        """The steps of ``chain`` that exist in the model list and the caller's key may use
+        (LiteLLM's own access check; fails closed)."""
+        out = []
+        for group in chain:
+            if group in router.model_names and await self._key_may_use(user_api_key_dict, group, router):
+                out.append(group)
+        return tuple(out)
+
+    async def _chain_windows(self, router: Any, chain: tuple[str, ...], budget: RequestBudget) -> list[tuple[str, int | None]]:
+        windows = await asyncio.gather(*(self._group_window(router, g, budget) for g in chain))
+        return list(zip(chain, windows))
+
+    async def _consider_warm(
+        self,
+        data: dict,
+        kind: str,
+        session: identity.Session | None,
+        current_window: int,
+        rest: list[tuple[str, int | None]],
+        tokens: int,
+        routing: int,
+    ) -> None:
+        """Warm the group the next escalation of this session would reach (the first step of the
+        remaining chain whose window is larger than the one now serving it)."""
+        target, target_window = next_step(rest, current_window, self.settings.output_floor_tokens)
+        if target is None:
+            return
+        candidate = WarmCandidate(target, True, target_window, tokens, current_window, session, routing)
+        await self.warm_gate.consider(candidate, data, kind=kind)
+
+    def _unreachable_target_error(self, request_data: Mapping[str, Any], exc: Exception) -> Any:
+        meta = request_data.get("metadata")
+        if not isinstance(meta, Mapping) or meta.get(ESCALATED_KEY) != "proactive":
+            return None
+        origin = meta.get(ORIGIN_KEY)
+        if not isinstance(origin, Mapping):
+            return None
+        status = getattr(exc, "status_code", None)
+        import litellm
+
+        unreachable = isinstance(
+            exc, (litellm.APIConnectionError, litellm.Timeout, litellm.ServiceUnavailableError, litellm.InternalServerError)
+        ) or (isinstance(status, int) and status >= 500)
+        if not unreachable:
+            return None
+        from fastapi import HTTPException
+
+        source, window, tokens = origin.get("source"), origin.get("window"), origin.get("tokens")
+        target = request_data.get("model")
+        self._count_route("target_unreachable", str(source), str(target))
+        logger.warning("[CONTEXT-ROUTE] escalation target %r unreachable (%s): answering the context-length error of %r",
+                       target, type(exc).__name__, source)
+        return HTTPException(
+            status_code=400,
+            detail=(
+                f"This model's maximum context length is {window} tokens. However, your request has about {tokens} "
+                f"input tokens. Please reduce the length of the messages. (litellm-kvwarm: model group {source!r} "
+                f"cannot hold this request and its escalation target {target!r} could not be reached: "
+                f"{type(exc).__name__})"
+            ),
+        )
+
+    def _tenant_hash(self, user_api_key_dict: Any) -> str | None:
+        tenant = identity.tenant_of(user_api_key_dict)
+        return identity.hash_key(self.hash_secret, tenant) if tenant else None
 
     def _count_warm(self, outcome: WarmOutcome, target: str) -> None:
         self.warm_outcomes[outcome.value] = self.warm_outcomes.get(outcome.value, 0) + 1
@@ -318,34 +496,43 @@ class KVWarmHandler(CustomLogger):
         self._count_warm(outcome, target)
         self.metrics.warm_seconds.labels(target).observe(duration_s)
 
-    async def _arm_backstop(
-        self, user_api_key_dict: Any, data: dict, router: Any, group: str, target: str | None
-    ) -> bool:
-        """Arm LiteLLM's fallbacks for this request: a retry slot on ``group`` and the target if
-        it exists and the key may use it. Replaces any client-sent ``context_window_fallbacks``
-        (a client may narrow them, never widen them). Returns whether the target is allowed.
-        Fails closed: a failed access check leaves the target out."""
-        allowed = False
-        if target is not None and target in router.model_names:
-            allowed = await self._key_may_use(user_api_key_dict, target, router)
-        escalate_to = target if allowed and not narrowed_by_client(data.get("context_window_fallbacks"), group, target or "") else None
-        requested = next(
-            (v for k in _OUTPUT_KEYS if isinstance(v := data.get(k), int) and not isinstance(v, bool) and v > 0), None
-        )
-        chain = fallback_chain(group, escalate_to, requested)
-        data["context_window_fallbacks"] = [{group: chain}] if chain else []
+    def _arm_backstop(
+        self,
+        data: dict,
+        router: Any,
+        group: str,
+        chain: tuple[str, ...],
+        window: int | None,
+        estimate: TokenEstimate | None,
+        output: OutputBudget,
+    ) -> None:
+        """Arm LiteLLM's fallbacks for this request, only when ``group`` has escalation steps
+        left (``chain``: in the model list, allowed for the key, not ruled out by the client):
+        a retry slot on ``group`` when the client sent an output budget, then every step of the
+        chain. The generic ``fallbacks`` (for context errors LiteLLM does not recognise) are
+        armed only when an overflow is possible by the safe estimate and the operator set none
+        for the group; otherwise non-context failures (429, 500, timeouts) go exactly as they
+        would without the plugin. With no chain, nothing is armed."""
+        if not chain:
+            return
+        entries = fallback_chain(group, chain, output.effective)
+        data["context_window_fallbacks"] = [{group: entries}]
         own_generic = False
-        operator_generic = catalog.escalation_target(group, overrides={}, context_window_fallbacks=getattr(router, "fallbacks", None))
-        if chain and operator_generic is None and data.get("fallbacks") is None:
+        possible = (
+            window is not None
+            and estimate is not None
+            and estimate.safe + (output.effective or self.settings.output_floor_tokens) > window
+        )
+        operator_generic = escalation_chain(group, overrides={}, context_window_fallbacks=getattr(router, "fallbacks", None))
+        if possible and not operator_generic and data.get("fallbacks") is None:
             # LiteLLM sends context errors it does not recognise as plain 400s down the generic
             # fallbacks; the deployment hook aborts any such hop that is not a context error.
-            data["fallbacks"] = [{group: chain}]
+            data["fallbacks"] = [{group: entries}]
             own_generic = True
-        plan = BackstopPlan(source=group, target=escalate_to, requested=requested, own_generic_fallbacks=own_generic)
+        plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=own_generic)
         request_metadata(data)[PLAN_KEY] = plan.to_dict()
-        return allowed
 
-    async def _reactive(self, kwargs: dict[str, Any], call_type: Any) -> None:
+    async def _reactive(self, kwargs: dict[str, Any], call_type: Any, budget: RequestBudget) -> None:
         """On a fallback hop: read the backend's rejection and retry, skip, escalate or abort."""
         depth = kwargs.get("fallback_depth")
         meta = kwargs.get("metadata")
@@ -358,18 +545,23 @@ class KVWarmHandler(CustomLogger):
         text = backend_error_text(meta.get("previous_models"))
         error = parse_context_error(text) if text else None
         kind = call_kind(call_type) or "chat"
-        info = catalog.deployment_info(
-            {"api_base": kwargs.get("api_base"), "model": kwargs.get("model")}, kwargs.get("model_info")
-        )
+        info = self._deployment_of(kwargs)
         prompt_count = None
         known_window = info.operator_window
+        hop_window = None
         if hop_group == plan.source and error is not None:
             if info.deployment is not None:
                 known_window = known_window or self.services.windows.peek(info.deployment)
                 if kind == "chat" and self.settings.exact_count:
-                    prompt_count = await self.services.exact.count(info.deployment.api_base, info.deployment.served_model, kwargs)
+                    prompt_count = await self.services.exact.count(info.deployment, kwargs, budget)
             if prompt_count is None:
                 prompt_count = self._safe_estimate(kwargs, kind, info)
+        elif hop_group in plan.chain and error is not None:
+            hop_window = info.operator_window
+            if hop_window is None and info.deployment is not None:
+                hop_window = await self.services.windows.get(info.deployment, budget)
+        carried = meta.get(ESTIMATE_KEY)
+        lower = carried.get("routing") if isinstance(carried, Mapping) else None
         decision = decide_hop(
             plan=plan,
             hop_group=hop_group,
@@ -378,6 +570,8 @@ class KVWarmHandler(CustomLogger):
             known_window=known_window,
             output_floor_tokens=self.settings.output_floor_tokens,
             margin_tokens=self.settings.clamp_margin_tokens,
+            hop_window=hop_window,
+            prompt_lower_bound=lower if isinstance(lower, int) else None,
         )
         if decision.window is not None and hop_group == plan.source and info.deployment is not None and info.operator_window is None:
             self.services.windows.learn(info.deployment, decision.window)
@@ -387,75 +581,88 @@ class KVWarmHandler(CustomLogger):
             logger.info("[CONTEXT-ROUTE] reactive: %r failed with a non-context error: no retry, no escalation", plan.source)
             raise _SkipHop("not a context-length error")
         if decision.action is HopAction.SKIP:
-            logger.info("[CONTEXT-ROUTE] reactive: no retry on %r (%s)", plan.source, decision.reason)
+            logger.info("[CONTEXT-ROUTE] reactive: skipping %r (%s)", hop_group, decision.reason)
             raise _SkipHop(decision.reason)
         logger.info("[CONTEXT-ROUTE] reactive: %s", decision.reason)
-        self._count_route(decision.action.value, plan.source, plan.target)
+        self._count_route(decision.action.value, plan.source, hop_group if decision.action is HopAction.ESCALATE else plan.target)
         if decision.action is HopAction.ESCALATE:
             meta[ESCALATED_KEY] = "reactive"  # type: ignore[index]
         elif decision.max_tokens is not None:
             self.metrics.output_clamps.labels(plan.source, "reactive").inc()
-        for key in _OUTPUT_KEYS:
-            if key in kwargs or (key == "max_tokens" and decision.max_tokens is not None):
-                kwargs[key] = decision.max_tokens
-        if decision.max_tokens is None:
-            for key in _OUTPUT_KEYS:
-                kwargs.pop(key, None)
+        set_output(kwargs, decision.max_tokens)
 
-    async def _clamp(self, kwargs: dict[str, Any], call_type: Any) -> None:
+    async def _clamp(self, kwargs: dict[str, Any], call_type: Any, budget: RequestBudget) -> None:
+        """Lower the output budget so prompt + output fits the chosen deployment's window. Cuts
+        only on an exact count (``/tokenize``), or on the routing estimate (which leans low) when
+        even that shows an overflow; never on the safe estimate alone, so a request that fits
+        keeps the budget it asked for, and the backstop corrects the rest with the server's own
+        numbers."""
         kind = call_kind(call_type)
         if not self.settings.clamp_output or kind is None:
             return
-        key = next((k for k in _OUTPUT_KEYS if isinstance(kwargs.get(k), int) and not isinstance(kwargs.get(k), bool)), None)
-        if key is None:
+        output = read_output_budget(kwargs)
+        if not output.valid or output.effective is None:
             return
-        info = catalog.deployment_info(
-            {"api_base": kwargs.get("api_base"), "model": kwargs.get("model")}, kwargs.get("model_info")
-        )
+        info = self._deployment_of(kwargs)
         window = info.operator_window
         if window is None and info.deployment is not None:
-            window = await self.services.windows.get(info.deployment)
+            window = await self.services.windows.get(info.deployment, budget)
         if window is None:
             return
-        requested = kwargs[key]
-        safe = self._safe_estimate(kwargs, kind, info)
+        requested = output.effective
+        estimate = self._attempt_estimate(kwargs, kind, info)
         floor = self.settings.output_floor_tokens
-        decision = clamp_output(requested=requested, prompt_tokens=safe, window=window, output_floor_tokens=floor, exact=False)
-        if decision.needs_exact and self.settings.exact_count and info.deployment is not None and kind == "chat":
-            exact = await self.services.exact.count(info.deployment.api_base, info.deployment.served_model, kwargs)
-            if exact is not None:
-                decision = clamp_output(
-                    requested=requested,
-                    prompt_tokens=exact,
-                    window=window,
-                    output_floor_tokens=floor,
-                    exact=True,
-                    margin_tokens=self.settings.clamp_margin_tokens,
-                )
-        if decision.changed:
-            for k in _OUTPUT_KEYS:
-                if isinstance(kwargs.get(k), int):
-                    kwargs[k] = min(kwargs[k], decision.max_tokens)
+        decision = clamp_output(requested=requested, prompt_tokens=estimate.safe, window=window, output_floor_tokens=floor, exact=False)
+        if not decision.changed:
+            return
+        exact = None
+        if self.settings.exact_count and info.deployment is not None and kind == "chat":
+            exact = await self.services.exact.count(info.deployment, kwargs, budget)
+        if exact is not None:
+            decision = clamp_output(
+                requested=requested, prompt_tokens=exact, window=window, output_floor_tokens=floor, exact=True,
+                margin_tokens=self.settings.clamp_margin_tokens,
+            )
+            basis = "exact"
+        else:
+            decision = clamp_output(
+                requested=requested, prompt_tokens=estimate.routing, window=window, output_floor_tokens=floor,
+                exact=False, basis="routing estimate",
+            )
+            basis = "routing"
+        if decision.changed and decision.max_tokens is not None:
+            cap_output(kwargs, decision.max_tokens)
             logger.info("[CONTEXT-ROUTE] clamp on %s: %s", kwargs.get("model"), decision.reason)
             group = (kwargs.get("metadata") or {}).get("model_group") or str(kwargs.get("model"))
-            self.metrics.output_clamps.labels(group, "exact" if "exact" in decision.reason else "estimate").inc()
+            self.metrics.output_clamps.labels(group, basis).inc()
 
     # -- helpers -----------------------------------------------------------------------------
 
-    def _safe_estimate(self, kwargs: Mapping[str, Any], kind: str, info: Any) -> int:
-        """The safe estimate of an attempt's prompt (tokens): the pre-call hook's (same payload on
-        every hop, carried in the metadata), else estimated here for the attempt's deployment and
-        raised by its group's learned factor."""
+    def _attempt_estimate(self, kwargs: Mapping[str, Any], kind: str, info: Any) -> TokenEstimate:
+        """The estimate of an attempt's prompt: the pre-call hook's (same payload on every hop,
+        carried in the metadata), else estimated here for the attempt's deployment and raised by
+        the tenant's learned factors for its group."""
         metadata = kwargs.get("metadata") or {}
         known = metadata.get(ESTIMATE_KEY)
-        if isinstance(known, Mapping) and isinstance(known.get("safe"), int):
-            return known["safe"]
+        if isinstance(known, Mapping) and isinstance(known.get("safe"), int) and isinstance(known.get("routing"), int):
+            return TokenEstimate(known["safe"], known["routing"], RequestCounts(chars=0, messages=0))
         served = (info.deployment.served_model,) if info.deployment is not None else ()
         fresh = self._estimate(kwargs, kind, served)
         group = metadata.get("model_group")
-        if self.settings.learn_from_usage and isinstance(group, str):
-            fresh = self.correction.apply(group, fresh)
-        return fresh.safe
+        tenant = (known or {}).get("tenant") if isinstance(known, Mapping) else None
+        if self.settings.learn_from_usage and isinstance(group, str) and isinstance(tenant, str):
+            fresh = self.correction.apply(group, tenant, fresh)
+        return fresh
+
+    def _safe_estimate(self, kwargs: Mapping[str, Any], kind: str, info: Any) -> int:
+        return self._attempt_estimate(kwargs, kind, info).safe
+
+    def _deployment_of(self, kwargs: Mapping[str, Any]) -> Any:
+        return catalog.deployment_info(
+            {"api_base": kwargs.get("api_base"), "model": kwargs.get("model"), "api_key": kwargs.get("api_key")},
+            kwargs.get("model_info"),
+            secret=resolve_secret,
+        )
 
     def _estimator(self, served_models: tuple[str, ...] = ()) -> Estimator:
         """The configured estimator; calibrated weights of the deployments' family when they agree."""
@@ -471,28 +678,31 @@ class KVWarmHandler(CustomLogger):
         return estimate_request(payload, call_kind=kind, estimator=self._estimator(served_models))
 
     def _served_models(self, router: Any, group: str) -> tuple[str, ...]:
-        infos = catalog.group_deployments(router.get_model_list(model_name=group) or [])
-        return tuple(i.deployment.served_model for i in infos if i.deployment is not None)
+        return tuple(i.deployment.served_model for i in self._group_infos(router, group) if i.deployment is not None)
 
-    async def _group_window(self, router: Any, group: str) -> int | None:
-        infos = catalog.group_deployments(router.get_model_list(model_name=group) or [])
+    def _group_infos(self, router: Any, group: str) -> list[Any]:
+        return catalog.group_deployments(router.get_model_list(model_name=group) or [], secret=resolve_secret)
+
+    async def _group_window(self, router: Any, group: str, budget: RequestBudget) -> int | None:
+        """Smallest window of the group's deployments (operator's ``max_input_tokens`` first),
+        waiting for discovery at most what is left of the request's budget."""
+        infos = self._group_infos(router, group)
         operator = [info.operator_window for info in infos if info.operator_window is not None]
         windows = self.services.windows
         pending = [info.deployment for info in infos if info.operator_window is None and info.deployment]
         discovered = [windows.lookup(d) for d in pending]  # cached: no await, no event-loop round trip
         missed = [d for d, w in zip(pending, discovered) if w is MISS]
         if missed:
-            fetched = iter(await asyncio.gather(*(windows.get(d) for d in missed)))
+            fetched = iter(await asyncio.gather(*(windows.get(d, budget) for d in missed)))
             discovered = [next(fetched) if w is MISS else w for w in discovered]
         return catalog.combine_windows([*operator, *discovered])
 
-    async def _exact_count_for_group(self, router: Any, group: str, data: Mapping[str, Any]) -> int | None:
+    async def _exact_count_for_group(self, router: Any, group: str, data: Mapping[str, Any], budget: RequestBudget) -> int | None:
         """Exact prompt tokens on the group's smallest-window deployment that offers /tokenize."""
-        infos = catalog.group_deployments(router.get_model_list(model_name=group) or [])
-        candidates = [i.deployment for i in infos if i.deployment is not None]
+        candidates = [i.deployment for i in self._group_infos(router, group) if i.deployment is not None]
         candidates.sort(key=lambda d: self.services.windows.peek(d) or float("inf"))
         for deployment in candidates[:1]:
-            return await self.services.exact.count(deployment.api_base, deployment.served_model, data)
+            return await self.services.exact.count(deployment, data, budget)
         return None
 
     async def _key_may_use(self, user_api_key_dict: Any, target: str, router: Any) -> bool:
@@ -510,15 +720,11 @@ class KVWarmHandler(CustomLogger):
             return False
         return True
 
-    def _scrape_targets(self) -> list[tuple[str, str, str]]:
+    def _scrape_targets(self) -> list[Any]:
+        """Every deployment of the model list that has an ``api_base`` (once each, with its key)."""
         router = self._router_getter()
-        targets = {}
-        for entry in getattr(router, "model_list", None) or []:
-            info = catalog.group_deployments([entry])
-            if info and info[0].deployment is not None:
-                d = info[0].deployment
-                targets[deployment_label(d.api_base, d.served_model)] = (d.api_base, d.served_model)
-        return [(label, base, model) for label, (base, model) in targets.items()]
+        infos = catalog.group_deployments(getattr(router, "model_list", None) or [], secret=resolve_secret)
+        return list(dict.fromkeys(i.deployment for i in infos if i.deployment is not None))
 
     async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         """Per successful backend attempt (warms included): prompt and cached tokens by request
@@ -531,25 +737,25 @@ class KVWarmHandler(CustomLogger):
             logger.debug("usage metrics skipped", exc_info=True)
 
     def _learn(self, kwargs: Any, response_obj: Any) -> None:
-        """Feed :attr:`correction` with a response its own group served (not escalated, not a warm)."""
-        observation = usage_observation(kwargs, response_obj)
-        if observation is None:
+        """Feed :attr:`correction` with a response its own group served (not escalated, not a
+        warm), under the tenant that sent it; export each touched group's summary (no tenants)."""
+        obs = usage_observation(kwargs, response_obj)
+        if obs is None:
             return
-        group, raw_routing, raw_safe, prompt = observation
-        before = self.correction.factors(group)
-        self.correction.observe(group, routing=raw_routing, safe=raw_safe, prompt_tokens=prompt)
-        after = self.correction.factors(group)
-        if after != before and after.samples >= self.correction.min_samples:
-            self.metrics.estimate_correction.labels(group, "routing").set(after.routing)
-            self.metrics.estimate_correction.labels(group, "safe").set(after.safe)
-            if (after.routing, after.safe) != (before.routing, before.safe):
-                logger.info("[CONTEXT-ROUTE] estimates of %r now × %.2f (routing) / × %.2f (safe), from %d responses",
-                            group, after.routing, after.safe, after.samples)
+        for group in self.correction.observe(
+            obs.group, obs.tenant, routing=obs.raw_routing, safe=obs.raw_safe, prompt_tokens=obs.prompt_tokens
+        ):
+            summary = self.correction.summary(group)
+            self.metrics.estimate_correction.labels(group, "routing").set(summary.routing)
+            self.metrics.estimate_correction.labels(group, "safe").set(summary.safe)
+            self.metrics.estimate_correction_tenants.labels(group).set(summary.tenants)
 
-    async def _send_warm(self, body: dict[str, Any]) -> Any:
+    async def _send_warm(self, kind: str, body: dict[str, Any]) -> Any:
         router = self._router_getter()
         if router is None:
             raise RuntimeError("LiteLLM router is gone")
+        if kind == "completion":
+            return await router.atext_completion(**body)
         return await router.acompletion(**body)
 
     async def aclose(self) -> None:

@@ -8,9 +8,15 @@
   header), else ``metadata.session_id`` / ``litellm_metadata.session_id`` from the body.
   Without one, a fingerprint of the conversation's start: sha256 over the canonical JSON of
   the first system message and the first user message (role and content), so every turn of
-  the same conversation maps to the same session while it grows.
-* Keys for shared state hold only hashes: :func:`scoped_key` never contains a raw session id,
-  tenant id or text.
+  the same conversation maps to the same session while it grows. The canonical JSON is built
+  without recursion (:func:`~litellm_kvwarm.tokens.json_text`): content nested thousands of
+  levels deep is fingerprinted like any other.
+* Keys for shared state and values written to request metadata hold only **keyed** hashes:
+  :func:`hash_key` is an HMAC-SHA256 under the plugin's hash secret
+  (:func:`resolve_hash_secret`), so whoever reads Redis or spend logs cannot tell which tenant
+  or session a key belongs to by hashing known team ids or session ids. :func:`scoped_key`,
+  :func:`affinity_key` and :func:`hashed_session` never contain a raw session id, tenant id
+  or text.
 * ``cache_salt`` for vLLM prefix-cache isolation (CVE-2025-46570) is an HMAC-SHA256 of the
   tenant under an operator secret: the same tenant always gets the same salt (so its own
   warm is hit), tenants never share one, and the salt reveals nothing about the tenant.
@@ -20,9 +26,20 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import json
+import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
+
+from .tokens import json_text
+
+#: Hex characters of every keyed hash this module returns (128 bits).
+HASH_HEX_CHARS = 32
+#: The operator's secret is never the HMAC key itself: the key is HMAC(secret, this label), so
+#: the state hashes share nothing with ``cache_salt`` (HMAC(secret, tenant), sent to backends)
+#: or with LiteLLM's own use of its salt or master key.
+HASH_KEY_LABEL = b"litellm-kvwarm/state-hash/v1"
+# The fallback key when no secret is configured: one per process, never stored or logged.
+_PROCESS_RANDOM_KEY = secrets.token_bytes(32)
 
 
 class MissingTenantError(ValueError):
@@ -78,8 +95,11 @@ def conversation_fingerprint(messages: object) -> str | None:
                 break
     if "user" not in anchor:
         return None
-    canonical = json.dumps(anchor, sort_keys=True, ensure_ascii=False, separators=(",", ":"), default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    try:
+        canonical = json_text(anchor, sort_keys=True)  # json.dumps' text, at any depth
+    except (TypeError, ValueError):  # a non-JSON key or a cycle: never from a parsed body
+        return None
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def session_of(data: Mapping[str, object], tenant: str | None) -> Session | None:
@@ -100,16 +120,67 @@ def session_of(data: Mapping[str, object], tenant: str | None) -> Session | None
     return Session(tenant=tenant, session_id="fp:" + fingerprint, source="fingerprint")
 
 
-def _digest(value: str) -> str:
-    return hashlib.sha256(value.encode("utf-8")).hexdigest()[:32]
+def resolve_hash_secret(
+    settings_hash_secret: str | None, cache_salt_secret: str | None, environ: Mapping[str, str]
+) -> tuple[bytes, str]:
+    """The key of :func:`hash_key` (32 bytes) and where it came from.
+
+    First non-empty of: ``settings_hash_secret`` (``KVWARM_HASH_SECRET`` / the ``hash_secret``
+    setting; source ``"hash_secret"``), ``cache_salt_secret`` or ``environ["KVWARM_CACHE_SALT_SECRET"]``
+    (source ``"KVWARM_CACHE_SALT_SECRET"``), ``environ["LITELLM_SALT_KEY"]``,
+    ``environ["LITELLM_MASTER_KEY"]`` (source: the variable's name). The key returned is
+    HMAC-SHA256(secret, :data:`HASH_KEY_LABEL`), never the secret itself.
+
+    With none of them set: a random key drawn once per process, source ``"random"``. Hashes
+    then differ between processes: LiteLLM workers and replicas that share a Redis no longer
+    share cooldowns or the warm tenant rate, and session pinning may pick a different
+    deployment in each; the caller should warn once. Never raises.
+    """
+    candidates = (
+        ("hash_secret", settings_hash_secret),
+        ("KVWARM_CACHE_SALT_SECRET", cache_salt_secret or environ.get("KVWARM_CACHE_SALT_SECRET")),
+        ("LITELLM_SALT_KEY", environ.get("LITELLM_SALT_KEY")),
+        ("LITELLM_MASTER_KEY", environ.get("LITELLM_MASTER_KEY")),
+    )
+    for source, secret in candidates:
+        if isinstance(secret, str) and secret:
+            return hmac.new(secret.encode("utf-8"), HASH_KEY_LABEL, hashlib.sha256).digest(), source
+    return _PROCESS_RANDOM_KEY, "random"
 
 
-def scoped_key(prefix: str, session: Session) -> str:
-    """``<prefix>:<sha256(tenant)>:<sha256(session)>`` (128-bit hex each): a storage key that
-    is scoped by tenant and carries no raw id."""
+def hash_key(secret: bytes | str, value: str) -> str:
+    """HMAC-SHA256(``secret``, ``value``) as :data:`HASH_HEX_CHARS` (32) hex characters.
+
+    ``secret`` is the key from :func:`resolve_hash_secret` (a ``str`` is UTF-8 encoded).
+    Without the secret, a hash cannot be matched to a guessed tenant or session id.
+
+    Raises:
+        ValueError: ``secret`` is empty.
+    """
+    key = secret.encode("utf-8") if isinstance(secret, str) else secret
+    if not key:
+        raise ValueError("hash_key needs a non-empty secret")
+    digest = hmac.new(key, value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
+    return digest[:HASH_HEX_CHARS]
+
+
+def scoped_key(prefix: str, session: Session, secret: bytes | str) -> str:
+    """``<prefix>:<hash_key(tenant)>:<hash_key(session id)>`` (32 hex chars each): a storage key
+    that is scoped by tenant and carries no raw id.
+
+    Raises:
+        MissingTenantError: the session has no tenant.
+        ValueError: ``secret`` is empty.
+    """
     if not session.tenant:
         raise MissingTenantError("scoped_key needs a tenant")
-    return f"{prefix}:{_digest(session.tenant)}:{_digest(session.session_id)}"
+    return f"{prefix}:{hash_key(secret, session.tenant)}:{hash_key(secret, session.session_id)}"
+
+
+def hashed_session(session: Session, secret: bytes | str) -> str:
+    """The session id as written to warm metadata: ``hash_key(secret, session id)``, 32 hex
+    chars (the session part of :func:`scoped_key`). Raises ``ValueError`` on an empty secret."""
+    return hash_key(secret, session.session_id)
 
 
 def cache_salt(secret: str, tenant: str) -> str:
@@ -126,9 +197,12 @@ def cache_salt(secret: str, tenant: str) -> str:
     return hmac.new(secret.encode("utf-8"), tenant.encode("utf-8"), hashlib.sha256).hexdigest()
 
 
-def affinity_key(session: Session) -> str:
-    """Stable key that pins a session to one deployment (see :func:`rendezvous_pick`)."""
-    return _digest(session.tenant) + _digest(session.session_id)
+def affinity_key(session: Session, secret: bytes | str) -> str:
+    """Stable key that pins a session to one deployment (see :func:`rendezvous_pick`):
+    ``hash_key(tenant) + hash_key(session id)``, 64 hex chars. Stable across processes only
+    when they resolve the same secret (not with the ``"random"`` fallback). Raises
+    ``ValueError`` on an empty secret."""
+    return hash_key(secret, session.tenant) + hash_key(secret, session.session_id)
 
 
 def rendezvous_pick(key: str, deployment_ids: list[str]) -> str | None:

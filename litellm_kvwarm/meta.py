@@ -21,6 +21,16 @@ PLAN_KEY = "kvwarm_backstop"
 ESCALATED_KEY = "kvwarm_escalated"
 #: {"safe": N, "routing": N}: the pre-call estimates, compared with usage.prompt_tokens later
 ESTIMATE_KEY = "kvwarm_estimate"
+#: {"source": group, "window": N, "tokens": N}: where a proactively escalated request came from
+ORIGIN_KEY = "kvwarm_origin"
+#: the tenant's cache_salt (an HMAC), applied per attempt to backends that accept it
+SALT_KEY = "kvwarm_cache_salt"
+#: seconds of the per-request I/O budget already spent by earlier hooks of this request
+BUDGET_KEY = "kvwarm_budget_spent_s"
+#: every plugin-internal key starts with this; clients cannot set them (stripped at entry)
+PREFIX = "kvwarm_"
+#: metadata fields LiteLLM may carry a request's metadata under
+METADATA_FIELDS = ("metadata", "litellm_metadata")
 
 
 def request_metadata(data: dict) -> dict:
@@ -30,6 +40,20 @@ def request_metadata(data: dict) -> dict:
         meta = {}
         data["metadata"] = meta
     return meta
+
+
+def strip_client_keys(data: dict) -> int:
+    """Remove every plugin-internal key (``kvwarm_*``) a client sent in ``metadata`` /
+    ``litellm_metadata``; returns how many were removed. Called first thing in the proxy's
+    pre-call hook, for every call type, so later hooks only ever read what the plugin wrote."""
+    removed = 0
+    for field in METADATA_FIELDS:
+        meta = data.get(field)
+        if isinstance(meta, dict):
+            for key in [k for k in meta if isinstance(k, str) and k.startswith(PREFIX)]:
+                del meta[key]
+                removed += 1
+    return removed
 
 
 def find_metadata(kwargs: object) -> Mapping[str, Any] | None:

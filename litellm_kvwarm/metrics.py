@@ -44,6 +44,8 @@ ROUTE_KINDS = (
     "kept_local_forbidden",
     "no_target",
     "target_too_small",
+    "client_output_error",  # the client's own output budget is invalid (<= 0, not an integer): passed on untouched
+    "target_unreachable",  # a proactive escalation whose target could not be reached: answered as a context error
 )
 #: Values of the ``request_kind`` label of the token counters.
 REQUEST_KINDS = ("normal", "escalated", "warm")
@@ -75,6 +77,11 @@ class Metrics:
     backend_prefix_cache_queries: Gauge
     backend_prefix_cache_hits: Gauge
     backend_prefix_cache_hit_ratio: Gauge
+    warm_queue_depth: Gauge
+    warm_queue_drops: Counter
+    budget_exhausted: Counter
+    estimate_correction_tenants: Gauge
+    client_metadata_stripped: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry = REGISTRY) -> Metrics:
@@ -118,7 +125,9 @@ class Metrics:
                 ["deployment"], registry=registry, multiprocess_mode="max",
             ),
             discovery_errors=Counter(
-                f"{p}_discovery_errors", "Failed window discoveries per deployment and error type.",
+                f"{p}_discovery_errors", "Failed backend lookups per deployment and error (window discovery: timeout, "
+                "connect_error, unauthorized, http_<status>, invalid_json, no_window, ...; /tokenize: tokenize_*; "
+                "metrics scrape: scrape_*).",
                 ["deployment", "error"], registry=registry,
             ),
             plugin_seconds=Histogram(
@@ -140,6 +149,30 @@ class Metrics:
             backend_prefix_cache_hit_ratio=Gauge(
                 f"{p}_backend_prefix_cache_hit_ratio", "Backend's lifetime prefix-cache hit ratio (hits ÷ queries).",
                 ["deployment"], registry=registry, multiprocess_mode="max",
+            ),
+            warm_queue_depth=Gauge(
+                f"{p}_warm_queue_depth", "Warms waiting for a free slot (bounded by KVWARM_WARM_QUEUE_SIZE).",
+                registry=registry, multiprocess_mode="sum",
+            ),
+            warm_queue_drops=Counter(
+                f"{p}_warm_queue_drops", "Queued warms dropped before they were sent, by reason (stale: a newer state "
+                "of the same session replaced it; full: the queue bound; shutdown).",
+                ["reason"], registry=registry,
+            ),
+            budget_exhausted=Counter(
+                f"{p}_budget_exhausted", "Plugin lookups cut short by the per-request budget (KVWARM_REQUEST_BUDGET_MS) "
+                "or skipped because the same lookup failed or overran recently, by lookup.",
+                ["lookup"], registry=registry,
+            ),
+            estimate_correction_tenants=Gauge(
+                f"{p}_estimate_correction_tenants", "Tenants of a model group whose own usage currently raises their "
+                "estimates (learned factors are per tenant).",
+                ["model_group"], registry=registry, multiprocess_mode="max",
+            ),
+            client_metadata_stripped=Counter(
+                f"{p}_client_metadata_stripped", "Client requests that carried plugin-internal metadata keys (kvwarm_*), "
+                "removed at entry.",
+                registry=registry,
             ),
         )
 

@@ -105,6 +105,7 @@ def clamp_output(
     output_floor_tokens: int,
     exact: bool,
     margin_tokens: int = 0,
+    basis: str | None = None,
 ) -> ClampDecision:
     """Lower ``requested`` output tokens so ``prompt_tokens + max_tokens <= window``.
 
@@ -112,7 +113,8 @@ def clamp_output(
     still overflows then belongs to the reactive backstop), and does nothing when
     ``requested`` or ``window`` is unknown. With ``exact=False`` (``prompt_tokens`` is the
     safe over-estimate) a cut is reported as ``needs_exact=True`` so the caller can count
-    exactly first and not truncate answers on its own pessimism.
+    exactly first and not truncate answers on its own pessimism. ``basis`` names what
+    ``prompt_tokens`` is in the reason (default: "exact" / "safe estimate").
     """
     if requested is None or window is None or requested <= 0:
         return ClampDecision(requested, changed=False)
@@ -122,7 +124,7 @@ def clamp_output(
     clamped = max(room, output_floor_tokens)
     if clamped >= requested:
         return ClampDecision(requested, changed=False, reason="floor")
-    kind = "exact" if exact else "safe estimate"
+    kind = basis or ("exact" if exact else "safe estimate")
     return ClampDecision(
         clamped,
         changed=True,
@@ -131,7 +133,7 @@ def clamp_output(
     )
 
 
-def needs_exact_count(estimate: TokenEstimate, floor: int, window: int, target: str | None) -> bool:
+def needs_exact_count(estimate: TokenEstimate, floor: int, window: int, target: object) -> bool:
     """Whether one exact count (``/tokenize``, within the discovery budget) should settle the route:
     the two estimates disagree on whether the request fits, or the request would be escalated on an
     estimate alone while it is within 2× the window (an estimate that far off is not worth checking)."""

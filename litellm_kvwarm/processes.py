@@ -14,6 +14,7 @@ LiteLLM; the proxy is only ever a child process.
 from __future__ import annotations
 
 import atexit
+import json
 import os
 import secrets
 import shutil
@@ -39,10 +40,12 @@ __all__ = [
     "Deployment",
     "ManagedProcess",
     "ProcessError",
+    "clear_faults",
     "free_port",
     "litellm_executable",
     "new_master_key",
     "proxy_config",
+    "set_faults",
     "start_emulator",
     "start_proxy",
     "start_tap",
@@ -267,7 +270,33 @@ _EMULATOR_FLAGS = {
     "kv_capacity_tokens": "--kv-capacity-tokens",
     "request_log": "--request-log",
     "default_max_tokens": "--default-max-tokens",
+    # the value's type says how it is passed: True -> the bare switch (False: left out),
+    # a list/tuple -> the flag once per item, a dict -> one JSON argument
+    "api_key": "--api-key",
+    "strict_fields": "--strict-fields",
+    "lora_modules": "--lora-modules",
+    "faults": "--faults",
+    "hide_max_model_len": "--hide-max-model-len",
+    "render_response_format": "--render-response-format",
 }
+
+
+def _emulator_args(flags: Mapping[str, Any]) -> list[str]:
+    args: list[str] = []
+    for key, flag in _EMULATOR_FLAGS.items():
+        value = flags.get(key)
+        if value is None or value is False:
+            continue
+        if value is True:
+            args.append(flag)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                args += [flag, str(item)]
+        elif isinstance(value, Mapping):
+            args += [flag, json.dumps(value, separators=(",", ":"))]
+        else:
+            args += [flag, str(value)]
+    return args
 
 
 def start_emulator(
@@ -284,7 +313,15 @@ def start_emulator(
     """Start ``python -m litellm_kvwarm.emulator`` serving one model; returns it healthy.
 
     ``flags`` map to the emulator's CLI (``time_scale=0.05`` -> ``--time-scale 0.05``);
-    ``None`` values are left out.  ``.base_url`` is ``http://127.0.0.1:PORT`` (no ``/v1``).
+    ``None`` values are left out. Also: ``api_key="k"`` (or a list of keys) -> ``--api-key``;
+    ``strict_fields=True`` -> ``--strict-fields``; ``lora_modules=["a=/p"]`` -> one
+    ``--lora-modules`` per item; ``faults={...}`` -> ``--faults JSON``;
+    ``hide_max_model_len=True``, ``render_response_format=True``.
+    ``.base_url`` is ``http://127.0.0.1:PORT`` (no ``/v1``).
+
+    Raises:
+        TypeError: an unknown flag.
+        ProcessError: the emulator exited or was not healthy in ``health_timeout_s``.
     """
     unknown = set(flags) - set(_EMULATOR_FLAGS)
     if unknown:
@@ -298,10 +335,7 @@ def start_emulator(
         "--host", "127.0.0.1",
         "--port", str(port),
     ]
-    for key, flag in _EMULATOR_FLAGS.items():
-        value = flags.get(key)
-        if value is not None:
-            cmd += [flag, str(value)]
+    cmd += _emulator_args(flags)
     cmd += list(extra_args)
     base_url = f"http://127.0.0.1:{port}"
     return ManagedProcess(
@@ -315,6 +349,35 @@ def start_emulator(
         base_url=base_url,
         port=port,
     ).start()
+
+
+EMULATOR_FAULTS_PATH = "/emulator/faults"
+"""The emulator's fault switch: PUT (replace), DELETE (clear), GET (show)."""
+
+
+def _emulator_url(emulator: "ManagedProcess | str") -> str:
+    base = emulator if isinstance(emulator, str) else emulator.base_url
+    if not base:
+        raise ValueError(f"{emulator!r} has no base_url")
+    return base.rstrip("/") + EMULATOR_FAULTS_PATH
+
+
+def set_faults(emulator: "ManagedProcess | str", faults: Mapping[str, Any]) -> None:
+    """Replace a running emulator's faults with ``faults`` (the shape of ``--faults``, e.g.
+    ``{"models": "hang", "completions": {"status": 429, "count": 2}}``); takes effect for the
+    next request. ``emulator`` is a process from :func:`start_emulator` or its base URL.
+
+    Raises:
+        httpx.HTTPStatusError: the emulator refused the faults (400 names the bad key).
+    """
+    with httpx.Client(timeout=5.0, trust_env=False) as client:
+        client.put(_emulator_url(emulator), json=dict(faults)).raise_for_status()
+
+
+def clear_faults(emulator: "ManagedProcess | str") -> None:
+    """Remove every fault of a running emulator; requests held by a hang go on normally."""
+    with httpx.Client(timeout=5.0, trust_env=False) as client:
+        client.delete(_emulator_url(emulator)).raise_for_status()
 
 
 def start_tap(

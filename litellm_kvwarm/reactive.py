@@ -9,13 +9,14 @@ target — and on each hop :func:`decide_hop` reads the server's own numbers fro
 * **retry** the same group once with ``max_tokens`` lowered to ``window − prompt − margin``,
   when the numbers show the prompt fits with at least the output floor to spare;
 * otherwise **skip** the retry slot (no backend attempt) so LiteLLM moves on to the target;
-* on the target's hop, **escalate** with the *original* output budget (LiteLLM's dict fallback
-  overrides stick to later hops; the clamp then fits it to the target's window);
+* on each escalation hop, **skip** a group whose known window cannot hold the prompt (the next
+  step of the chain follows), else **escalate** with the *original* output budget (LiteLLM's dict
+  fallback overrides stick to later hops; the clamp then fits it to that group's window);
 * a hop caused by an error that is not a context-length error is **aborted** when the plugin
   armed the generic fallbacks itself (the client then gets the original error), and **passed**
   untouched when the operator configured them.
 
-At most one retry and one escalation: three backend attempts per request.
+At most one retry, then one attempt per escalation group the request fits.
 """
 
 from __future__ import annotations
@@ -36,60 +37,77 @@ SKIP_MESSAGE_PREFIX = "litellm-kvwarm:"
 class BackstopPlan:
     """What the pre-call hook armed for one request (stored in ``metadata``; plain JSON types).
 
-    ``source``: the group the request was sent to; ``target``: the escalation target it may use
-    (``None`` when missing, forbidden, or narrowed by the client); ``requested``: the client's
-    output budget (tokens) or ``None``; ``own_generic_fallbacks``: the plugin set ``fallbacks``
-    itself (the operator configured none for this group)."""
+    ``source``: the group the request was sent to; ``chain``: the groups it may escalate to, in
+    the operator's order (``context_window_fallbacks`` after ``source``), each in the model list
+    and allowed for the caller's key, and not ruled out by the client's own list; ``requested``:
+    the output budget the server will use (``max_completion_tokens``, else ``max_tokens``;
+    tokens) or ``None`` when the client sent none; ``own_generic_fallbacks``: the plugin set
+    ``fallbacks`` itself (the operator configured none for this group)."""
 
     source: str
-    target: str | None
+    chain: tuple[str, ...]
     requested: int | None
     own_generic_fallbacks: bool
 
+    @property
+    def target(self) -> str | None:
+        """The first escalation group, or ``None``."""
+        return self.chain[0] if self.chain else None
+
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        out = asdict(self)
+        out["chain"] = list(self.chain)
+        return out
 
     @classmethod
     def from_dict(cls, raw: object) -> BackstopPlan | None:
         if not isinstance(raw, Mapping):
             return None
         try:
+            chain = raw.get("chain") or ()
+            requested = raw.get("requested")
             return cls(
                 source=str(raw["source"]),
-                target=raw.get("target"),
-                requested=raw.get("requested"),
+                chain=tuple(str(g) for g in chain if isinstance(g, str)),
+                requested=requested if isinstance(requested, int) and not isinstance(requested, bool) else None,
                 own_generic_fallbacks=bool(raw.get("own_generic_fallbacks")),
             )
-        except KeyError:
+        except (KeyError, TypeError):
             return None
 
 
-def fallback_chain(source: str, target: str | None, requested: int | None) -> list[Any]:
+def fallback_chain(source: str, chain: Sequence[str], requested: int | None) -> list[Any]:
     """LiteLLM fallback entries for ``source``: the retry slot (a dict entry, which LiteLLM
     treats as a distinct hop of the same group; its ``max_tokens`` is a placeholder the hop
-    decision replaces) when an output budget was requested, then the target."""
-    chain: list[Any] = []
+    decision replaces) when an output budget was requested, then every group of ``chain`` in
+    order (the operator's steps are never removed: a group the request does not fit is skipped
+    on its hop, before any backend attempt)."""
+    if not chain:
+        return []
+    entries: list[Any] = []
     if requested is not None:
-        chain.append({"model": source, "max_tokens": requested})
-    if target is not None:
-        chain.append(target)
-    return chain
+        entries.append({"model": source, "max_tokens": requested})
+    entries.extend(chain)
+    return entries
 
 
-def narrowed_by_client(client_fallbacks: object, source: str, target: str) -> bool:
-    """The client's own ``context_window_fallbacks`` may narrow (``[]``, or a list without the
-    target), never widen: ``True`` when it rules the target out."""
+def allowed_by_client(client_fallbacks: object, source: str, chain: Sequence[str]) -> tuple[str, ...]:
+    """The client's own ``context_window_fallbacks`` may narrow the operator's ``chain`` (``[]``,
+    or a list for ``source`` without some of its groups), never widen it: the groups of ``chain``
+    the client's list still allows, in the operator's order. Absent (``None``): all of them."""
     if client_fallbacks is None:
-        return False
+        return tuple(chain)
     if not isinstance(client_fallbacks, Sequence) or isinstance(client_fallbacks, str):
-        return True
+        return ()
     for entry in client_fallbacks:
         if isinstance(entry, Mapping) and source in entry:
             targets = entry[source]
             targets = [targets] if isinstance(targets, str) else targets
-            names = {t.get("model") if isinstance(t, Mapping) else t for t in targets or ()}
-            return target not in names
-    return True
+            if not isinstance(targets, Sequence):
+                return ()
+            names = {t.get("model") if isinstance(t, Mapping) else t for t in targets}
+            return tuple(g for g in chain if g in names)
+    return ()
 
 
 def backend_error_text(previous_models: object) -> str | None:
@@ -130,6 +148,8 @@ def decide_hop(
     known_window: int | None,
     output_floor_tokens: int,
     margin_tokens: int = 0,
+    hop_window: int | None = None,
+    prompt_lower_bound: int | None = None,
 ) -> HopDecision:
     """Decide one fallback hop.
 
@@ -138,22 +158,38 @@ def decide_hop(
         hop_group: the model group of this hop.
         error: the parsed backend rejection (``None``: not a context-length error).
         prompt_count: the plugin's own count of the prompt (exact from ``/tokenize``, else the
-            safe over-estimate), tokens.
-        known_window: the window the plugin knew for this group, tokens.
+            safe over-estimate), tokens; used for the retry on ``plan.source``.
+        known_window: the window the plugin knew for ``plan.source``, tokens.
+        hop_window: on an escalation hop, the known window of ``hop_group`` (tokens), if any.
+        prompt_lower_bound: a count the prompt is at least (the routing estimate, which leans
+            low), tokens; an escalation hop whose window cannot hold it plus the floor is skipped.
+
+    "max_tokens must be at least 1, got N" is a context overflow only when the server computed
+    N itself (the client sent no output budget, so N = window − prompt); with a client budget it
+    is the client's own error and is not acted on.
     """
+    if error is not None and error.kind is ErrorKind.OUTPUT_BELOW_ONE and plan.requested is not None:
+        error = None  # the client's own max_tokens <= 0 (never armed, but a later hop may still see it)
     if error is None:
-        if plan.own_generic_fallbacks and hop_group in (plan.source, plan.target):
+        if plan.own_generic_fallbacks and (hop_group == plan.source or hop_group in plan.chain):
             return HopDecision(HopAction.ABORT, reason="not a context-length error")
         return HopDecision(HopAction.PASS)
     window = error.window.value if error.window and error.window.certainty is Certainty.EXACT else None
     if hop_group == plan.source:
         return _retry_or_skip(error, window or known_window, window, prompt_count, plan, output_floor_tokens, margin_tokens)
-    if plan.target is not None and hop_group == plan.target:
+    if hop_group in plan.chain:
+        printed = error.prompt_tokens.value if error.prompt_tokens is not None else None
+        floor_prompt = max(v for v in (printed, prompt_lower_bound, 0) if v is not None)
+        if hop_window is not None and floor_prompt + output_floor_tokens > hop_window:
+            return HopDecision(
+                HopAction.SKIP,
+                reason=f"prompt ≥{floor_prompt}tok + floor {output_floor_tokens} exceeds window {hop_window} of {hop_group!r}",
+            )
         return HopDecision(
             HopAction.ESCALATE,
             max_tokens=plan.requested,
             window=window,
-            reason=f"{error.kind.value} on {plan.source!r} → escalating to {plan.target!r}",
+            reason=f"{error.kind.value} on {plan.source!r} → escalating to {hop_group!r}",
         )
     return HopDecision(HopAction.PASS)
 

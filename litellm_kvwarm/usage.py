@@ -9,7 +9,7 @@ the hit rate honest: warms create cache, they do not find it.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 from .meta import ESCALATED_KEY, ESTIMATE_KEY, WARM_MARKER, find_metadata
 from .metrics import Metrics
@@ -56,10 +56,23 @@ def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any) -> bool:
     return True
 
 
-def usage_observation(kwargs: Any, response_obj: Any) -> tuple[str, int, int, int] | None:
-    """``(group, raw routing, raw safe, usage.prompt_tokens)`` of a response that the group whose
-    estimate it carries served itself (kind ``normal``), for
-    :class:`~litellm_kvwarm.correction.EstimateCorrection`; else ``None``."""
+class UsageObservation(NamedTuple):
+    """One response for :meth:`~litellm_kvwarm.correction.EstimateCorrection.observe` (tokens)."""
+
+    group: str
+    #: the keyed hash of the tenant (``ESTIMATE_KEY["tenant"]``), never a raw id
+    tenant: str
+    raw_routing: int
+    raw_safe: int
+    prompt_tokens: int
+
+
+def usage_observation(kwargs: Any, response_obj: Any) -> UsageObservation | None:
+    """``(group, tenant, raw routing, raw safe, usage.prompt_tokens)`` of a response that the group
+    whose estimate it carries served itself (kind ``normal``), for
+    :class:`~litellm_kvwarm.correction.EstimateCorrection`; else ``None``. ``tenant`` is the
+    hashed tenant the pre-call hook wrote into the estimate (``ESTIMATE_KEY["tenant"]``); a
+    response without one is not learned from (``None``)."""
     meta = find_metadata(kwargs)
     if meta is None or request_kind(meta) != "normal":
         return None
@@ -69,8 +82,11 @@ def usage_observation(kwargs: Any, response_obj: Any) -> tuple[str, int, int, in
     group = meta.get("model_group") or kwargs.get("model_group")
     if not group or group != estimate.get("group"):
         return None
+    tenant = estimate.get("tenant")
+    if not isinstance(tenant, str) or not tenant:
+        return None
     prompt = field(field(response_obj, "usage"), "prompt_tokens")
     raw_routing, raw_safe = estimate.get("raw_routing"), estimate.get("raw_safe")
     if not all(isinstance(v, int) and v > 0 for v in (prompt, raw_routing, raw_safe)):
         return None
-    return str(group), raw_routing, raw_safe, prompt
+    return UsageObservation(str(group), tenant, raw_routing, raw_safe, prompt)

@@ -1,30 +1,41 @@
-"""Whether a request's session gets a warm now: the guards, in order, each with its own outcome.
+"""Whether a request's session gets a warm queued now: the guards, in order, each with its own
+outcome. No I/O: the request path never waits on the cooldown store for a warm.
 
 Order (each outcome is a metric label): switched off → below the threshold (a fraction of the
 source group's window) → target unknown (not in the model list, or no discovered window for
 its served model) → the caller's key may not use the target → no session to scope the cooldown
-→ cooldown running → at the concurrency bound → fired.
+→ cooldown known to run in this process (the runner's memo) → tenant known to be at its warm
+rate (the memo) → queued. Admission itself (the session's cooldown and the tenant's warm rate,
+shared through the cooldown store) happens in :class:`~litellm_kvwarm.warm.WarmRunner` when a
+slot takes the warm, right before it is sent: a warm that is queued-out or dropped uses neither.
 
-The cooldown key is one per (tenant, session, target, growth step): with
-``warm_rewarm_step`` > 0 a session that has grown by that fraction of the window since its last
-warm may warm again within the cooldown, because a re-warm prefills only the new tokens (the
-earlier warm is cached); ``0`` keeps strictly one warm per session per cooldown.
+Keys, all tenant-scoped keyed hashes (:func:`~litellm_kvwarm.identity.scoped_key`):
+
+* admission key, one per (tenant, session, target): a newer state of the session replaces its
+  queued warm;
+* cooldown key, one per (tenant, session, target, growth step): with ``warm_rewarm_step`` > 0
+  a session that has grown by that fraction of the window since its last warm may warm again
+  within the cooldown, because a re-warm prefills only the new tokens (the earlier warm is
+  cached); ``0`` keeps strictly one warm per session per cooldown;
+* rate key, one per tenant (only when ``warm_tenant_rate`` > 0).
 """
 
 from __future__ import annotations
 
 import logging
+import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from . import identity
 from .config import Settings
-from .cooldown import CooldownStore
-from .meta import AFFINITY_KEY, WARM_MARKER
-from .warm import WarmOutcome, WarmRunner, warm_request
+from .warm import WarmJob, WarmOutcome, WarmRunner, warm_metadata, warm_request
 
 logger = logging.getLogger("litellm_kvwarm")
+
+#: Session id under which a tenant's warm-rate key is built (no real session is needed).
+TENANT_SCOPE = "*tenant*"
 
 
 @dataclass(frozen=True)
@@ -43,53 +54,72 @@ class WarmCandidate:
     growth_tokens: int | None = None  # what the re-warm step is measured on (default: tokens)
 
 
-def cooldown_key(session: identity.Session, target: str, tokens: int, source_window: int, step: float) -> str:
-    """Tenant-scoped cooldown key of a warm (hashes only)."""
+def cooldown_key(
+    session: identity.Session, target: str, tokens: int, source_window: int, step: float, secret: bytes | str
+) -> str:
+    """Tenant-scoped cooldown key of a warm (keyed hashes only)."""
     bucket = int(tokens // (step * source_window)) if step > 0 else 0
-    return identity.scoped_key(f"warm:{target}:{bucket}", session)
+    return identity.scoped_key(f"warm:{target}:{bucket}", session, secret)
+
+
+def admission_key(session: identity.Session, target: str, secret: bytes | str) -> str:
+    """Queue identity of a warm: one per (tenant, session, target), keyed hashes only."""
+    return identity.scoped_key(f"warmq:{target}", session, secret)
+
+
+def tenant_rate_key(tenant: str, secret: bytes | str) -> str:
+    """The tenant's warm-rate key (keyed hash of the tenant)."""
+    return identity.scoped_key("warmrate", identity.Session(tenant=tenant, session_id=TENANT_SCOPE, source="tenant"), secret)
 
 
 class WarmGate:
-    """Applies the guards and hands fired warms to the runner.
+    """Applies the guards and queues warms on the runner.
 
     Args:
         settings: plugin settings.
-        cooldown: returns the cooldown store (built lazily by the services).
-        runner: returns the warm runner.
-        count: records an outcome for a target (metrics).
+        runner: returns the warm runner (built lazily by the services).
+        count: records an outcome for a target (metrics): the gate's own outcome of each
+            candidate (``queued`` or ``skipped_*``).
+        secret: key of the tenant and session hashes (``identity.resolve_hash_secret``); default:
+            resolved from ``settings`` and the process environment.
+        cooldown: ignored (admission moved to the runner); accepted until hook.py stops passing it.
     """
 
     def __init__(
         self,
         settings: Settings,
         *,
-        cooldown: Callable[[], CooldownStore],
         runner: Callable[[], WarmRunner],
         count: Callable[[WarmOutcome, str], None],
+        secret: bytes | str | None = None,
+        cooldown: object = None,
     ):
         self._settings = settings
-        self._cooldown = cooldown
         self._runner = runner
         self._count = count
+        if secret is None:
+            secret, _ = identity.resolve_hash_secret(settings.hash_secret, settings.cache_salt_secret, os.environ)
+        self._secret = secret
 
     async def consider(
-        self, candidate: WarmCandidate, data: Mapping[str, Any], may_use: Callable[[], Awaitable[bool]]
+        self,
+        candidate: WarmCandidate,
+        data: Mapping[str, Any],
+        may_use: Callable[[], Awaitable[bool]] | None = None,
+        *,
+        kind: str = "chat",
     ) -> WarmOutcome:
-        """Run the guards for ``candidate``; fire the warm built from ``data`` if they pass."""
+        """Run the guards for ``candidate``; queue the warm built from the live request ``data``
+        (a ``kind`` request: ``"chat"`` or ``"completion"``) if they pass. ``may_use``: LiteLLM's
+        access check of the caller's key for the target (``None``: the caller already checked).
+        Returns the outcome counted. Raises ``ValueError`` for an unknown ``kind``."""
         outcome = await self._guard(candidate, may_use)
-        if outcome is WarmOutcome.FIRED:
-            session = candidate.session
-            assert session is not None
-            metadata: dict[str, Any] = {WARM_MARKER: True, "session_id": session.session_id}
-            request_meta = data.get("metadata")
-            if isinstance(request_meta, Mapping) and AFFINITY_KEY in request_meta:
-                metadata[AFFINITY_KEY] = request_meta[AFFINITY_KEY]
-            if not self._runner().submit(warm_request(data, target=candidate.target, metadata=metadata)):
-                outcome = WarmOutcome.SKIPPED_BUSY
+        if outcome is WarmOutcome.QUEUED:
+            outcome = self._runner().submit(self._job(candidate, data, kind))
         self._count(outcome, candidate.target)
-        if outcome is WarmOutcome.FIRED:
+        if outcome is WarmOutcome.QUEUED:
             logger.info(
-                "[KV-WARM] fired: est≈%dtok ≥ %.0f%% of window %d → warming %r (max_tokens=1)",
+                "[KV-WARM] queued: est≈%dtok ≥ %.0f%% of window %d → warm of %r",
                 candidate.tokens, self._settings.warm_threshold * 100, candidate.source_window, candidate.target,
             )
         elif outcome is not WarmOutcome.SKIPPED_BELOW_THRESHOLD:
@@ -99,7 +129,21 @@ class WarmGate:
             )
         return outcome
 
-    async def _guard(self, c: WarmCandidate, may_use: Callable[[], Awaitable[bool]]) -> WarmOutcome:
+    def _job(self, c: WarmCandidate, data: Mapping[str, Any], kind: str) -> WarmJob:
+        session = c.session
+        assert session is not None
+        s = self._settings
+        growth = c.growth_tokens if c.growth_tokens is not None else c.tokens
+        metadata = warm_metadata(data, session_hash=identity.hashed_session(session, self._secret))
+        return WarmJob(
+            key=admission_key(session, c.target, self._secret),
+            cooldown_key=cooldown_key(session, c.target, growth, c.source_window, s.warm_rewarm_step, self._secret),
+            rate_key=tenant_rate_key(session.tenant, self._secret) if s.warm_tenant_rate > 0 else None,
+            kind=kind,
+            body=warm_request(data, target=c.target, metadata=metadata, kind=kind),
+        )
+
+    async def _guard(self, c: WarmCandidate, may_use: Callable[[], Awaitable[bool]] | None) -> WarmOutcome:
         s = self._settings
         if not s.warm_ahead:
             return WarmOutcome.SKIPPED_DISABLED
@@ -107,12 +151,8 @@ class WarmGate:
             return WarmOutcome.SKIPPED_BELOW_THRESHOLD
         if not c.target_known or c.target_window is None:
             return WarmOutcome.SKIPPED_UNKNOWN_MODEL
-        if not await may_use():
+        if may_use is not None and not await may_use():
             return WarmOutcome.SKIPPED_FORBIDDEN
         if c.session is None:
             return WarmOutcome.SKIPPED_NO_SESSION
-        growth = c.growth_tokens if c.growth_tokens is not None else c.tokens
-        key = cooldown_key(c.session, c.target, growth, c.source_window, s.warm_rewarm_step)
-        if not await self._cooldown().acquire(key, s.warm_cooldown_s):
-            return WarmOutcome.SKIPPED_COOLDOWN
-        return WarmOutcome.FIRED
+        return WarmOutcome.QUEUED  # the runner's memo may still answer skipped_cooldown / skipped_tenant_rate

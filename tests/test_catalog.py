@@ -51,3 +51,59 @@ def test_escalation_target(group, overrides, fallbacks, target):
 def test_combine_windows_takes_smallest_known():
     assert catalog.combine_windows([None, 32768, 16384]) == 16384
     assert catalog.combine_windows([None, None]) is None
+
+
+# -- the deployment's key, as LiteLLM resolves it (issue 12 item 8) ---------------------------------
+
+SECRETS = {"os.environ/VLLM_KEY": "sk-from-env", "os.environ/HOSTED_VLLM_API_KEY": "sk-provider-default", "os.environ/OPENAI_API_KEY": "sk-openai"}
+
+
+def fake_secret(reference):
+    """Stands in for litellm.get_secret_str: os.environ/NAME → value, None when unset."""
+    return SECRETS.get(reference)
+
+
+@pytest.mark.parametrize(
+    "params, key",
+    [
+        ({"model": "hosted_vllm/a", "api_key": "sk-literal"}, "sk-literal"),
+        ({"model": "hosted_vllm/a", "api_key": "  sk-padded \n"}, "sk-padded"),
+        ({"model": "hosted_vllm/a", "api_key": "os.environ/VLLM_KEY"}, "sk-from-env"),
+        ({"model": "hosted_vllm/a"}, "sk-provider-default"),
+        ({"model": "hosted_vllm/a", "api_key": "os.environ/UNSET_NAME"}, "sk-provider-default"),
+        ({"model": "hosted_vllm/a", "api_key": ""}, "sk-provider-default"),
+        ({"model": "openai/a"}, "sk-openai"),
+        ({"model": "a", "custom_llm_provider": "hosted_vllm"}, "sk-provider-default"),
+        ({"model": "sglang/a"}, None),
+        ({"model": "lm_studio/a"}, None),
+        ({"model": "hosted_vllm/a", "api_key": 12345}, "sk-provider-default"),
+    ],
+    ids=["literal", "stripped", "env-reference", "provider-env", "unset-reference", "blank", "openai", "custom-provider", "no-key", "unset-provider-env", "not-a-string"],
+)
+def test_resolve_api_key(params, key):
+    assert catalog.resolve_api_key(params, secret=fake_secret) == key
+
+
+def test_resolve_api_key_defaults_to_the_process_environment(monkeypatch):
+    monkeypatch.setenv("KVWARM_TEST_KEY", "sk-env")
+    monkeypatch.delenv("HOSTED_VLLM_API_KEY", raising=False)
+    assert catalog.resolve_api_key({"model": "hosted_vllm/a", "api_key": "os.environ/KVWARM_TEST_KEY"}) == "sk-env"
+    assert catalog.resolve_api_key({"model": "hosted_vllm/a"}) is None
+
+
+def test_a_failing_secret_manager_leaves_the_key_unset():
+    def broken(reference):
+        raise RuntimeError("vault unreachable")
+
+    assert catalog.resolve_api_key({"model": "hosted_vllm/a", "api_key": "os.environ/X"}, secret=broken) is None
+
+
+def test_group_deployments_carry_their_keys_without_changing_identity():
+    entries = [
+        {"litellm_params": {"model": "hosted_vllm/a", "api_base": "http://h:1/v1", "api_key": "os.environ/VLLM_KEY"}},
+        {"litellm_params": {"model": "hosted_vllm/b", "api_base": "http://h:2/v1", "api_key": "sk-literal"}},
+    ]
+    infos = catalog.group_deployments(entries, secret=fake_secret)
+    assert [i.deployment.api_key for i in infos] == ["sk-from-env", "sk-literal"]
+    assert infos[0].deployment == Deployment("http://h:1/v1", "a")  # the key is no part of identity
+    assert "sk-" not in repr(infos)

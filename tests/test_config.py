@@ -7,7 +7,7 @@ def test_defaults_without_environment():
     s = Settings.from_env({})
     assert s.output_floor_tokens == 256
     assert s.safe_chars_per_token == 3.0 and s.routing_chars_per_token == 4.0
-    assert s.window_ttl_s == 900.0 and s.discovery_budget_s == 0.25
+    assert s.window_ttl_s == 900.0 and s.request_budget_ms == 300
     assert s.proactive_routing is True and s.escalation_targets == {}
 
 
@@ -37,7 +37,7 @@ def test_values_parse_from_env():
     [
         ({"KVWARM_OUTPUT_FLOOR_TOKENS": "lots"}, "KVWARM_OUTPUT_FLOOR_TOKENS"),
         ({"KVWARM_OUTPUT_FLOOR_TOKENS": "0"}, "KVWARM_OUTPUT_FLOOR_TOKENS"),
-        ({"KVWARM_DISCOVERY_BUDGET_S": "-1"}, "KVWARM_DISCOVERY_BUDGET_S"),
+        ({"KVWARM_REQUEST_BUDGET_MS": "-1"}, "KVWARM_REQUEST_BUDGET_MS"),
         ({"KVWARM_PROACTIVE_ROUTING": "maybe"}, "KVWARM_PROACTIVE_ROUTING"),
         ({"KVWARM_ESCALATION_TARGETS": "fast->slow"}, "KVWARM_ESCALATION_TARGETS"),
     ],
@@ -69,3 +69,9 @@ def test_unknown_kvwarm_variable_is_ignored_but_settings_are_frozen():
     s = Settings.from_env({"KVWARM_NOT_A_SETTING": "1"})
     with pytest.raises(Exception):
         s.output_floor_tokens = 1  # type: ignore[misc]
+
+
+def test_legacy_discovery_budget_seconds_still_read():
+    assert Settings.from_env({"KVWARM_DISCOVERY_BUDGET_S": "2"}).request_budget_ms == 2000
+    # the new name wins when both are set
+    assert Settings.from_env({"KVWARM_DISCOVERY_BUDGET_S": "2", "KVWARM_REQUEST_BUDGET_MS": "150"}).request_budget_ms == 150

@@ -8,7 +8,7 @@ from litellm_kvwarm.reactive import (
     backend_error_text,
     decide_hop,
     fallback_chain,
-    narrowed_by_client,
+    allowed_by_client,
 )
 
 V025 = (
@@ -21,13 +21,13 @@ V032 = (
     "which exceeds this limit even without any output tokens. Please reduce the length of the input prompt. "
     "(parameter=input_tokens, value=4097)"
 )
-PLAN = BackstopPlan(source="fast", target="slow", requested=4096, own_generic_fallbacks=True)
+PLAN = BackstopPlan(source="fast", chain=("slow",), requested=4096, own_generic_fallbacks=True)
 
 
-def hop(error_text, group="fast", prompt=None, plan=PLAN, known=None):
+def hop(error_text, group="fast", prompt=None, plan=PLAN, known=None, hop_window=None, lower=None):
     return decide_hop(
         plan=plan, hop_group=group, error=parse_context_error(error_text) if error_text else None,
-        prompt_count=prompt, known_window=known, output_floor_tokens=256,
+        prompt_count=prompt, known_window=known, output_floor_tokens=256, hop_window=hop_window, prompt_lower_bound=lower,
     )
 
 
@@ -54,7 +54,7 @@ def test_prompt_over_window_skips_retry_then_escalates_with_original_budget():
 
 def test_non_context_error_aborts_own_fallbacks_and_passes_operator_ones():
     assert hop("Rate limit reached for requests", prompt=10).action is HopAction.ABORT
-    operator = BackstopPlan("fast", "slow", 4096, own_generic_fallbacks=False)
+    operator = BackstopPlan("fast", ("slow",), 4096, own_generic_fallbacks=False)
     assert hop("Internal Server Error", plan=operator).action is HopAction.PASS
 
 
@@ -63,28 +63,75 @@ def test_other_groups_are_not_ours():
 
 
 def test_no_output_budget_means_no_retry():
-    plan = BackstopPlan("fast", "slow", None, True)
+    plan = BackstopPlan("fast", ("slow",), None, True)
     assert hop(V025, plan=plan, prompt=12_289).action is HopAction.SKIP
 
 
 def test_numbers_that_do_not_explain_the_rejection_skip():
-    plan = BackstopPlan("fast", "slow", 100, True)
+    plan = BackstopPlan("fast", ("slow",), 100, True)
     assert hop(V025, plan=plan, prompt=1_000).action is HopAction.SKIP
 
 
 def test_fallback_chain_and_plan_roundtrip():
-    assert fallback_chain("fast", "slow", 4096) == [{"model": "fast", "max_tokens": 4096}, "slow"]
-    assert fallback_chain("fast", None, None) == []
+    assert fallback_chain("fast", ("slow",), 4096) == [{"model": "fast", "max_tokens": 4096}, "slow"]
+    assert fallback_chain("fast", ("mid", "large"), None) == ["mid", "large"]
+    # no escalation step: nothing is armed (not even the retry slot)
+    assert fallback_chain("fast", (), 4096) == []
     assert BackstopPlan.from_dict(PLAN.to_dict()) == PLAN
     assert BackstopPlan.from_dict({"nope": 1}) is None and BackstopPlan.from_dict("x") is None
 
 
 @pytest.mark.parametrize(
-    "client, narrowed",
-    [(None, False), ([], True), ([{"fast": ["slow"]}], False), ([{"fast": ["other"]}], True), ([{"other": ["slow"]}], True), ("junk", True)],
+    "client, allowed",
+    [
+        (None, ("mid", "large")),
+        ([], ()),
+        ([{"fast": ["mid", "large"]}], ("mid", "large")),
+        ([{"fast": ["large"]}], ("large",)),
+        ([{"fast": ["large", "mid", "extra"]}], ("mid", "large")),  # never widened, operator order kept
+        ([{"fast": [{"model": "mid"}]}], ("mid",)),
+        ([{"other": ["mid"]}], ()),
+        ("junk", ()),
+    ],
 )
-def test_client_may_narrow_never_widen(client, narrowed):
-    assert narrowed_by_client(client, "fast", "slow") is narrowed
+def test_client_may_narrow_never_widen(client, allowed):
+    assert allowed_by_client(client, "fast", ("mid", "large")) == allowed
+
+
+V025_ZERO = "max_tokens must be at least 1, got 0."
+CHAIN = BackstopPlan(source="fast", chain=("mid", "large"), requested=None, own_generic_fallbacks=True)
+
+
+def test_output_below_one_is_the_clients_error_when_it_sent_a_budget():
+    # the client sent max_tokens (requested is set): "got 0" is its own error, never an overflow
+    client_budget = BackstopPlan("fast", ("slow",), 4096, own_generic_fallbacks=True)
+    assert hop(V025_ZERO, plan=client_budget, prompt=10).action is HopAction.ABORT
+    assert hop(V025_ZERO, group="slow", plan=client_budget).action is HopAction.ABORT
+    operator = BackstopPlan("fast", ("slow",), 4096, own_generic_fallbacks=False)
+    assert hop(V025_ZERO, group="slow", plan=operator).action is HopAction.PASS
+
+
+def test_output_below_one_is_an_overflow_when_the_server_computed_it():
+    # no budget sent: vLLM computed max_tokens = window - prompt = 0, the prompt fills the window
+    assert hop(V025_ZERO, plan=CHAIN, prompt=4096).action is HopAction.SKIP
+    d = hop(V025_ZERO, group="mid", plan=CHAIN)
+    assert (d.action, d.max_tokens) == (HopAction.ESCALATE, None)
+
+
+def test_chain_skips_a_step_that_cannot_hold_the_prompt():
+    # fast (4,096) -> mid (8,192) -> large: a 10,000-token prompt skips mid before any attempt
+    assert hop(V032, group="mid", plan=CHAIN, hop_window=8_192, lower=10_000).action is HopAction.SKIP
+    assert hop(V032, group="large", plan=CHAIN, hop_window=131_072, lower=10_000).action is HopAction.ESCALATE
+    # a 6,000-token prompt goes to mid; an unknown window is tried (the next step still follows)
+    assert hop(V032, group="mid", plan=CHAIN, hop_window=8_192, lower=6_000).action is HopAction.ESCALATE
+    assert hop(V032, group="mid", plan=CHAIN, hop_window=None, lower=10_000).action is HopAction.ESCALATE
+    # the printed prompt size counts too (vLLM's "at least 4097")
+    assert hop(V032, group="mid", plan=CHAIN, hop_window=4_200, lower=None).action is HopAction.SKIP
+
+
+def test_plan_roundtrip_keeps_the_chain():
+    assert BackstopPlan.from_dict(CHAIN.to_dict()) == CHAIN
+    assert CHAIN.target == "mid"
 
 
 def test_backend_error_text_skips_the_plugins_own_skip_errors():

@@ -312,3 +312,100 @@ def test_english_regime_needs_english_words_and_ascii_text():
     assert not english("def handler(request):\n    return route(request, window=16384)\n" * 20)
     assert not english(("Кошка пошла в парк, и там было тихо. " * 20) + "the end of the story")
     assert not english("")
+
+
+# ------------------------------------------------------------ client-controlled nesting depth
+
+
+def _nested(depth: int, leaf: object) -> object:
+    value = leaf
+    for i in range(depth):
+        value = [value] if i % 2 else {"k": value}
+    return value
+
+
+def _with_recursion_limit(limit: int, fn):
+    import sys
+
+    before = sys.getrecursionlimit()
+    sys.setrecursionlimit(limit)
+    try:
+        return fn()
+    finally:
+        sys.setrecursionlimit(before)
+
+
+DEEP = _nested(5000, "leaf")
+# json.dumps' text of DEEP, built without it: 2,500 '{"k":' and 2,500 '[' around the leaf.
+DEEP_JSON_CHARS = len('"leaf"') + 2500 * (len('{"k":') + 1) + 2500 * 2
+
+
+@pytest.mark.parametrize(
+    "payload, json_chars, other_parts",
+    [
+        ({"messages": [{"role": "user", "content": {"k": DEEP}}]}, len('{"k":}') + DEEP_JSON_CHARS, 0),
+        ({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None,
+          "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": DEEP}}]}]},
+         len('[{"id":"c1","type":"function","function":{"name":"f","arguments":}}]') + DEEP_JSON_CHARS, 0),
+        ({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": DEEP}}]},
+         len('[{"type":"function","function":{"name":"f","parameters":}}]') + DEEP_JSON_CHARS, 0),
+        ({"messages": [{"role": "user", "content": "hi"}], "response_format": DEEP}, DEEP_JSON_CHARS, 0),
+        ({"messages": [DEEP, {"role": "user", "content": "hi"}]}, DEEP_JSON_CHARS, 0),
+        ({"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}, DEEP]}]}, 0, 1),
+        ({"prompt": DEEP}, 0, 0),
+    ],
+    ids=["content", "tool-call-arguments", "tool-schema", "response-format", "message-itself", "content-part", "prompt"],
+)
+def test_deeply_nested_payload_is_estimated_without_recursion(payload, json_chars, other_parts):
+    """Issue 12, harm 11: 1,000+ levels of lists/dicts raised RecursionError in the estimator, so the
+    request was neither estimated nor routed. 5,000 levels, with the recursion limit at 200: the
+    nesting is counted by its JSON text, as json.dumps would have written it without a limit."""
+    for estimator in (None, calibrated_estimator("qwen2.5")):
+        est = _with_recursion_limit(200, lambda: estimate_request(payload, estimator=estimator))
+        assert est.safe >= est.routing >= 0
+        assert max(map(len, est.counts.parts), default=0) == max(json_chars, 2 if "messages" in payload else 0)
+        assert est.counts.other_parts == other_parts
+        if json_chars:
+            assert est.safe > json_chars // 10  # the nesting costs tokens, it is not dropped
+
+
+def test_json_text_is_json_dumps_at_every_depth():
+    """The iterative encoder writes exactly json.dumps' text (the estimates of normal requests stay
+    bit-identical), also where json.dumps itself would run out of recursion."""
+    import json
+    import random
+
+    from litellm_kvwarm.tokens import _json_text_iterative, json_text
+
+    rng = random.Random(12)
+    leaves = [None, True, False, 0, -3, 10**30, 1.5, 2.5e-300, float("nan"), float("-inf"), "", "é\"\\\n\u2028", "😀", object()]
+
+    def value(depth):
+        roll = rng.random()
+        if depth > 6 or roll < 0.3:
+            return rng.choice(leaves)
+        if roll < 0.65:
+            return [value(depth + 1) for _ in range(rng.randrange(4))]
+        if roll < 0.75:
+            return tuple(value(depth + 1) for _ in range(rng.randrange(3)))
+        keys = rng.sample(["b", "a", "é", 1, 2.5, None, True], rng.randrange(4))
+        return {k: value(depth + 1) for k in keys}
+
+    def outcome(fn):
+        try:
+            return fn()
+        except (TypeError, ValueError) as exc:  # mixed keys cannot be sorted: both raise
+            return type(exc)
+
+    for _ in range(2000):
+        v = value(0)
+        for sort_keys in (False, True):
+            expected = outcome(lambda: json.dumps(v, ensure_ascii=False, separators=(",", ":"), default=str, sort_keys=sort_keys))
+            assert outcome(lambda: _json_text_iterative(v, sort_keys)) == expected
+            assert outcome(lambda: json_text(v, sort_keys=sort_keys)) == expected
+    cycle: list = [1]
+    cycle.append(cycle)
+    with pytest.raises(ValueError):
+        _json_text_iterative(cycle, False)
+    deep = _with_recursion_limit(200, lambda: json_text(DEEP))
+    assert deep == '[{"k":' * 2500 + '"leaf"' + "}]" * 2500 and len(deep) == DEEP_JSON_CHARS

@@ -1,9 +1,332 @@
+"""The warm runner: bounded queue, admission when a slot takes the warm, per-tenant rate,
+outcomes and drops; and the warm body and metadata (issue 12, items 4, 10, 11 and 13)."""
+
+from __future__ import annotations
+
 import asyncio
+import json
+from collections import Counter
 
-from litellm_kvwarm.warm import PROMPT_SHAPING_KEYS, WarmOutcome, WarmRunner, warm_request
+import pytest
+
+from litellm_kvwarm.cooldown import Admission, MemoryCooldownStore
+from litellm_kvwarm.meta import AFFINITY_KEY, SALT_KEY, WARM_MARKER
+from litellm_kvwarm.warm import (
+    PROMPT_SHAPING_KEYS,
+    SESSION_KEY,
+    SPEND_IDENTITY_KEYS,
+    DropReason,
+    WarmJob,
+    WarmOutcome,
+    WarmRunner,
+    warm_metadata,
+    warm_request,
+)
 
 
-def test_warm_request_copies_prompt_shaping_keys_and_sets_one_token():
+class FakeClock:
+    def __init__(self, now: float = 1_700_000_000.0):
+        self.now = now
+
+    def __call__(self) -> float:
+        return self.now
+
+    def tick(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class SpyStore(MemoryCooldownStore):
+    """The real memory store, counting admissions (to show what the memo saves)."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.admits = 0
+
+    async def admit(self, *args, **kwargs):
+        self.admits += 1
+        return await super().admit(*args, **kwargs)
+
+
+class Recorder:
+    """Sender and every runner callback; the sender can be held with ``gate``."""
+
+    def __init__(self, *, hold: bool = False, delay_s: float = 0.0):
+        self.gate = asyncio.Event()
+        if not hold:
+            self.gate.set()
+        self.delay_s = delay_s
+        self.sent: list[tuple[str, dict]] = []
+        self.started = asyncio.Event()
+        self.now_in_flight = 0
+        self.max_in_flight = 0
+        self.outcomes: list[WarmOutcome] = []
+        self.done: list[WarmOutcome] = []
+        self.drops: list[DropReason] = []
+        self.depths: list[int] = []
+
+    async def send(self, kind, body):
+        self.now_in_flight += 1
+        self.max_in_flight = max(self.max_in_flight, self.now_in_flight)
+        self.started.set()
+        try:
+            await self.gate.wait()
+            if self.delay_s:
+                await asyncio.sleep(self.delay_s)
+            self.sent.append((kind, body))
+            if body.get("fail"):
+                raise RuntimeError("backend down")
+        finally:
+            self.now_in_flight -= 1
+
+    def runner(self, **kwargs) -> WarmRunner:
+        return WarmRunner(
+            self.send,
+            on_done=lambda o, d, t: self.done.append(o),
+            on_outcome=lambda o, t: self.outcomes.append(o),
+            on_drop=lambda r, t: self.drops.append(r),
+            on_queue_depth=self.depths.append,
+            **kwargs,
+        )
+
+    def sessions_sent(self) -> list[str]:
+        return [body["messages"][0]["content"] for _, body in self.sent]
+
+
+def job(session: str, *, tenant: str = "A", text: str | None = None, bucket: int = 0, rate: bool = True, kind: str = "chat") -> WarmJob:
+    content = text if text is not None else session
+    body = {"model": "slow", "max_tokens": 1, "messages": [{"role": "user", "content": content}]}
+    return WarmJob(
+        key=f"q:{tenant}:{session}",
+        cooldown_key=f"c:{tenant}:{session}:{bucket}",
+        rate_key=f"r:{tenant}" if rate else None,
+        kind=kind,
+        body=body,
+    )
+
+
+async def test_a_burst_of_100_sessions_sends_every_warm_exactly_once_four_at_a_time():
+    """Pins item 4: 100 sessions crossing the threshold at once with 4 slots used to fire 19
+    warms and skip the rest (skipped_busy) for good."""
+    rec = Recorder(delay_s=0.002)
+    clock = FakeClock()
+    store = MemoryCooldownStore(capacity=1000, clock=clock)
+    runner = rec.runner(cooldown=lambda: store, max_concurrency=4, queue_size=128, clock=clock)
+    outcomes = [runner.submit(job(f"s{i:03d}")) for i in range(100)]
+    assert outcomes == [WarmOutcome.QUEUED] * 100
+    assert runner.queued == 100 and runner.in_flight == 4
+    await runner.drain()
+    assert sorted(rec.sessions_sent()) == [f"s{i:03d}" for i in range(100)]  # each exactly once
+    assert rec.max_in_flight == 4
+    assert rec.drops == []
+    assert Counter(rec.outcomes) == {WarmOutcome.FIRED: 100}
+    assert Counter(rec.done) == {WarmOutcome.SUCCEEDED: 100}
+    assert max(rec.depths) == 100 and rec.depths[-1] == 0
+    assert runner.queued == 0 and runner.in_flight == 0
+    assert rec.sessions_sent()[:4] == ["s000", "s001", "s002", "s003"]  # FIFO
+
+
+async def test_a_newer_state_of_a_session_replaces_its_queued_warm_in_place():
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=1, queue_size=8)
+    runner.submit(job("blocker"))
+    await rec.started.wait()
+    runner.submit(job("s1", text="s1 turn 1"))
+    runner.submit(job("s2"))
+    assert runner.submit(job("s1", text="s1 turn 2")) is WarmOutcome.QUEUED
+    assert runner.queued == 2 and rec.drops == [DropReason.STALE]
+    rec.gate.set()
+    await runner.drain()
+    assert rec.sessions_sent() == ["blocker", "s1 turn 2", "s2"]  # kept its place, newest messages
+
+
+async def test_a_full_queue_drops_the_oldest_warm_and_counts_it():
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=1, queue_size=2, tenant_rate=0)
+    runner.submit(job("blocker"))
+    await rec.started.wait()
+    for name in ("s1", "s2", "s3"):
+        assert runner.submit(job(name)) is WarmOutcome.QUEUED
+    assert rec.drops == [DropReason.FULL] and runner.queued == 2
+    assert rec.depths[-1] == 2
+    rec.gate.set()
+    await runner.drain()
+    assert rec.sessions_sent() == ["blocker", "s2", "s3"]
+
+
+async def test_a_dropped_warm_leaves_the_session_cooldown_untaken():
+    """Pins item 4: a skipped warm used to use up its session's cooldown."""
+    clock = FakeClock()
+    store = SpyStore(clock=clock)
+    rec = Recorder(hold=True)
+    runner = rec.runner(cooldown=lambda: store, max_concurrency=1, queue_size=1)
+    runner.submit(job("blocker"))
+    await rec.started.wait()
+    runner.submit(job("s1"))
+    runner.submit(job("s2"))  # s1 is dropped (full) before any admission
+    assert rec.drops == [DropReason.FULL]
+    rec.gate.set()
+    await runner.drain()
+    assert rec.sessions_sent() == ["blocker", "s2"] and store.admits == 2
+    # the dropped session's next turn is admitted and sent
+    assert runner.submit(job("s1")) is WarmOutcome.QUEUED
+    await runner.drain()
+    assert rec.sessions_sent() == ["blocker", "s2", "s1"]
+    assert await store.admit("c:A:s1:0", 300) is Admission.COOLDOWN  # taken now that it was sent
+
+
+async def test_the_memo_skips_a_session_whose_cooldown_was_just_taken_without_io():
+    clock = FakeClock()
+    store = SpyStore(clock=clock)
+    rec = Recorder()
+    runner = rec.runner(cooldown=lambda: store, cooldown_s=300, clock=clock)
+    runner.submit(job("s1"))
+    await runner.drain()
+    for _ in range(5):  # later turns of the same session, same growth step
+        assert runner.submit(job("s1")) is WarmOutcome.SKIPPED_COOLDOWN
+    assert store.admits == 1 and runner.queued == 0
+    assert runner.submit(job("s1", bucket=1)) is WarmOutcome.QUEUED  # grown a step: a re-warm
+    await runner.drain()
+    clock.tick(300.1)
+    assert runner.submit(job("s1")) is WarmOutcome.QUEUED  # memo expired with the cooldown
+    await runner.drain()
+    assert len(rec.sent) == 3
+
+
+async def test_a_cooldown_taken_elsewhere_is_found_when_the_slot_admits():
+    clock = FakeClock()
+    store = SpyStore(clock=clock)
+    assert await store.admit("c:A:s1:0", 300) is Admission.ADMITTED  # another process warmed s1
+    rec = Recorder()
+    runner = rec.runner(cooldown=lambda: store, clock=clock)
+    assert runner.submit(job("s1")) is WarmOutcome.QUEUED
+    await runner.drain()
+    assert rec.sent == [] and rec.outcomes == [WarmOutcome.SKIPPED_COOLDOWN]
+    assert runner.submit(job("s1")) is WarmOutcome.SKIPPED_COOLDOWN  # remembered for a while
+    clock.tick(30.1)
+    assert runner.submit(job("s1")) is WarmOutcome.QUEUED  # asked again after the recheck time
+
+
+async def test_tenant_rate_caps_rotating_session_ids_and_leaves_other_tenants_alone():
+    """Pins item 10: a client rotating session ids got one slow-model prefill per request."""
+    clock = FakeClock()
+    store = SpyStore(clock=clock)
+    rec = Recorder()
+    runner = rec.runner(cooldown=lambda: store, tenant_rate=3, clock=clock)
+    a = []
+    for i in range(10):
+        a.append(runner.submit(job(f"a{i}", tenant="A")))
+        await runner.drain()
+    assert rec.sessions_sent() == ["a0", "a1", "a2"]
+    assert a[:4] == [WarmOutcome.QUEUED] * 4  # the 4th is refused by the store when its slot admits it
+    assert a[4:] == [WarmOutcome.SKIPPED_TENANT_RATE] * 6  # then the memo answers, no I/O
+    assert rec.outcomes.count(WarmOutcome.SKIPPED_TENANT_RATE) == 1 and store.admits == 4
+    for i in range(3):
+        assert runner.submit(job(f"b{i}", tenant="B")) is WarmOutcome.QUEUED
+        await runner.drain()
+    assert rec.sessions_sent()[3:] == ["b0", "b1", "b2"]  # tenant B has its own 3 per minute
+    clock.tick(60.1)
+    runner.submit(job("a3", tenant="A"))  # refused earlier: its cooldown was never taken
+    await runner.drain()
+    assert rec.sessions_sent()[-1] == "a3"
+
+
+async def test_one_tenant_cannot_push_the_others_out_of_the_queue():
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=1, queue_size=8, tenant_rate=3)
+    runner.submit(job("blocker", tenant="C"))
+    await rec.started.wait()
+    runner.submit(job("b0", tenant="B"))
+    for i in range(20):
+        runner.submit(job(f"a{i}", tenant="A"))
+    runner.submit(job("b1", tenant="B"))
+    assert runner.queued == 5  # A holds at most its 3 per minute
+    assert rec.drops == [DropReason.FULL] * 17
+    rec.gate.set()
+    await runner.drain()
+    assert rec.sessions_sent() == ["blocker", "b0", "a17", "a18", "a19", "b1"]
+
+
+async def test_runner_reports_failed_and_timed_out_warms():
+    rec = Recorder()
+    runner = rec.runner(max_concurrency=2, timeout_s=5)
+    fail = job("s-fail")
+    fail.body["fail"] = True
+    runner.submit(fail)
+    runner.submit(job("s-ok"))
+    await runner.drain()
+    assert sorted(rec.done) == sorted([WarmOutcome.SUCCEEDED, WarmOutcome.FAILED])
+
+    async def slow(kind, body):
+        await asyncio.sleep(10)
+
+    done = []
+    runner = WarmRunner(slow, max_concurrency=1, timeout_s=0.05, on_done=lambda o, d, t: done.append(o))
+    runner.submit(job("s"))
+    await runner.drain()
+    assert done == [WarmOutcome.TIMED_OUT]
+
+
+async def test_a_store_that_raises_sends_nothing():
+    class Broken(MemoryCooldownStore):
+        async def admit(self, *args, **kwargs):
+            raise ConnectionError("redis gone")
+
+    rec = Recorder()
+    runner = rec.runner(cooldown=lambda: Broken())
+    runner.submit(job("s1"))
+    await runner.drain()
+    assert rec.sent == [] and rec.outcomes == [WarmOutcome.FAILED]
+
+
+async def test_the_sender_gets_the_request_kind():
+    rec = Recorder()
+    runner = rec.runner()
+    runner.submit(job("s1", kind="completion"))
+    runner.submit(job("s2"))
+    await runner.drain()
+    assert sorted(kind for kind, _ in rec.sent) == ["chat", "completion"]
+
+
+async def test_aclose_cancels_warms_in_flight_and_drops_the_queued_ones():
+    started = asyncio.Event()
+    cancelled = []
+
+    async def send(kind, body):
+        started.set()
+        try:
+            await asyncio.sleep(10)
+        except asyncio.CancelledError:
+            cancelled.append(body["messages"][0]["content"])
+            raise
+
+    drops = []
+    runner = WarmRunner(send, max_concurrency=2, timeout_s=30, on_drop=lambda r, t: drops.append(r))
+    for name in ("a", "b", "c"):
+        runner.submit(job(name))
+    await started.wait()
+    await asyncio.sleep(0.01)
+    await runner.aclose()
+    assert sorted(cancelled) == ["a", "b"] and drops == [DropReason.SHUTDOWN]
+    assert runner.in_flight == 0 and runner.queued == 0
+    runner.submit(job("late"))
+    assert drops == [DropReason.SHUTDOWN] * 2 and runner.queued == 0
+
+
+def test_runner_rejects_bounds_below_one():
+    async def send(kind, body):
+        return None
+
+    for bad in ({"max_concurrency": 0}, {"queue_size": 0}, {"cooldown_s": 0}):
+        with pytest.raises(ValueError):
+            WarmRunner(send, **bad)
+    with pytest.raises(ValueError):
+        WarmRunner(send, tenant_rate=-1)
+
+
+# -- warm bodies ------------------------------------------------------------------------------
+
+
+def test_chat_warm_copies_prompt_shaping_keys_and_sets_one_token():
     data = {
         "model": "fast",
         "messages": [{"role": "user", "content": "x"}],
@@ -20,58 +343,73 @@ def test_warm_request_copies_prompt_shaping_keys_and_sets_one_token():
     assert body["model"] == "slow" and body["max_tokens"] == 1 and body["stream"] is False
     for key in ("messages", "tools", "tool_choice", "response_format", "chat_template_kwargs"):
         assert body[key] is data[key]
-    assert "temperature" not in body and "user" not in body
+    assert "temperature" not in body and "user" not in body and "max_completion_tokens" not in body
     assert body["fallbacks"] == [] and body["context_window_fallbacks"] == [] and body["num_retries"] == 0
     assert "messages" in PROMPT_SHAPING_KEYS
 
 
-async def test_runner_bounds_concurrency_and_reports_outcomes():
-    gate = asyncio.Event()
-    done = []
-
-    async def send(body):
-        await gate.wait()
-        if body.get("fail"):
-            raise RuntimeError("backend down")
-
-    runner = WarmRunner(send, max_concurrency=2, timeout_s=5, on_done=lambda o, d, t: done.append(o))
-    assert runner.submit({"model": "slow"}) is True
-    assert runner.submit({"model": "slow", "fail": True}) is True
-    assert runner.submit({"model": "slow"}) is False  # at the bound: skipped, not queued
-    assert runner.in_flight == 2
-    gate.set()
-    await runner.drain()
-    assert sorted(done) == sorted([WarmOutcome.SUCCEEDED, WarmOutcome.FAILED])
-    assert runner.in_flight == 0
+def test_text_completion_warm_carries_its_prompt():
+    """Pins item 11: a /v1/completions warm was built without its prompt and always failed."""
+    data = {"model": "fast", "prompt": "def f(x):\n    return", "suffix": "\n", "echo": True, "max_tokens": 200, "temperature": 0}
+    body = warm_request(data, target="slow", metadata={}, kind="completion")
+    assert body["prompt"] == "def f(x):\n    return" and body["suffix"] == "\n"
+    assert body["max_tokens"] == 1 and "messages" not in body and "echo" not in body and "temperature" not in body
+    ids = warm_request({"prompt": [[1, 2, 3]]}, target="slow", metadata={}, kind="completion")
+    assert ids["prompt"] == [[1, 2, 3]]
+    with pytest.raises(ValueError):
+        warm_request(data, target="slow", metadata={}, kind="embedding")
 
 
-async def test_runner_times_out_slow_warms():
-    done = []
+def test_every_output_field_of_a_warm_is_one():
+    """Pins item 13: with both fields sent, vLLM reads max_completion_tokens."""
+    data = {
+        "messages": [{"role": "user", "content": "x"}],
+        "max_tokens": 500,
+        "max_completion_tokens": 800,
+        "extra_body": {"cache_salt": "s", "max_completion_tokens": 900, "min_tokens": 50, "top_k": 5},
+    }
+    body = warm_request(data, target="slow", metadata={})
+    assert body["max_tokens"] == 1 and body["max_completion_tokens"] == 1
+    assert body["extra_body"] == {"cache_salt": "s", "max_completion_tokens": 1, "top_k": 5}
+    assert data["extra_body"]["max_completion_tokens"] == 900  # the live request is untouched
 
-    async def send(body):
-        await asyncio.sleep(10)
 
-    runner = WarmRunner(send, max_concurrency=1, timeout_s=0.05, on_done=lambda o, d, t: done.append(o))
-    runner.submit({"model": "slow"})
-    await runner.drain()
-    assert done == [WarmOutcome.TIMED_OUT]
+def test_warm_metadata_carries_the_callers_identity_and_no_raw_session_id():
+    """Pins item 10: warms carried no key identity (spend unattributed) and the raw session id."""
+    identity_meta = {
+        "user_api_key": "a" * 64,
+        "user_api_key_hash": "a" * 64,
+        "user_api_key_alias": "ci-key",
+        "user_api_key_user_id": "alice",
+        "user_api_key_team_id": "team-a",
+        "user_api_key_team_alias": "Team A",
+        "user_api_key_org_id": "org-1",
+        "user_api_key_end_user_id": "customer-7",
+        "tags": ["prod"],
+    }
+    data = {
+        "litellm_session_id": "raw-session-42",
+        "metadata": {
+            **identity_meta,
+            "session_id": "raw-session-42",
+            "user_api_key_project_id": None,
+            "user_api_key_spend": 12.5,
+            "user_api_key_user_email": "alice@example.com",
+            "user_api_key_budget_reservation": {"id": "r1"},
+            "client_note": "free text",
+            AFFINITY_KEY: "aff",
+            SALT_KEY: "salt",
+            "kvwarm_estimate": {"safe": 1},
+        },
+    }
+    meta = warm_metadata(data, session_hash="h" * 32)
+    assert meta == {WARM_MARKER: True, SESSION_KEY: "h" * 32, AFFINITY_KEY: "aff", SALT_KEY: "salt", **identity_meta}
+    assert "raw-session-42" not in json.dumps(meta)
+    assert set(identity_meta) <= set(SPEND_IDENTITY_KEYS)
+    body = warm_request({"messages": [{"role": "user", "content": "x"}], **data}, target="slow", metadata=meta)
+    assert "raw-session-42" not in json.dumps(body) and "litellm_session_id" not in body
 
 
-async def test_aclose_cancels_every_task():
-    started = asyncio.Event()
-    cancelled = []
-
-    async def send(body):
-        started.set()
-        try:
-            await asyncio.sleep(10)
-        except asyncio.CancelledError:
-            cancelled.append(body["model"])
-            raise
-
-    runner = WarmRunner(send, max_concurrency=4, timeout_s=30)
-    runner.submit({"model": "a"})
-    runner.submit({"model": "b"})
-    await started.wait()
-    await runner.aclose()
-    assert sorted(cancelled) == ["a", "b"] and runner.in_flight == 0
+def test_warm_metadata_reads_litellm_metadata_too():
+    meta = warm_metadata({"litellm_metadata": {"user_api_key_team_id": "team-b"}}, session_hash="h")
+    assert meta["user_api_key_team_id"] == "team-b"

@@ -48,7 +48,7 @@ __all__ = ["PLUGIN_ENV", "PREPARE_COMMAND", "VllmScaleUnavailable", "backend_met
            "tap_overhead", "vllm_backends"]
 
 PREPARE_COMMAND = "bash scripts/vllm_tier.sh --prepare-only"
-PLUGIN_ENV = {"KVWARM_DISCOVERY_BUDGET_S": "5", "KVWARM_DISCOVERY_TIMEOUT_S": "10"}
+PLUGIN_ENV = {"KVWARM_REQUEST_BUDGET_MS": "5000", "KVWARM_DISCOVERY_TIMEOUT_S": "10"}
 IDLE_TIMEOUT_S = 180.0
 OVERHEAD_SAMPLES = 20  # tiny streamed requests each way
 

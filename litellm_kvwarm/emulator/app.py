@@ -9,10 +9,22 @@ Routes as vLLM serves them: ``GET /v1/models``, ``GET /health`` (200, empty body
 ``POST /v1/chat/completions`` and ``POST /v1/completions`` (SSE when ``stream``; with
 ``stream_options.include_usage`` a last chunk carries ``usage`` and empty ``choices``).
 
-Emulator-only test hooks (no vLLM counterpart): ``GET /emulator/requests`` →
-``{"requests": [...]}``, ``DELETE /emulator/requests`` (clear the log),
-``POST /emulator/reset_cache`` (empty the prefix cache; ``POST /reset_prefix_cache`` does the
-same under vLLM's own dev-mode name).
+Emulator-only test hooks (no vLLM counterpart, never behind ``--api-key``):
+``GET /emulator/requests`` → ``{"requests": [...]}``, ``DELETE /emulator/requests`` (clear the
+log), ``POST /emulator/reset_cache`` (empty the prefix cache; ``POST /reset_prefix_cache`` does
+the same under vLLM's own dev-mode name); ``PUT /emulator/faults`` (replace the injected faults
+with the JSON body, see ``faults``; 400 naming the bad key), ``DELETE /emulator/faults`` (none)
+and ``GET /emulator/faults`` (the current ones, with ``completions.remaining`` and how many
+requests each hang holds: ``hanging``).
+
+Options (see :class:`EmulatorConfig`): ``api_keys`` guard ``/v1/*`` as vLLM's middleware does
+(``auth``); ``strict_fields`` refuses fields OpenAI does not define (``openai_fields``);
+``lora_modules`` are listed and served like the base model, their prefix-cache blocks keyed
+by adapter as vLLM keys them.
+
+Faults: a faulted generation request is logged with its ``status`` and ``fault``; a request
+whose client leaves while it is held by a hang is logged with status 499. A dripped answer is
+the normal answer (status and body) sent one byte at a time.
 
 Emulator limits: ``/v1/completions`` takes one prompt per request (a string, a list of
 token ids, or a one-element list of either); ``n`` > 1, logprobs, stop strings and tool
@@ -23,7 +35,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass
 from typing import Any
 
@@ -31,11 +43,26 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from . import responses, tokenizer
+from .auth import ApiKeyMiddleware
 from .clock import Clock, RealClock
 from .config import EmulatorConfig
 from .engine import Engine
-from .errors import ApiError, LengthDecision, bad_request, check_lengths, model_not_found
+from .errors import ApiError, LengthDecision, bad_request, check_lengths
+from .fault_state import FaultState, drip_body
+from .faults import JUNK_BODY, CompletionFault, FaultSet, parse_faults, status_reply
 from .metrics import CONTENT_TYPE_LATEST, EmulatorMetrics
+from .openai_fields import unknown_fields, unrecognized_arguments
+from .request_body import (
+    Rejected,
+    adapter_key,
+    chat_prompt_ids,
+    check_model,
+    completion_prompt,
+    max_tokens_as_received,
+    parse_json_body,
+    prompt_tokens_or_none,
+    requested_max_tokens,
+)
 from .request_log import RequestLog, make_entry
 
 __all__ = ["EmulatorState", "create_app"]
@@ -44,10 +71,12 @@ logger = logging.getLogger("litellm_kvwarm.emulator")
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
+#: Status logged for a request whose client went away while a hang held it (nginx's "client closed").
+CLIENT_GONE_STATUS = 499
 
 
 class EmulatorState:
-    """Everything one emulated server holds: config, clock, engine, metrics, request log."""
+    """Everything one emulated server holds: config, clock, engine, metrics, request log, faults."""
 
     def __init__(self, config: EmulatorConfig, clock: Clock) -> None:
         self.config = config
@@ -55,6 +84,7 @@ class EmulatorState:
         self.metrics = EmulatorMetrics(config.served_model_name)
         self.engine = Engine(config, clock, self.metrics)
         self.log = RequestLog(config.request_log_path)
+        self.faults = FaultState(config.faults)
 
     def record(self, entry: dict[str, Any]) -> None:
         """Append ``entry`` to the request log and write one line (no prompt text) to stderr."""
@@ -64,7 +94,7 @@ class EmulatorState:
             "%s model=%s status=%s prompt=%s cached=%s completion=%s max_tokens=%s stream=%s ttft=%s%s",
             entry["endpoint"], entry["model"], entry["status"], entry["prompt_tokens"], entry["cached_tokens"],
             entry["completion_tokens"], entry["max_tokens"], entry["stream"], ttft,
-            f" error={entry['error']!r}" if entry["error"] else "",
+            (f" error={entry['error']!r}" if entry["error"] else "") + (f" fault={entry['fault']}" if entry["fault"] else ""),
         )
 
 
@@ -79,16 +109,13 @@ class _Job:
     salt: str | None
     stream: bool
     arrived_at: float
+    model: str  # the name answered with: the served model's or the LoRA adapter's
+    adapter: str | None  # prefix-cache key of the LoRA adapter, None for the base model
+    fault: str | None  # the injected fault this request met (delay, released hang)
 
     @property
     def is_chat(self) -> bool:
         return self.endpoint == CHAT_PATH
-
-
-class _Rejected(Exception):
-    def __init__(self, error: ApiError) -> None:
-        super().__init__(error.message)
-        self.error = error
 
 
 def _error_response(error: ApiError) -> JSONResponse:
@@ -96,64 +123,19 @@ def _error_response(error: ApiError) -> JSONResponse:
 
 
 async def _json_body(request: Request) -> dict[str, Any]:
-    try:
-        body = json.loads(await request.body())
-    except ValueError as exc:
-        raise _Rejected(bad_request(f"Invalid JSON body: {exc}")) from None
-    if not isinstance(body, dict):
-        raise _Rejected(bad_request("The request body must be a JSON object."))
-    return body
+    return parse_json_body(await request.body())
 
 
-def _max_tokens_as_received(body: dict[str, Any]) -> Any:
-    """``max_completion_tokens`` if set, else ``max_tokens`` (vLLM's precedence), unchecked."""
-    value = body.get("max_completion_tokens")
-    return body.get("max_tokens") if value is None else value
+async def _client_gone(request: Request) -> None:
+    """Return once the client has disconnected (the request body is read first, and kept)."""
+    await request.body()
+    while (await request.receive())["type"] != "http.disconnect":
+        pass
 
 
-def _requested_max_tokens(body: dict[str, Any]) -> int | None:
-    """The requested output budget in tokens, ``None`` when absent."""
-    value = _max_tokens_as_received(body)
-    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
-        raise _Rejected(bad_request(f"max_tokens must be an integer, got {value!r}.", "max_tokens"))
-    return value
-
-
-def _is_token_ids(value: Any) -> bool:
-    return isinstance(value, list) and bool(value) and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value)
-
-
-def _completion_prompt(body: dict[str, Any]) -> tuple[list[int], bool]:
-    """Token ids of ``/v1/completions``'s ``prompt`` and whether it was text."""
-    prompt = body.get("prompt")
-    if isinstance(prompt, list) and len(prompt) == 1 and (isinstance(prompt[0], str) or _is_token_ids(prompt[0])):
-        prompt = prompt[0]
-    if isinstance(prompt, str) and prompt:
-        return tokenizer.encode(prompt), True
-    if _is_token_ids(prompt):
-        return list(prompt), False
-    if isinstance(prompt, list) and len(prompt) > 1 and all(isinstance(p, (str, list)) for p in prompt):
-        raise _Rejected(bad_request(f"The emulator serves one prompt per request; got {len(prompt)} prompts.", "prompt"))
-    raise _Rejected(bad_request("Either prompt or prompt_embeds must be provided and non-empty.", "prompt"))
-
-
-def _chat_prompt_ids(body: dict[str, Any], config: EmulatorConfig) -> list[int]:
-    messages = body.get("messages")
-    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
-        raise _Rejected(bad_request("messages must be a non-empty list of message objects.", "messages"))
-    return tokenizer.chat_token_ids(
-        messages,
-        body.get("tools") or None,
-        add_generation_prompt=body.get("add_generation_prompt", True) is not False,
-        response_format=body.get("response_format"),
-        render_response_format=config.render_response_format,
-    )
-
-
-def _check_model(body: dict[str, Any], config: EmulatorConfig, *, required: bool) -> None:
-    model = body.get("model")
-    if (model is not None or required) and model != config.served_model_name:
-        raise _Rejected(model_not_found(model))
+def _endpoint_mode(faults: FaultSet, target: str) -> str | None:
+    fault = faults.endpoint(target)
+    return None if fault is None else fault.mode
 
 
 def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
@@ -162,6 +144,8 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
     app = FastAPI(title="litellm-kvwarm vLLM emulator", docs_url=None, redoc_url=None, openapi_url=None)
     app.state.emulator = state
     name = config.served_model_name
+    if config.api_keys:
+        app.add_middleware(ApiKeyMiddleware, keys=config.api_keys)
 
     @app.get("/health")
     async def health() -> Response:
@@ -171,9 +155,40 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
     async def version() -> dict[str, str]:
         return {"version": config.vllm_version}
 
+    async def with_endpoint_fault(
+        request: Request, target: str, answer: Callable[[], Awaitable[Response]]
+    ) -> Response:
+        """``answer()``'s response, or what the fault of ``target`` ("models"/"tokenize") makes of it."""
+        while True:
+            fault = state.faults.current.endpoint(target)
+            if fault is None:
+                return await answer()
+            if fault.mode == "hang":
+                released = await state.faults.hold(
+                    target, lambda now: _endpoint_mode(now, target) != "hang", _client_gone(request)
+                )
+                if not released:
+                    return Response(status_code=CLIENT_GONE_STATUS)
+                continue  # re-read: the new faults may say something else
+            if fault.mode == "status":
+                return JSONResponse(status_reply(fault.status), status_code=fault.status)
+            if fault.mode == "junk":
+                return Response(JUNK_BODY, media_type="application/json")
+            normal = await answer()  # "drip"
+            return StreamingResponse(
+                drip_body(bytes(normal.body), state.faults.current.drip_interval_s, state.clock,
+                          lambda: _endpoint_mode(state.faults.current, target) == "drip"),
+                status_code=normal.status_code, media_type=normal.media_type,
+            )
+
     @app.get("/v1/models")
-    async def models() -> dict[str, Any]:
-        return responses.model_list(name, None if config.hide_max_model_len else config.max_model_len)
+    async def models(request: Request) -> Response:
+        async def answer() -> Response:
+            return JSONResponse(responses.model_list(
+                name, config.max_model_len, config.lora_modules, hide_max_model_len=config.hide_max_model_len
+            ))
+
+        return await with_endpoint_fault(request, "models", answer)
 
     @app.get("/metrics")
     async def metrics() -> Response:
@@ -181,16 +196,19 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
 
     @app.post("/tokenize")
     async def tokenize(request: Request) -> Response:
+        return await with_endpoint_fault(request, "tokenize", lambda: tokenize_answer(request))
+
+    async def tokenize_answer(request: Request) -> Response:
         try:
             body = await _json_body(request)
-            _check_model(body, config, required=False)
+            check_model(body, config, required=False)
             if body.get("messages") is not None:
-                ids = _chat_prompt_ids(body, config)
+                ids = chat_prompt_ids(body, config)
             elif isinstance(body.get("prompt"), str):
                 ids = tokenizer.encode(body["prompt"])
             else:
-                raise _Rejected(bad_request("Either messages or prompt must be given.", "prompt"))
-        except _Rejected as rejected:
+                raise Rejected(bad_request("Either messages or prompt must be given.", "prompt"))
+        except Rejected as rejected:
             return _error_response(rejected.error)
         return JSONResponse({"count": len(ids), "max_model_len": config.max_model_len, "tokens": ids, "token_strs": None})
 
@@ -198,11 +216,11 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
     async def detokenize(request: Request) -> Response:
         try:
             body = await _json_body(request)
-            _check_model(body, config, required=False)
+            check_model(body, config, required=False)
             tokens = body.get("tokens")
             if not isinstance(tokens, list) or not all(isinstance(t, int) for t in tokens):
-                raise _Rejected(bad_request("tokens must be a list of token ids.", "tokens"))
-        except _Rejected as rejected:
+                raise Rejected(bad_request("tokens must be a list of token ids.", "tokens"))
+        except Rejected as rejected:
             return _error_response(rejected.error)
         return JSONResponse({"prompt": tokenizer.decode(tokens)})
 
@@ -220,49 +238,113 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
         state.engine.cache.clear()
         return {"status": "ok"}
 
+    @app.get("/emulator/faults")
+    async def get_faults() -> dict[str, Any]:
+        return state.faults.to_json()
+
+    @app.put("/emulator/faults")
+    async def put_faults(request: Request) -> Response:
+        try:
+            faults = parse_faults(await _json_body(request))
+        except Rejected as rejected:
+            return _error_response(rejected.error)
+        except ValueError as exc:
+            return _error_response(bad_request(str(exc)))
+        state.faults.replace(faults)
+        logger.info("faults set: %s", json.dumps(faults.to_json(), separators=(",", ":")))
+        return JSONResponse(state.faults.to_json())
+
+    @app.delete("/emulator/faults")
+    async def clear_faults() -> dict[str, Any]:
+        state.faults.clear()
+        logger.info("faults cleared")
+        return state.faults.to_json()
+
     @app.post("/reset_prefix_cache")
     async def reset_prefix_cache() -> Response:
         # vLLM's own route (served when VLLM_SERVER_DEV_MODE=1): 200, empty body
         state.engine.cache.clear()
         return Response(status_code=200)
 
+    def record_rejected(endpoint: str, body: dict[str, Any], prompt_tokens: int | None, status: int, error: str,
+                        fault: str | None) -> None:
+        state.record(make_entry(
+            endpoint=endpoint, model=body.get("model"), prompt_tokens=prompt_tokens,
+            max_tokens=max_tokens_as_received(body), status=status, error=error,
+            stream=body.get("stream") is True, cache_salt=body.get("cache_salt") or None, fault=fault,
+        ))
+
     async def generate(request: Request, endpoint: str) -> Response:
         arrived_at = state.clock.now()
+        fault = state.faults.take_completion_fault()
+        if fault is not None:
+            faulted = await apply_completion_fault(request, endpoint, fault)
+            if faulted is not None:
+                return faulted
+        return await admit(request, endpoint, arrived_at, None if fault is None else fault.describe())
+
+    async def apply_completion_fault(request: Request, endpoint: str, fault: CompletionFault) -> Response | None:
+        """The (logged) reply ``fault`` gives; ``None`` when the request goes on normally, after
+        its delay or once a hang is released."""
+        if fault.delay_s:
+            await state.clock.sleep(fault.delay_s)
+        if fault.hang:
+            released = await state.faults.hold(
+                "completions", lambda now: now.completions is None or not now.completions.hang, _client_gone(request)
+            )
+            if released:
+                return None
+            status, error, reply = CLIENT_GONE_STATUS, "client disconnected", Response(status_code=CLIENT_GONE_STATUS)
+        elif fault.status is not None:
+            payload = status_reply(fault.status)
+            detail = payload["error"]
+            status, error = fault.status, detail["message"] if isinstance(detail, dict) else str(detail)
+            reply = JSONResponse(payload, status_code=fault.status)
+        else:
+            return None
+        try:
+            body = await _json_body(request)
+        except Rejected:
+            body = {}
+        prompt_tokens = prompt_tokens_or_none(body, endpoint == CHAT_PATH, config)
+        record_rejected(endpoint, body, prompt_tokens, status, error, fault.describe())
+        return reply
+
+    async def admit(request: Request, endpoint: str, arrived_at: float, fault: str | None) -> Response:
+        """Validate the request as vLLM does (and, with ``strict_fields``, as OpenAI does), then serve it."""
         body: dict[str, Any] = {}
         prompt_tokens: int | None = None
         try:
             body = await _json_body(request)
-            _check_model(body, config, required=True)
+            if config.strict_fields and (unknown := unknown_fields(body, chat=endpoint == CHAT_PATH)):
+                raise Rejected(unrecognized_arguments(unknown))
+            check_model(body, config, required=True)
             salt = body.get("cache_salt")
             if salt is not None and (not isinstance(salt, str) or not salt):
-                raise _Rejected(bad_request(
+                raise Rejected(bad_request(
                     "Parameter 'cache_salt' must be a non-empty string if provided. (parameter=cache_salt)", "cache_salt"
                 ))
             stream = body.get("stream") is True
             if body.get("stream_options") is not None and not stream:
-                raise _Rejected(bad_request("Stream options can only be defined when `stream=True`.", "stream_options"))
-            requested = _requested_max_tokens(body)
+                raise Rejected(bad_request("Stream options can only be defined when `stream=True`.", "stream_options"))
+            requested = requested_max_tokens(body)
             if endpoint == CHAT_PATH:
-                prompt_ids, is_text = _chat_prompt_ids(body, config), True
+                prompt_ids, is_text = chat_prompt_ids(body, config), True
             else:
-                prompt_ids, is_text = _completion_prompt(body)
+                prompt_ids, is_text = completion_prompt(body)
             prompt_tokens = len(prompt_ids)
             decision = check_lengths(
                 config.family, window=config.max_model_len, prompt_tokens=prompt_tokens, max_tokens=requested,
                 default_max_tokens=config.default_max_tokens, prompt_is_text=is_text,
             )
             if isinstance(decision, ApiError):
-                raise _Rejected(decision)
-        except _Rejected as rejected:
-            state.record(make_entry(
-                endpoint=endpoint, model=body.get("model"), prompt_tokens=prompt_tokens,
-                max_tokens=_max_tokens_as_received(body), status=rejected.error.status,
-                error=rejected.error.message, stream=body.get("stream") is True,
-                cache_salt=body.get("cache_salt") or None,
-            ))
+                raise Rejected(decision)
+        except Rejected as rejected:
+            record_rejected(endpoint, body, prompt_tokens, rejected.error.status, rejected.error.message, fault)
             return _error_response(rejected.error)
 
-        job = _Job(endpoint, body, prompt_ids, decision, salt, stream, arrived_at)
+        model = body["model"]
+        job = _Job(endpoint, body, prompt_ids, decision, salt, stream, arrived_at, model, adapter_key(config, model), fault)
         if stream:
             return StreamingResponse(_stream(job), media_type="text/event-stream")
         return await _complete(job)
@@ -270,9 +352,9 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
     def _log_job(job: _Job, *, cached: int | None, completion: int | None, ttft_s: float | None, error: str | None) -> None:
         state.record(make_entry(
             endpoint=job.endpoint, model=job.body.get("model"), prompt_tokens=len(job.prompt_ids),
-            max_tokens=_max_tokens_as_received(job.body), cached_tokens=cached,
+            max_tokens=max_tokens_as_received(job.body), cached_tokens=cached,
             completion_tokens=completion, status=200, error=error, stream=job.stream, cache_salt=job.salt,
-            ttft_s=ttft_s,
+            ttft_s=ttft_s, fault=job.fault,
         ))
 
     def _created(job: _Job, cached: int) -> int:
@@ -284,26 +366,26 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
         n = job.decision.output_tokens
         state.metrics.running.inc()
         try:
-            prefill = await state.engine.prefill(job.prompt_ids, job.salt, job.arrived_at)
+            prefill = await state.engine.prefill(job.prompt_ids, job.salt, job.arrived_at, job.adapter)
             await state.engine.decode_all(n)
         finally:
             state.metrics.running.dec()
         text = "".join(tokenizer.filler_pieces(n))
-        state.engine.finish(job.prompt_ids, tokenizer.encode(text), job.salt, job.decision.finish_reason)
+        state.engine.finish(job.prompt_ids, tokenizer.encode(text), job.salt, job.decision.finish_reason, job.adapter)
         _log_job(job, cached=prefill.cached_tokens, completion=n, ttft_s=prefill.ttft_s, error=None)
         usage = responses.usage(len(job.prompt_ids), n, prefill.cached_tokens, _created(job, prefill.cached_tokens))
-        return JSONResponse(responses.completion_body(job.is_chat, name, text, job.decision.finish_reason, usage))
+        return JSONResponse(responses.completion_body(job.is_chat, job.model, text, job.decision.finish_reason, usage))
 
     async def _stream(job: _Job) -> AsyncIterator[str]:
         n = job.decision.output_tokens
         pieces = tokenizer.filler_pieces(n)
-        chunks = responses.StreamChunks(job.is_chat, name)
+        chunks = responses.StreamChunks(job.is_chat, job.model)
         include_usage = bool((job.body.get("stream_options") or {}).get("include_usage"))
         prefill = None
         sent = 0
         state.metrics.running.inc()
         try:
-            prefill = await state.engine.prefill(job.prompt_ids, job.salt, job.arrived_at)
+            prefill = await state.engine.prefill(job.prompt_ids, job.salt, job.arrived_at, job.adapter)
             if job.is_chat:
                 yield chunks.role()
             async for index in state.engine.decode(n):
@@ -314,7 +396,9 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
                     len(job.prompt_ids), n, prefill.cached_tokens, _created(job, prefill.cached_tokens)
                 ))
             yield responses.DONE
-            state.engine.finish(job.prompt_ids, tokenizer.encode("".join(pieces)), job.salt, job.decision.finish_reason)
+            state.engine.finish(
+                job.prompt_ids, tokenizer.encode("".join(pieces)), job.salt, job.decision.finish_reason, job.adapter
+            )
         finally:
             state.metrics.running.dec()
             _log_job(job, cached=None if prefill is None else prefill.cached_tokens, completion=sent,

@@ -7,9 +7,11 @@ its flags; tests build one directly.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+import json
+from dataclasses import dataclass, field
 
 from .errors import ErrorFamily, family_for_version
+from .faults import FaultSet
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -21,6 +23,8 @@ __all__ = [
     "DEFAULT_TIME_SCALE",
     "DEFAULT_VLLM_VERSION",
     "EmulatorConfig",
+    "LoraModule",
+    "parse_lora_module",
 ]
 
 DEFAULT_HOST = "127.0.0.1"
@@ -36,11 +40,42 @@ DEFAULT_MAX_TOKENS = 16
 
 
 @dataclass(frozen=True)
+class LoraModule:
+    """One static LoRA adapter (vLLM's ``LoRAModulePath``): served as ``name``, loaded from ``path``."""
+
+    name: str
+    path: str
+    base_model_name: str | None = None
+
+
+def parse_lora_module(text: str) -> LoraModule:
+    """One ``--lora-modules`` value as vLLM reads it: ``name=path``, or a JSON object
+    ``{"name": ..., "path": ..., "base_model_name": ...}``.
+
+    Raises:
+        ValueError: neither form, or an empty name or path.
+    """
+    if "=" in text and "," not in text:
+        name, path = text.split("=", 1)
+        module = LoraModule(name.strip(), path.strip())
+    else:
+        try:
+            fields = json.loads(text)
+            module = LoraModule(**fields)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"--lora-modules: {text!r} is neither name=path nor a JSON object ({exc})") from None
+    if not module.name or not module.path:
+        raise ValueError(f"--lora-modules: {text!r} needs a non-empty name and path")
+    return module
+
+
+@dataclass(frozen=True)
 class EmulatorConfig:
     """One emulated server.
 
     Attributes:
-        served_model_name: the only ``model`` accepted (``--served-model-name``).
+        served_model_name: the base model's name (``--served-model-name``); with
+            ``lora_modules`` the adapters' names are accepted too.
         max_model_len: context window, tokens (``--max-model-len``).
         vllm_version: version reported by ``/version``; picks the error family.
         prefill_tokens_per_s: uncached prompt tokens prefilled per second.
@@ -54,6 +89,13 @@ class EmulatorConfig:
         render_response_format: count a ``response_format`` schema as prompt tokens (vLLM does not).
         hide_max_model_len: leave ``max_model_len`` out of ``/v1/models``, like OpenAI-compatible
             servers that do not report a window (tests of the plugin's unknown-window path).
+        api_keys: with any, paths under ``/v1`` need ``Authorization: Bearer <key>``
+            (``--api-key``, else env ``VLLM_API_KEY``; see ``auth``).
+        strict_fields: refuse chat/text completion fields OpenAI's API does not define, in
+            OpenAI's wording (``--strict-fields``; see ``openai_fields``).
+        lora_modules: static LoRA adapters (``--lora-modules``), listed after the base model
+            and served with its window and engine.
+        faults: faults applied from the start (``--faults``; see ``faults``).
     """
 
     served_model_name: str
@@ -68,6 +110,10 @@ class EmulatorConfig:
     request_log_path: str | None = None
     render_response_format: bool = False
     hide_max_model_len: bool = False
+    api_keys: tuple[str, ...] = ()
+    strict_fields: bool = False
+    lora_modules: tuple[LoraModule, ...] = ()
+    faults: FaultSet = field(default_factory=FaultSet)
 
     def __post_init__(self) -> None:
         checks = (
@@ -81,6 +127,12 @@ class EmulatorConfig:
              f"kv_capacity_tokens (--kv-capacity-tokens) must be >= 0, got {self.kv_capacity_tokens}"),
             (self.default_max_tokens >= 1, f"default_max_tokens (--default-max-tokens) must be >= 1, got {self.default_max_tokens}"),
         )
+        names = [self.served_model_name, *(m.name for m in self.lora_modules)]
+        checks += (
+            (all(self.api_keys), "api_keys (--api-key) must be non-empty strings"),
+            (len(set(names)) == len(names),
+             f"lora_modules (--lora-modules): names must differ from each other and from the served model, got {names}"),
+        )
         for ok, message in checks:
             if not ok:
                 raise ValueError(message)
@@ -93,6 +145,15 @@ class EmulatorConfig:
     def family(self) -> ErrorFamily:
         """The vLLM behaviour family of :attr:`vllm_version`."""
         return family_for_version(self.vllm_version)
+
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        """Every accepted ``model``: the served name, then each LoRA adapter's."""
+        return (self.served_model_name, *(m.name for m in self.lora_modules))
+
+    def lora(self, model: object) -> LoraModule | None:
+        """The adapter served as ``model``, ``None`` for the base model (or an unknown name)."""
+        return next((m for m in self.lora_modules if m.name == model), None)
 
     @property
     def kv_capacity_blocks(self) -> int:

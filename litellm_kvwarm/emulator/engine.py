@@ -56,17 +56,20 @@ class Engine:
         if scaled > 0:
             await self.clock.sleep(scaled)
 
-    async def prefill(self, prompt_ids: Sequence[int], salt: str | None, arrived_at: float) -> PrefillResult:
-        """Prefill ``prompt_ids`` (waiting for the slot first); ``arrived_at`` is ``clock.now()`` at arrival."""
+    async def prefill(
+        self, prompt_ids: Sequence[int], salt: str | None, arrived_at: float, adapter: str | None = None
+    ) -> PrefillResult:
+        """Prefill ``prompt_ids`` (waiting for the slot first); ``arrived_at`` is ``clock.now()`` at
+        arrival; ``adapter`` keys the cache for a LoRA request (see ``prefix_cache``)."""
         self.metrics.waiting.inc()
         waiting = True
         try:
             async with self._prefill_slot:
                 self.metrics.waiting.dec()
                 waiting = False
-                cached = self.cache.lookup(prompt_ids, salt)
+                cached = self.cache.lookup(prompt_ids, salt, adapter)
                 await self._wait((len(prompt_ids) - cached) / self.config.prefill_tokens_per_s)
-                self.cache.insert(prompt_ids, salt)
+                self.cache.insert(prompt_ids, salt, adapter)
         finally:
             if waiting:
                 self.metrics.waiting.dec()
@@ -86,8 +89,9 @@ class Engine:
         await self._wait(max(n - 1, 0) / self.config.decode_tokens_per_s)
 
     def finish(
-        self, prompt_ids: Sequence[int], output_ids: Sequence[int], salt: str | None, finish_reason: str
+        self, prompt_ids: Sequence[int], output_ids: Sequence[int], salt: str | None, finish_reason: str,
+        adapter: str | None = None,
     ) -> None:
         """Record a completed request and cache the full blocks of prompt + output."""
-        self.cache.insert(list(prompt_ids) + list(output_ids), salt)
+        self.cache.insert(list(prompt_ids) + list(output_ids), salt, adapter)
         self.metrics.record_finished(len(output_ids), finish_reason)

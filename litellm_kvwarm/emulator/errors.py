@@ -36,6 +36,7 @@ __all__ = [
     "ApiError",
     "ErrorFamily",
     "LengthDecision",
+    "OpenAIApiError",
     "Version",
     "check_lengths",
     "family_for_version",
@@ -73,6 +74,17 @@ class ApiError:
     def body(self) -> dict:
         """The JSON body: ``{"error": {"message", "type", "param", "code"}}``."""
         return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.status}}
+
+
+@dataclass(frozen=True)
+class OpenAIApiError(ApiError):
+    """An error in OpenAI's own shape: ``code`` is OpenAI's string code (or ``None``), not the status."""
+
+    code: str | None = None
+
+    def body(self) -> dict:
+        """The JSON body: ``{"error": {"message", "type", "param", "code"}}``."""
+        return {"error": {"message": self.message, "type": self.type, "param": self.param, "code": self.code}}
 
 
 def bad_request(message: str, param: str | None = None) -> ApiError:

@@ -4,8 +4,10 @@ Contract:
 
 * A prompt is cut into blocks of ``block_size`` tokens; only *full* blocks are hashed,
   cached and reused. Block ``i``'s hash covers (hash of block ``i-1``, block ``i``'s tokens)
-  and, for the first block only, the ``cache_salt``; so a hit on block ``i`` implies hits on
-  all blocks before it, and prompts under different salts never share a block.
+  and, for the first block only, the ``cache_salt`` and the LoRA adapter (vLLM's
+  ``_gen_lora_extra_hash_keys``: name and path); so a hit on block ``i`` implies hits on all
+  blocks before it, and prompts under different salts or adapters never share a block (a
+  LoRA request does not hit blocks the base model computed, nor the reverse).
 * :meth:`PrefixCache.lookup` returns the longest cached prefix in tokens (a multiple of
   ``block_size``), capped like vLLM at ``len(tokens) - 1``: at least one prompt token is
   always computed, so a fully cached prompt still recomputes its last block.
@@ -25,8 +27,11 @@ from collections.abc import Sequence
 __all__ = ["PrefixCache", "block_hashes"]
 
 
-def block_hashes(tokens: Sequence[int], block_size: int, salt: str | None = None) -> list[bytes]:
-    """Chained hashes of the full blocks of ``tokens`` (``len(tokens) // block_size`` of them)."""
+def block_hashes(
+    tokens: Sequence[int], block_size: int, salt: str | None = None, adapter: str | None = None
+) -> list[bytes]:
+    """Chained hashes of the full blocks of ``tokens`` (``len(tokens) // block_size`` of them);
+    ``adapter`` identifies a LoRA adapter (``None`` = the base model)."""
     hashes: list[bytes] = []
     parent = b""
     for start in range(0, len(tokens) - block_size + 1, block_size):
@@ -34,6 +39,8 @@ def block_hashes(tokens: Sequence[int], block_size: int, salt: str | None = None
         digest.update(array("q", tokens[start : start + block_size]).tobytes())
         if start == 0 and salt:
             digest.update(b"\x00salt\x00" + salt.encode("utf-8"))
+        if start == 0 and adapter:
+            digest.update(b"\x00lora\x00" + adapter.encode("utf-8"))
         parent = digest.digest()
         hashes.append(parent)
     return hashes
@@ -63,22 +70,22 @@ class PrefixCache:
     def __contains__(self, block_hash: object) -> bool:
         return block_hash in self._blocks
 
-    def lookup(self, tokens: Sequence[int], salt: str | None = None) -> int:
+    def lookup(self, tokens: Sequence[int], salt: str | None = None, adapter: str | None = None) -> int:
         """Cached prefix length of ``tokens`` in tokens; touches the blocks it hits."""
         usable = max(len(tokens) - 1, 0) // self.block_size  # never hit the whole prompt
         hit: list[bytes] = []
-        for block_hash in block_hashes(tokens[: usable * self.block_size], self.block_size, salt):
+        for block_hash in block_hashes(tokens[: usable * self.block_size], self.block_size, salt, adapter):
             if block_hash not in self._blocks:
                 break
             hit.append(block_hash)
         self._touch(hit)
         return len(hit) * self.block_size
 
-    def insert(self, tokens: Sequence[int], salt: str | None = None) -> int:
+    def insert(self, tokens: Sequence[int], salt: str | None = None, adapter: str | None = None) -> int:
         """Cache the full blocks of ``tokens``; returns how many were new. Evicts LRU blocks."""
         if self.capacity_blocks == 0:
             return 0
-        hashes = block_hashes(tokens, self.block_size, salt)
+        hashes = block_hashes(tokens, self.block_size, salt, adapter)
         new = sum(1 for h in hashes if h not in self._blocks)
         self._touch(hashes)
         while len(self._blocks) > self.capacity_blocks:

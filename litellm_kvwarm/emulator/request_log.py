@@ -8,7 +8,8 @@ that file. Entries never hold prompt text or a raw ``cache_salt``: the salt is s
 ``ts`` (unix seconds), ``endpoint``, ``model``, ``prompt_tokens``, ``max_tokens`` (as
 received, ``null`` if absent), ``cached_tokens``, ``completion_tokens``, ``status`` (HTTP),
 ``error`` (message or ``null``), ``stream``, ``cache_salt`` (fingerprint or ``null``),
-``ttft_s`` (seconds from arrival to first token, ``null`` if none).
+``ttft_s`` (seconds from arrival to first token, ``null`` if none), ``fault`` (the injected
+fault the request met, e.g. ``"status:429"``, ``"hang"``, ``"delay:2s"``; ``null`` if none).
 """
 
 from __future__ import annotations
@@ -46,6 +47,7 @@ def make_entry(
     stream: bool = False,
     cache_salt: object = None,
     ttft_s: float | None = None,
+    fault: str | None = None,
     ts: float | None = None,
 ) -> dict[str, Any]:
     """One log entry with every documented key present."""
@@ -62,6 +64,7 @@ def make_entry(
         "stream": stream,
         "cache_salt": salt_fingerprint(cache_salt),
         "ttft_s": ttft_s,
+        "fault": fault,
     }
 
 

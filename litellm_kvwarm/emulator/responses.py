@@ -13,7 +13,10 @@ from __future__ import annotations
 import json
 import time
 import uuid
+from collections.abc import Sequence
 from typing import Any
+
+from .config import LoraModule
 
 __all__ = ["DONE", "StreamChunks", "completion_body", "model_list", "sse", "usage"]
 
@@ -21,22 +24,34 @@ __all__ = ["DONE", "StreamChunks", "completion_body", "model_list", "sse", "usag
 DONE = "data: [DONE]\n\n"
 
 
-def model_list(name: str, max_model_len: int | None) -> dict[str, Any]:
-    """``GET /v1/models``: the one served model, with vLLM's ``max_model_len`` (tokens) and permission."""
-    created = int(time.time())
+def _model_card(model_id: str, root: str, parent: str | None, max_model_len: int | None, created: int) -> dict[str, Any]:
+    """vLLM's ``ModelCard`` with one ``ModelPermission``."""
     permission = {
         "id": f"modelperm-{uuid.uuid4().hex}", "object": "model_permission", "created": created,
         "allow_create_engine": False, "allow_sampling": True, "allow_logprobs": True,
         "allow_search_indices": False, "allow_view": True, "allow_fine_tuning": False,
         "organization": "*", "group": None, "is_blocking": False,
     }
-    model = {
-        "id": name, "object": "model", "created": created, "owned_by": "vllm", "root": name,
-        "parent": None, "max_model_len": max_model_len, "permission": [permission],
+    return {
+        "id": model_id, "object": "model", "created": created, "owned_by": "vllm", "root": root,
+        "parent": parent, "max_model_len": max_model_len, "permission": [permission],
     }
-    if max_model_len is None:
-        del model["max_model_len"]
-    return {"object": "list", "data": [model]}
+
+
+def model_list(
+    name: str, max_model_len: int | None, loras: Sequence[LoraModule] = (), *, hide_max_model_len: bool = False
+) -> dict[str, Any]:
+    """``GET /v1/models`` as vLLM 0.32's ``OpenAIServingModels.show_available_models``: the
+    served model with its ``max_model_len`` (tokens), then one card per LoRA adapter with
+    ``root`` = its path, ``parent`` = its base model and ``max_model_len: null`` (vLLM sets no
+    window on adapter cards). ``hide_max_model_len`` drops the key from every card."""
+    created = int(time.time())
+    cards = [_model_card(name, name, None, max_model_len, created)]
+    cards += [_model_card(lora.name, lora.path, lora.base_model_name or name, None, created) for lora in loras]
+    if hide_max_model_len:
+        for card in cards:
+            del card["max_model_len"]
+    return {"object": "list", "data": cards}
 
 
 def usage(prompt_tokens: int, completion_tokens: int, cached_tokens: int, created_cache_tokens: int = 0) -> dict[str, Any]:

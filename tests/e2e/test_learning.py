@@ -19,7 +19,7 @@ pytestmark = pytest.mark.e2e
 FAST_WINDOW, SLOW_WINDOW = 4_096, 16_384
 UNDER_COUNTING = {  # estimates ~3–4× below the emulator's own count
     "KVWARM_ESTIMATOR": "ratio", "KVWARM_SAFE_CHARS_PER_TOKEN": 12, "KVWARM_ROUTING_CHARS_PER_TOKEN": 16,
-    "KVWARM_EXACT_COUNT": 0, "KVWARM_WARM_AHEAD": 0, "KVWARM_DISCOVERY_BUDGET_S": 2,
+    "KVWARM_EXACT_COUNT": 0, "KVWARM_WARM_AHEAD": 0, "KVWARM_REQUEST_BUDGET_MS": 2000,
 }
 
 
@@ -81,5 +81,46 @@ def test_after_eight_responses_the_overflow_goes_to_slow_first(backends, learn):
         else:
             assert _correction(proxy) == {}
             assert fast_after == [400] and slow_after == [200]
+    finally:
+        proxy.stop()
+
+
+KEYS = {"sk-team-a": {"team_id": "team-a"}, "sk-team-b": {"team_id": "team-b"}}
+
+
+def test_one_tenants_skewed_traffic_leaves_another_tenants_routing_unchanged(backends):
+    """Fault (issue 12): the learned factor was per model group, shared by every tenant: 64
+    requests of one team whose text the estimator under-counts moved everyone's routing."""
+    import json
+    import shutil
+    from pathlib import Path
+
+    pdir = backends["work"] / "proxy-tenants"
+    pdir.mkdir()
+    shutil.copy(Path(__file__).resolve().parent / "auth_fixture.py", pdir / "auth_fixture.py")
+    groups = {"fast": [Deployment.of(backends["fast"], "fast-8b")], "slow": [Deployment.of(backends["slow"], "slow-27b")]}
+    config = proxy_config(groups, callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
+                          env_vars=dict(UNDER_COUNTING, KVWARM_LEARN_FROM_USAGE=1),
+                          general_settings={"custom_auth": "auth_fixture.user_api_key_auth"},
+                          litellm_settings={"require_auth_for_metrics_endpoint": False})
+    proxy = start_proxy(config, workdir=pdir, env={"KVWARM_TEST_KEYS": json.dumps(KEYS)})
+
+    def as_team(key, chars):
+        return httpx.post(proxy.base_url + "/v1/chat/completions", timeout=60, headers={"Authorization": f"Bearer {key}"},
+                          json={"model": "fast", "messages": [{"role": "user", "content": long_text(chars)}], "max_tokens": 16})
+
+    def overflow(key):
+        clear_backends(backends["fast"], backends["slow"])
+        assert as_team(key, 21_000).status_code == 200
+        return [r["status"] for r in backend_requests(backends["fast"])], [r["status"] for r in backend_requests(backends["slow"])]
+
+    try:
+        assert overflow("sk-team-a") == ([400], [200])  # team A before: under-counted, caught by the backstop
+        for _ in range(64):  # team B's skewed traffic: every response says "more tokens than estimated"
+            assert as_team("sk-team-b", 2_000).status_code == 200
+        assert overflow("sk-team-b") == ([], [200])  # team B learned its own factor: routed before dispatch
+        assert overflow("sk-team-a") == ([400], [200])  # team A's routing is what it was
+        factors = _correction(proxy)
+        assert factors["routing"] > 3.0  # visible per group: the largest factor among its tenants
     finally:
         proxy.stop()

@@ -67,7 +67,7 @@ def chat(proxy, messages, session="s-1", max_tokens=16):
 def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
     config = proxy_config(
         groups(backends), callbacks=CALLBACKS,
-        env_vars={"KVWARM_DISCOVERY_BUDGET_S": 2, "KVWARM_BACKEND_SCRAPE_INTERVAL_S": 0.5},
+        env_vars={"KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_BACKEND_SCRAPE_INTERVAL_S": 0.5},
     )
     proxy = start_proxy(config, workdir=backends["work"] / "single")
     try:

@@ -48,7 +48,7 @@ def stack(tmp_path_factory):
     config = proxy_config(
         groups,
         fallbacks=[{"fast": ["slow"]}, {"fast32": ["slow"]}, {"lonely": ["ghost"]}],
-        env_vars={"KVWARM_PROACTIVE_ROUTING": 0, "KVWARM_CLAMP_OUTPUT": 0, "KVWARM_WARM_AHEAD": 0, "KVWARM_DISCOVERY_BUDGET_S": 2},
+        env_vars={"KVWARM_PROACTIVE_ROUTING": 0, "KVWARM_CLAMP_OUTPUT": 0, "KVWARM_WARM_AHEAD": 0, "KVWARM_REQUEST_BUDGET_MS": 2000},
         general_settings={"custom_auth": "auth_fixture.user_api_key_auth"},
     )
     try:

@@ -47,7 +47,7 @@ def proxy(backends, tmp_path_factory):
         groups,
         fallbacks=[{"fast": ["slow"]}, {"swap": ["slow"]}, {"opaque": ["slow"]}],
         # warm-ahead off: these tests count every request a backend receives (warms are tested in test_warm)
-        env_vars={"KVWARM_WINDOW_TTL_S": TTL_S, "KVWARM_DISCOVERY_BUDGET_S": 2.0, "KVWARM_WARM_AHEAD": 0},
+        env_vars={"KVWARM_WINDOW_TTL_S": TTL_S, "KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_WARM_AHEAD": 0},
     )
     proc = start_proxy(config, workdir=tmp_path_factory.mktemp("proxy"))
     yield proc

@@ -48,7 +48,7 @@ def stack(tmp_path_factory):
         env = {
             "KVWARM_REDIS_URL": redis.url,
             "KVWARM_CACHE_SALT_SECRET": "test-secret-not-for-production",
-            "KVWARM_DISCOVERY_BUDGET_S": 2.0,
+            "KVWARM_REQUEST_BUDGET_MS": 2000,
         }
         general = {"custom_auth": "auth_fixture.user_api_key_auth"}
         child_env = {"KVWARM_TEST_KEYS": json.dumps(KEYS)}

@@ -76,7 +76,7 @@ def proxies(vllm, run_dir):
     env = {
         "KVWARM_CACHE_SALT_SECRET": "vllm-tier-secret-not-for-production",
         # vLLM answers /v1/models and /tokenize from the same busy CPU as its engine
-        "KVWARM_DISCOVERY_BUDGET_S": 5.0,
+        "KVWARM_REQUEST_BUDGET_MS": 5000,
         "KVWARM_DISCOVERY_TIMEOUT_S": 10.0,
         "KVWARM_WARM_COOLDOWN_S": 600,
     }

@@ -1,0 +1,79 @@
+"""Escalation chains: where a request that outgrows its group may go, in the operator's order (pure).
+
+Operators configure LiteLLM's ``router_settings.context_window_fallbacks`` with one or more
+steps per group (``[{"fast": ["mid", "large"]}]``: small → medium → large, or local → cloud).
+The plugin never cuts that chain to its first step:
+
+* proactively, a request is sent to the **first** group of the chain whose window fits it
+  (:func:`first_fitting`), and the rest of the chain after that group stays armed for the
+  reactive backstop;
+* on each reactive hop a group the request cannot fit is skipped (see
+  :func:`litellm_kvwarm.reactive.decide_hop`);
+* warm-ahead warms the group the next escalation would actually reach (:func:`next_step`).
+
+``KVWARM_ESCALATION_TARGETS`` (``fast=slow``) overrides the chain of a group with one step.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+
+__all__ = ["escalation_chain", "first_fitting", "next_step", "rest_after"]
+
+
+def escalation_chain(
+    group: str, *, overrides: Mapping[str, str], context_window_fallbacks: Sequence[object] | None
+) -> tuple[str, ...]:
+    """The groups ``group`` escalates to, in order: the plugin's override (one step), else every
+    entry LiteLLM's ``context_window_fallbacks`` lists for it (string or ``{"model": ...}``
+    entries; the group itself and repeats are left out). Empty when it has none."""
+    if group in overrides:
+        target = overrides[group]
+        return (target,) if target and target != group else ()
+    for item in context_window_fallbacks or ():
+        if not isinstance(item, Mapping) or group not in item:
+            continue
+        targets = item[group]
+        if isinstance(targets, str):
+            targets = [targets]
+        out: list[str] = []
+        for target in targets if isinstance(targets, Sequence) else ():
+            if isinstance(target, Mapping):
+                target = target.get("model")
+            if isinstance(target, str) and target and target != group and target not in out:
+                out.append(target)
+        return tuple(out)
+    return ()
+
+
+def first_fitting(windows: Sequence[tuple[str, int | None]], need_tokens: int) -> tuple[str | None, int | None]:
+    """The first ``(group, window)`` of ``windows`` (chain order) whose window holds
+    ``need_tokens`` (prompt + output floor), or whose window is unknown (the backstop covers a
+    wrong guess). ``(None, largest known window)`` when none can hold it; ``(None, None)`` for
+    an empty chain."""
+    largest: int | None = None
+    for group, window in windows:
+        if window is None or window >= need_tokens:
+            return group, window
+        largest = window if largest is None else max(largest, window)
+    return None, largest
+
+
+def rest_after(chain: Sequence[str], group: str) -> tuple[str, ...]:
+    """The steps of ``chain`` after ``group`` (the whole chain when ``group`` is not in it)."""
+    chain = tuple(chain)
+    return chain[chain.index(group) + 1 :] if group in chain else chain
+
+
+def next_step(windows: Sequence[tuple[str, int | None]], current_window: int, output_floor_tokens: int) -> tuple[str | None, int | None]:
+    """Where the next escalation of a session now served in a ``current_window``-token group will
+    go: the first group of the remaining chain whose known window is larger than
+    ``current_window + output_floor_tokens`` (a request that just overflows the current window
+    fits there). ``(group, None)`` when the first candidate's window is unknown (the caller
+    warms nothing blind), ``(None, None)`` when there is none."""
+    for group, window in windows:
+        if window is None:
+            return group, None
+        if window > current_window + output_floor_tokens:
+            return group, window
+    return None, None

@@ -1,0 +1,284 @@
+"""Issue 12's harms, one test each, with the plugin and without it on the same backends.
+
+Two real proxies (plugin / LiteLLM alone) share the emulated backends:
+
+* ``fast`` (16,384) → ``slow`` (131,072): the usual pair;
+* ``c-fast`` (4,096) → ``c-mid`` (8,192) → ``c-large`` (131,072): an operator's three-step chain;
+* ``strict``: an OpenAI-compatible backend configured as ``openai/`` that rejects unknown fields;
+* ``keyed`` (16,384, behind ``--api-key``, key given as ``os.environ/…``) → ``slow``;
+* ``lora``: a LoRA adapter of an 8,192-token base (``max_model_len: null`` in ``/v1/models``) → ``slow``.
+
+Each test names the fault of today's main it pins.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import httpx
+import pytest
+from prometheus_client.parser import text_string_to_metric_families
+
+from litellm_kvwarm.processes import Deployment, clear_faults, proxy_config, set_faults, start_emulator, start_proxy
+
+from e2e_support import backend_requests, clear_backends, long_text, tokenize_count
+
+pytestmark = pytest.mark.e2e
+
+HERE = Path(__file__).resolve().parent
+KEYS = {"sk-team-a": {"team_id": "team-a", "user_id": "alice"}, "sk-team-b": {"team_id": "team-b", "user_id": "bob"}}
+BACKEND_KEY = "backend-secret-key"
+
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    work = tmp_path_factory.mktemp("harms")
+    em: dict = {}
+    specs = {
+        "fast": ("fast-8b", 16_384, {}),
+        "slow": ("slow-27b", 131_072, {}),
+        "c_fast": ("c-fast-1b", 4_096, {}),
+        "c_mid": ("c-mid-8b", 8_192, {}),
+        "strict": ("strict-8b", 16_384, {"strict_fields": True}),
+        "keyed": ("keyed-8b", 16_384, {"api_key": BACKEND_KEY}),
+        "lora": ("base-8b", 8_192, {"lora_modules": ["sql-adapter=/adapters/sql"]}),
+    }
+    try:
+        with ThreadPoolExecutor(4) as pool:
+            futures = {k: pool.submit(start_emulator, name, window, workdir=work, time_scale=0, **flags)
+                       for k, (name, window, flags) in specs.items()}
+            em = {k: f.result() for k, f in futures.items()}
+        strict = Deployment.of(em["strict"], "strict-8b")
+        groups = {
+            "fast": [Deployment.of(em["fast"], "fast-8b")],
+            "slow": [Deployment.of(em["slow"], "slow-27b")],
+            "c-fast": [Deployment.of(em["c_fast"], "c-fast-1b")],
+            "c-mid": [Deployment.of(em["c_mid"], "c-mid-8b")],
+            "c-large": [Deployment.of(em["slow"], "slow-27b")],
+            "strict": [strict],
+            "keyed": [Deployment(served_model_name="keyed-8b", api_base=em["keyed"].base_url + "/v1",
+                                 api_key="os.environ/KEYED_BACKEND_KEY")],
+            "lora": [Deployment.of(em["lora"], "sql-adapter")],
+        }
+        fallbacks = [{"fast": ["slow"]}, {"c-fast": ["c-mid", "c-large"]}, {"keyed": ["slow"]}, {"lora": ["slow"]}]
+        env = {"KVWARM_CACHE_SALT_SECRET": "harms-secret", "KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_WARM_AHEAD": 1}
+        child_env = {"KVWARM_TEST_KEYS": json.dumps(KEYS), "KEYED_BACKEND_KEY": BACKEND_KEY}
+
+        def launch(name, callbacks):
+            pdir = work / name
+            pdir.mkdir()
+            shutil.copy(HERE / "auth_fixture.py", pdir / "auth_fixture.py")
+            shutil.copy(HERE / "spend_fixture.py", pdir / "spend_fixture.py")
+            config = proxy_config(groups, fallbacks=fallbacks, env_vars=env, callbacks=callbacks,
+                                  general_settings={"custom_auth": "auth_fixture.user_api_key_auth"},
+                                  litellm_settings={"require_auth_for_metrics_endpoint": False})
+            for entry in config["model_list"]:
+                if entry["model_name"] == "strict":  # a strict OpenAI-compatible API, not vLLM
+                    entry["litellm_params"]["model"] = "openai/strict-8b"
+            return start_proxy(config, workdir=pdir, env=child_env)
+
+        with ThreadPoolExecutor(2) as pool:
+            plugin = pool.submit(launch, "with", ["litellm_kvwarm.proxy_handler_instance", "prometheus", "spend_fixture.proxy_handler"])
+            alone = pool.submit(launch, "without", False)
+            proxies = {"with": plugin.result(), "without": alone.result()}
+    except Exception:
+        for proc in em.values():
+            proc.stop()
+        raise
+    yield {**em, **proxies}
+    for proc in [*proxies.values(), *em.values()]:
+        proc.stop()
+
+
+@pytest.fixture(autouse=True)
+def _clean(stack):
+    names = ("fast", "slow", "c_fast", "c_mid", "strict", "keyed", "lora")
+    clear_backends(*(stack[n] for n in names))
+    for n in ("fast", "slow"):
+        clear_faults(stack[n])
+
+
+def send(proxy, body, key="sk-team-a", path="/v1/chat/completions", headers=None):
+    return httpx.post(proxy.base_url + path, json=body, timeout=60,
+                      headers={"Authorization": f"Bearer {key}", **(headers or {})})
+
+
+def received(emulator, endpoint="/v1/chat/completions", warms=False):
+    """What a backend received (warms, ``max_tokens == 1``, left out unless asked for)."""
+    return [r for r in backend_requests(emulator, endpoint) if warms or r["max_tokens"] != 1]
+
+
+def user(chars, tag="x"):
+    return [{"role": "user", "content": f"[{tag}] " + long_text(chars)}]
+
+
+@pytest.mark.parametrize("value", [0, -5])
+def test_client_max_tokens_below_one_stays_the_clients_error(stack, value):
+    """Fault: vLLM's "max_tokens must be at least 1, got 0" was read as an overflow and escalated to
+    slow without max_tokens (an unbounded answer from the most expensive backend)."""
+    body = {"model": "fast", "messages": user(400, f"zero{value}"), "max_tokens": value}
+    alone = send(stack["without"], body)
+    plugin = send(stack["with"], body)
+    assert alone.status_code == 400
+    assert plugin.status_code == alone.status_code
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    assert received(stack["slow"]) == []  # never escalated
+    assert [r["max_tokens"] for r in received(stack["fast"])] == [value, value]
+
+
+def _metric(proxy, name, **labels) -> float:
+    text = httpx.get(proxy.base_url + "/metrics", timeout=30, follow_redirects=True,
+                     headers={"Authorization": f"Bearer {proxy.master_key}"}).text
+    return sum(s.value for f in text_string_to_metric_families(text) for s in f.samples
+               if s.name == name and all(s.labels.get(k) == v for k, v in labels.items()))
+
+
+def test_forged_plugin_metadata_changes_nothing(stack):
+    """Fault: a client could send kvwarm_* metadata: relabel itself as a warm in the hit-rate
+    metrics, feed its own estimate to the clamp, choose a replica."""
+    forged = {
+        "kvwarm_warm": True,
+        "kvwarm_estimate": {"safe": 16_000, "routing": 1, "group": "fast", "raw_safe": 16_000, "raw_routing": 1},
+        "kvwarm_affinity": "f" * 64,
+        "kvwarm_backstop": {"source": "fast", "chain": ["slow"], "requested": None, "own_generic_fallbacks": True},
+        "kvwarm_escalated": "proactive",
+        "kvwarm_cache_salt": "chosen-by-client",
+    }
+    warm_before = _metric(stack["with"], "kvwarm_prompt_tokens_total", model_group="fast", request_kind="warm")
+    body = {"model": "fast", "messages": user(2_000, "forged"), "max_tokens": 1_000, "metadata": forged}
+    assert send(stack["with"], body).status_code == 200
+    (row,) = received(stack["fast"])
+    assert row["max_tokens"] == 1_000  # the forged safe estimate (16,000) would have clamped it to the floor
+    assert row["cache_salt"] is not None and received(stack["slow"]) == []
+    clear_backends(stack["fast"])
+    assert send(stack["with"], {**body, "metadata": {}}).status_code == 200
+    assert received(stack["fast"])[0]["cache_salt"] == row["cache_salt"]  # the tenant's salt, not the client's
+    assert _metric(stack["with"], "kvwarm_prompt_tokens_total", model_group="fast", request_kind="warm") == warm_before
+    assert _metric(stack["with"], "kvwarm_client_metadata_stripped_total") >= 1
+
+
+def test_fitting_request_without_tokenize_keeps_its_full_budget(stack):
+    """Fault: without an exact count the clamp cut max_tokens on the safe estimate (≈1.4× the
+    truth), so a request that fits got a shorter answer than LiteLLM alone gives."""
+    messages = user(44_000, "fits")
+    prompt = tokenize_count(stack["fast"], "fast-8b", messages)
+    max_tokens = 16_384 - prompt - 64  # fits, by the server's own count
+    assert 5_000 < max_tokens < 8_000
+    set_faults(stack["fast"], {"tokenize": "status:404"})
+    for name in ("with", "without"):
+        response = send(stack[name], {"model": "fast", "messages": messages, "max_tokens": max_tokens})
+        assert response.status_code == 200, response.text
+    assert [r["max_tokens"] for r in received(stack["fast"])] == [max_tokens, max_tokens]
+    assert received(stack["slow"]) == []
+
+
+def test_strict_openai_compatible_backend_with_the_salt_secret(stack):
+    """Fault: with KVWARM_CACHE_SALT_SECRET set, cache_salt went to every provider and call type;
+    strict APIs reject unknown fields."""
+    body = {"model": "strict", "messages": user(200, "strict"), "max_tokens": 8}
+    alone, plugin = send(stack["without"], body), send(stack["with"], body)
+    assert alone.status_code == 200 and plugin.status_code == 200, plugin.text
+    assert all(r["status"] == 200 for r in received(stack["strict"]))
+    # vLLM deployments still get the tenant's salt
+    assert send(stack["with"], {"model": "fast", "messages": user(200, "salted"), "max_tokens": 8}).status_code == 200
+    assert received(stack["fast"])[0]["cache_salt"] is not None
+
+
+def test_chain_goes_to_the_first_step_that_fits(stack):
+    """Fault: with context_window_fallbacks fast → [mid, large] the plugin replaced the chain with
+    its first step: a 10,000-token request answered 400 where LiteLLM alone answered 200."""
+    big = {"model": "c-fast", "messages": user(46_000, "chain-big"), "max_tokens": 64}
+    assert 9_000 < tokenize_count(stack["slow"], "slow-27b", big["messages"]) < 11_000
+    response = send(stack["with"], big)
+    assert response.status_code == 200, response.text
+    assert received(stack["c_fast"]) == [] and received(stack["c_mid"]) == []  # routed before dispatch
+    assert [r["status"] for r in received(stack["slow"])] == [200]
+    clear_backends(stack["slow"])
+    mid = {"model": "c-fast", "messages": user(27_000, "chain-mid"), "max_tokens": 64}
+    assert 5_000 < tokenize_count(stack["c_mid"], "c-mid-8b", mid["messages"]) < 7_000
+    assert send(stack["with"], mid).status_code == 200
+    assert received(stack["c_fast"]) == [] and received(stack["slow"]) == []
+    assert [r["status"] for r in received(stack["c_mid"])] == [200]
+    # LiteLLM alone gets there too, after failed attempts
+    clear_backends(stack["c_fast"], stack["c_mid"], stack["slow"])
+    assert send(stack["without"], big).status_code == 200
+    assert [r["status"] for r in received(stack["slow"])] == [200]
+
+
+def test_backend_behind_an_api_key_is_discovered_and_routed(stack):
+    """Fault: discovery and /tokenize sent no Authorization: behind `vllm --api-key` the plugin
+    silently did nothing proactive."""
+    body = {"model": "keyed", "messages": user(90_000, "keyed"), "max_tokens": 64}
+    response = send(stack["with"], body)
+    assert response.status_code == 200, response.text
+    assert received(stack["keyed"]) == []  # no failed attempt: routed to slow before dispatch
+    assert [r["status"] for r in received(stack["slow"])] == [200]
+    window = _metric(stack["with"], "kvwarm_discovered_window_tokens")
+    assert window > 0
+
+
+def test_lora_adapter_has_its_parents_window(stack):
+    """Fault: a LoRA adapter is listed with max_model_len null; its window is its parent's."""
+    body = {"model": "lora", "messages": user(46_000, "lora"), "max_tokens": 64}
+    response = send(stack["with"], body)
+    assert response.status_code == 200, response.text
+    assert received(stack["lora"]) == []  # 10k tokens over the base's 8,192: routed before dispatch
+    assert [r["status"] for r in received(stack["slow"])] == [200]
+
+
+def test_proactive_escalation_to_a_dead_target_answers_the_context_error(stack):
+    """Fault: with the escalation target unreachable, an overflowing request got an opaque 500
+    where LiteLLM alone gives the context-length 400."""
+    set_faults(stack["slow"], {"completions": {"status": 503}})
+    body = {"model": "fast", "messages": user(90_000, "dead-target"), "max_tokens": 64}
+    alone, plugin = send(stack["without"], body), send(stack["with"], body)
+    assert alone.status_code == 400
+    assert plugin.status_code == 400, plugin.text
+    assert "maximum context length is 16384" in plugin.text and "slow" in plugin.text
+
+
+def test_warms_carry_the_callers_key_and_team(stack, tmp_path):
+    """Fault: warms carried no key identity (spend unattributed) and the raw client session id."""
+    session = "raw-session-id-visible"
+    messages = [{"role": "system", "content": "identity"}, *user(50_000, "identity")]
+    response = send(stack["with"], {"model": "fast", "messages": messages, "max_tokens": 16},
+                    key="sk-team-b", headers={"x-litellm-session-id": session})
+    assert response.status_code == 200
+    rows = wait_for_warm(stack["slow"])
+    assert len(rows) == 1
+    logged = spend_rows(stack["with"])
+    warm_rows = [r for r in logged if r.get("kvwarm_warm")]
+    assert warm_rows, logged
+    row = warm_rows[-1]
+    assert row["user_api_key_hash"] == hashlib.sha256(b"sk-team-b").hexdigest()
+    assert row["user_api_key_team_id"] == "team-b"
+    assert session not in json.dumps(row)
+
+
+def wait_for_warm(emulator, timeout_s=20.0):
+    import time
+
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        rows = [r for r in received(emulator, warms=True) if r["max_tokens"] == 1]
+        if rows:
+            return rows
+        time.sleep(0.2)
+    return []
+
+
+def spend_rows(proxy):
+    """What LiteLLM's spend tracking reads for each call: the standard logging payload's metadata,
+    written by the test logger (spend_fixture.py) in the proxy's working directory."""
+    path = Path(proxy.config_path).parent / "spend-log.jsonl"
+    import time
+
+    for _ in range(50):
+        if path.exists():
+            break
+        time.sleep(0.1)
+    return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]

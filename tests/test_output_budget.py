@@ -1,0 +1,52 @@
+import pytest
+
+from litellm_kvwarm.meta import strip_client_keys
+from litellm_kvwarm.output_budget import OutputBudget, cap_output, read_output_budget, set_output
+
+
+@pytest.mark.parametrize(
+    "payload, expected",
+    [
+        ({}, OutputBudget(False, True, None)),
+        ({"max_tokens": None}, OutputBudget(False, True, None)),
+        ({"max_tokens": 100}, OutputBudget(True, True, 100)),
+        # vLLM reads max_completion_tokens first when both are set
+        ({"max_tokens": 100, "max_completion_tokens": 5000}, OutputBudget(True, True, 5000)),
+        ({"max_completion_tokens": 7}, OutputBudget(True, True, 7)),
+        ({"max_tokens": 0}, OutputBudget(True, False, None)),
+        ({"max_tokens": -5}, OutputBudget(True, False, None)),
+        ({"max_tokens": "many"}, OutputBudget(True, False, None)),
+        ({"max_tokens": True}, OutputBudget(True, False, None)),
+        ({"max_tokens": 10.5}, OutputBudget(True, False, None)),
+        ({"max_tokens": 100, "max_completion_tokens": 0}, OutputBudget(True, False, None)),
+    ],
+)
+def test_read_output_budget(payload, expected):
+    assert read_output_budget(payload) == expected
+
+
+def test_cap_lowers_every_field_never_raises():
+    payload = {"max_tokens": 100, "max_completion_tokens": 5000}
+    cap_output(payload, 3000)
+    assert payload == {"max_tokens": 100, "max_completion_tokens": 3000}
+
+
+def test_set_output_on_a_hop():
+    payload = {"max_completion_tokens": 5000}
+    set_output(payload, 1200)
+    assert payload == {"max_completion_tokens": 1200}
+    payload = {}
+    set_output(payload, 1200)
+    assert payload == {"max_tokens": 1200}
+    set_output(payload, None)
+    assert payload == {}
+
+
+def test_strip_client_keys_removes_only_plugin_keys():
+    data = {
+        "metadata": {"kvwarm_warm": True, "kvwarm_estimate": {"safe": 1}, "session_id": "s", "tags": ["a"]},
+        "litellm_metadata": {"kvwarm_affinity": "x", "other": 1},
+    }
+    assert strip_client_keys(data) == 3
+    assert data == {"metadata": {"session_id": "s", "tags": ["a"]}, "litellm_metadata": {"other": 1}}
+    assert strip_client_keys({"metadata": "junk"}) == 0

@@ -1,0 +1,197 @@
+"""The warm gate: guards in order, no I/O on the request path, tenant-scoped keyed-hash keys,
+and the gate and runner together under a burst (issue 12, items 4 and 10)."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+from collections import Counter
+
+import pytest
+
+from litellm_kvwarm import identity
+from litellm_kvwarm.config import Settings
+from litellm_kvwarm.cooldown import MemoryCooldownStore
+from litellm_kvwarm.warm import SESSION_KEY, WarmOutcome, WarmRunner
+from litellm_kvwarm.warm_gate import WarmCandidate, WarmGate, admission_key, cooldown_key, tenant_rate_key
+
+SECRET = b"k" * 32
+WINDOW, SLOW_WINDOW = 4_096, 16_384
+NEAR = 3_000  # tokens: >= 60% of 4,096
+
+
+def session(sid: str = "raw-session-1", tenant: str = "team:team-a") -> identity.Session:
+    return identity.Session(tenant=tenant, session_id=sid, source="litellm")
+
+
+def candidate(sess=None, tokens=NEAR, *, known=True, target_window=SLOW_WINDOW, growth=None) -> WarmCandidate:
+    return WarmCandidate("slow", known, target_window, tokens, WINDOW, sess, growth)
+
+
+def chat_data(sid: str = "raw-session-1", text: str = "hello") -> dict:
+    return {
+        "model": "fast",
+        "messages": [{"role": "user", "content": text}],
+        "max_tokens": 64,
+        "litellm_session_id": sid,
+        "metadata": {"session_id": sid, "user_api_key_team_id": "team-a", "user_api_key": "f" * 64},
+    }
+
+
+class Captured:
+    """A runner stand-in that keeps what the gate submits (for the gate's own contract)."""
+
+    def __init__(self):
+        self.jobs = []
+
+    def submit(self, job):
+        self.jobs.append(job)
+        return WarmOutcome.QUEUED
+
+
+def gate_with(settings: Settings, runner) -> tuple[WarmGate, list]:
+    counted = []
+    gate = WarmGate(settings, runner=lambda: runner, count=lambda o, t: counted.append(o), secret=SECRET)
+    return gate, counted
+
+
+async def allowed():
+    return True
+
+
+async def denied():
+    return False
+
+
+@pytest.mark.parametrize(
+    ("settings", "cand", "may_use", "expected"),
+    [
+        (Settings(warm_ahead=False), candidate(session()), allowed, WarmOutcome.SKIPPED_DISABLED),
+        (Settings(), candidate(session(), tokens=2_000), allowed, WarmOutcome.SKIPPED_BELOW_THRESHOLD),
+        (Settings(), candidate(session(), known=False), allowed, WarmOutcome.SKIPPED_UNKNOWN_MODEL),
+        (Settings(), candidate(session(), target_window=None), allowed, WarmOutcome.SKIPPED_UNKNOWN_MODEL),
+        (Settings(), candidate(session()), denied, WarmOutcome.SKIPPED_FORBIDDEN),
+        (Settings(), candidate(None), allowed, WarmOutcome.SKIPPED_NO_SESSION),
+        (Settings(), candidate(session()), allowed, WarmOutcome.QUEUED),
+        (Settings(), candidate(session()), None, WarmOutcome.QUEUED),
+    ],
+    ids=["disabled", "below", "unknown", "no-window", "forbidden", "no-session", "queued", "checked-by-caller"],
+)
+async def test_guards_in_order(settings, cand, may_use, expected):
+    runner = Captured()
+    gate, counted = gate_with(settings, runner)
+    assert await gate.consider(cand, chat_data(), may_use) is expected
+    assert counted == [expected]
+    assert len(runner.jobs) == (1 if expected is WarmOutcome.QUEUED else 0)
+
+
+async def test_consider_does_no_store_io_on_the_request_path():
+    """Item 4: the cooldown used to be taken in Redis on the request path, before the warm could run."""
+    release = asyncio.Event()
+    admitting = []
+
+    class HangingStore(MemoryCooldownStore):
+        async def admit(self, *args, **kwargs):
+            admitting.append(args[0])
+            await release.wait()
+            return await super().admit(*args, **kwargs)
+
+    sent = []
+
+    async def send(kind, body):
+        sent.append(body)
+
+    runner = WarmRunner(send, cooldown=lambda: HangingStore())
+    gate, _ = gate_with(Settings(), runner)
+    # the store hangs until released: consider() returns anyway, it never waits on the store
+    outcome = await asyncio.wait_for(gate.consider(candidate(session()), chat_data(), allowed), timeout=1)
+    assert outcome is WarmOutcome.QUEUED and sent == []
+    await asyncio.sleep(0.01)
+    assert len(admitting) == 1 and sent == []  # the runner admits in the background, still hung
+    release.set()
+    await runner.drain()
+    assert len(sent) == 1
+
+
+async def test_job_keys_are_tenant_scoped_keyed_hashes_and_hold_no_raw_ids():
+    runner = Captured()
+    gate, _ = gate_with(Settings(warm_tenant_rate=60), runner)
+    s = session("raw-session-1", "team:team-a")
+    await gate.consider(candidate(s), chat_data("raw-session-1"), allowed)
+    (job,) = runner.jobs
+    assert job.key == admission_key(s, "slow", SECRET)
+    assert job.cooldown_key == cooldown_key(s, "slow", NEAR, WINDOW, Settings().warm_rewarm_step, SECRET)
+    assert job.rate_key == tenant_rate_key("team:team-a", SECRET)
+    assert job.body["metadata"][SESSION_KEY] == identity.hashed_session(s, SECRET)
+    assert job.body["metadata"]["user_api_key_team_id"] == "team-a"  # spend is the caller's
+    dump = json.dumps([job.key, job.cooldown_key, job.rate_key, job.body])
+    assert "raw-session-1" not in dump
+    assert "team:team-a" not in dump and "session_id" not in dump
+
+
+async def test_rate_key_is_one_per_tenant_and_absent_without_a_rate():
+    runner = Captured()
+    gate, _ = gate_with(Settings(warm_tenant_rate=60), runner)
+    for sid, tenant in (("s1", "team:a"), ("s2", "team:a"), ("s3", "team:b")):
+        await gate.consider(candidate(session(sid, tenant)), chat_data(sid), allowed)
+    a1, a2, b = (j.rate_key for j in runner.jobs)
+    assert a1 == a2 and a1 != b
+    assert len({j.key for j in runner.jobs}) == 3
+    runner = Captured()
+    gate, _ = gate_with(Settings(warm_tenant_rate=0), runner)
+    await gate.consider(candidate(session()), chat_data(), allowed)
+    assert runner.jobs[0].rate_key is None
+
+
+async def test_growth_step_changes_the_cooldown_key_not_the_admission_key():
+    runner = Captured()
+    gate, _ = gate_with(Settings(warm_rewarm_step=0.05), runner)
+    s = session()
+    await gate.consider(candidate(s, growth=3_000), chat_data(), allowed)
+    await gate.consider(candidate(s, growth=3_000 + 205), chat_data(), allowed)  # 5% of 4,096 ≈ 205 tokens more
+    first, second = runner.jobs
+    assert first.key == second.key and first.cooldown_key != second.cooldown_key
+
+
+async def test_text_completion_candidate_queues_a_warm_with_its_prompt():
+    runner = Captured()
+    gate, _ = gate_with(Settings(), runner)
+    data = {"model": "fast", "prompt": "Once upon a time", "max_tokens": 50, "metadata": {}}
+    await gate.consider(candidate(session()), data, allowed, kind="completion")
+    (job,) = runner.jobs
+    assert job.kind == "completion" and job.body["prompt"] == "Once upon a time" and job.body["max_tokens"] == 1
+
+
+async def test_burst_through_the_gate_warms_every_session_once_then_the_memo_holds():
+    """100 sessions cross the threshold at once (item 4): every one is warmed exactly once, four
+    at a time; their next turns are skipped by the memo without asking the store."""
+    admits = Counter()
+
+    class Store(MemoryCooldownStore):
+        async def admit(self, *args, **kwargs):
+            admits["n"] += 1
+            return await super().admit(*args, **kwargs)
+
+    store = Store(capacity=1_000)
+    sent, in_flight, peak = [], [0], [0]
+
+    async def send(kind, body):
+        in_flight[0] += 1
+        peak[0] = max(peak[0], in_flight[0])
+        await asyncio.sleep(0.001)
+        in_flight[0] -= 1
+        sent.append(body["messages"][0]["content"])
+
+    settings = Settings(warm_max_concurrency=4)
+    runner = WarmRunner(send, cooldown=lambda: store, cooldown_s=settings.warm_cooldown_s,
+                        tenant_rate=settings.warm_tenant_rate, max_concurrency=settings.warm_max_concurrency,
+                        queue_size=settings.warm_queue_size)
+    gate, counted = gate_with(settings, runner)
+    sids = [f"s{i:03d}" for i in range(100)]
+    outcomes = await asyncio.gather(*(gate.consider(candidate(session(sid)), chat_data(sid, sid), allowed) for sid in sids))
+    assert outcomes == [WarmOutcome.QUEUED] * 100
+    await runner.drain()
+    assert sorted(sent) == sids and peak[0] == 4 and admits["n"] == 100
+    again = await asyncio.gather(*(gate.consider(candidate(session(sid)), chat_data(sid, sid), allowed) for sid in sids))
+    assert again == [WarmOutcome.SKIPPED_COOLDOWN] * 100 and admits["n"] == 100
+    assert Counter(counted) == {WarmOutcome.QUEUED: 100, WarmOutcome.SKIPPED_COOLDOWN: 100}
