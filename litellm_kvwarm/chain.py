@@ -17,8 +17,9 @@ The plugin never cuts that chain to its first step:
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from typing import Any
 
-__all__ = ["escalation_chain", "first_fitting", "next_step", "rest_after"]
+__all__ = ["escalation_chain", "first_fitting", "next_step", "rest_after", "step_params"]
 
 
 def escalation_chain(
@@ -44,6 +45,27 @@ def escalation_chain(
                 out.append(target)
         return tuple(out)
     return ()
+
+
+def step_params(group: str, context_window_fallbacks: object) -> dict[str, dict[str, Any]]:
+    """Per-step overrides of ``group``'s chain: for each ``{"model": G, "max_tokens": 512, ...}``
+    entry, ``{G: {"max_tokens": 512, ...}}`` (LiteLLM merges such an entry into the request when
+    it falls back to G, so the plugin must apply it too when it routes there itself). Steps
+    given as plain names have none; a malformed list has none."""
+    if not isinstance(context_window_fallbacks, Sequence) or isinstance(context_window_fallbacks, str):
+        return {}
+    for item in context_window_fallbacks:
+        if not isinstance(item, Mapping) or group not in item:
+            continue
+        targets = item[group]
+        out: dict[str, dict[str, Any]] = {}
+        for target in targets if isinstance(targets, Sequence) and not isinstance(targets, str) else ():
+            if isinstance(target, Mapping) and isinstance(target.get("model"), str):
+                params = {k: v for k, v in target.items() if k != "model" and isinstance(k, str)}
+                if params and target["model"] not in out:
+                    out[target["model"]] = params
+        return out
+    return {}
 
 
 def first_fitting(windows: Sequence[tuple[str, int | None]], need_tokens: int) -> tuple[str | None, int | None]:

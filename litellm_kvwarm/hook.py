@@ -27,7 +27,7 @@ import httpx
 from litellm.integrations.custom_logger import CustomLogger
 
 from . import catalog, identity
-from .chain import escalation_chain, first_fitting, next_step, rest_after
+from .chain import escalation_chain, first_fitting, next_step, rest_after, step_params
 from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
@@ -44,7 +44,7 @@ from .meta import (
     strip_client_keys,
 )
 from .metrics import Metrics, deployment_label, metrics
-from .output_budget import OutputBudget, cap_output, read_output_budget, set_output
+from .output_budget import OUTPUT_FIELDS, OutputBudget, cap_output, read_output_budget, set_output
 from .policy import clamp_output, decide_route, needs_exact_count
 from .reactive import (
     SKIP_MESSAGE_PREFIX,
@@ -289,12 +289,14 @@ class KVWarmHandler(CustomLogger):
             request_metadata(data)[AFFINITY_KEY] = identity.affinity_key(session, self.hash_secret)
         chain = self._chain_of(router, group)
         allowed = await self._allowed_chain(user_api_key_dict, router, chain)
-        usable = allowed_by_client(data.get("context_window_fallbacks"), group, allowed)
+        client_fallbacks = data.get("context_window_fallbacks")
+        usable = allowed_by_client(client_fallbacks, group, allowed)
+        params = self._step_params(router, group, client_fallbacks)
         source_window = await self._group_window(router, group, budget)
         if source_window is None:
             logger.debug("[CONTEXT-ROUTE] untouched: window of %r unknown", group)
             self._count_route("unknown_window", group, chain[0] if chain else None)
-            self._arm_backstop(data, router, group, usable, None, None, output)
+            self._arm_backstop(data, router, group, usable, None, None, output, params)
             return
         tenant = self._tenant_hash(user_api_key_dict)
         raw = self._estimate(data, kind, self._served_models(router, group))
@@ -311,7 +313,7 @@ class KVWarmHandler(CustomLogger):
         if tokens + floor <= source_window:
             logger.debug("[CONTEXT-ROUTE] stay: %stok + %d fits window %d of %r", tokens, floor, source_window, group)
             self._count_route("stay", group, chain[0] if chain else None)
-            self._arm_backstop(data, router, group, usable, source_window, estimate, output)
+            self._arm_backstop(data, router, group, usable, source_window, estimate, output, params)
             await self._consider_warm(data, kind, session, source_window, windows, tokens, estimate.routing)
             return
         target, target_window = first_fitting(windows, tokens + floor)
@@ -336,16 +338,18 @@ class KVWarmHandler(CustomLogger):
                 label = decision.action.value
                 logger.info("[CONTEXT-ROUTE] %s", decision.describe())
             self._count_route(label, group, chain[0] if chain else None)
-            self._arm_backstop(data, router, group, usable, source_window, estimate, output)
+            self._arm_backstop(data, router, group, usable, source_window, estimate, output, params)
             return
         logger.info("[CONTEXT-ROUTE] %s", decision.describe())
         self._count_route("proactive", group, target)
         data["model"] = target
+        data.update(params.get(target, {}))  # the step's own overrides, as LiteLLM's fallback would apply them
+        output = read_output_budget(data)
         meta = request_metadata(data)
         meta[ESCALATED_KEY] = "proactive"
         meta[ORIGIN_KEY] = {"source": group, "window": source_window, "tokens": tokens}
         rest = rest_after(usable, target)
-        self._arm_backstop(data, router, target, rest, target_window, estimate, output)
+        self._arm_backstop(data, router, target, rest, target_window, estimate, output, params)
         if target_window is not None:
             rest_windows = [(g, w) for g, w in windows if g in rest]
             await self._consider_warm(data, kind, session, target_window, rest_windows, tokens, estimate.routing)
@@ -411,6 +415,21 @@ class KVWarmHandler(CustomLogger):
             overrides=self.settings.escalation_targets,
             context_window_fallbacks=getattr(router, "context_window_fallbacks", None),
         )
+
+    def _step_params(self, router: Any, group: str, client_fallbacks: object) -> dict[str, dict[str, Any]]:
+        """Per-step overrides of ``group``'s chain: the client's own ``context_window_fallbacks``
+        when it sent a list (LiteLLM alone would use it for this request; only its output
+        budgets are taken, a client never sets anything else through the plugin), else the
+        operator's (all keys but ``model``, as LiteLLM merges them)."""
+        if group in self.settings.escalation_targets:
+            return {}
+        if isinstance(client_fallbacks, list):
+            return {
+                step: {k: v for k, v in extra.items() if k in OUTPUT_FIELDS}
+                for step, extra in step_params(group, client_fallbacks).items()
+                if any(k in OUTPUT_FIELDS for k in extra)
+            }
+        return step_params(group, getattr(router, "context_window_fallbacks", None))
 
     def _target_groups(self, router: Any) -> set[str]:
         groups: set[str] = set()
@@ -505,6 +524,7 @@ class KVWarmHandler(CustomLogger):
         window: int | None,
         estimate: TokenEstimate | None,
         output: OutputBudget,
+        params: Mapping[str, Mapping[str, Any]],
     ) -> None:
         """Arm LiteLLM's fallbacks for this request, only when ``group`` has escalation steps
         left (``chain``: in the model list, allowed for the key, not ruled out by the client):
@@ -515,7 +535,7 @@ class KVWarmHandler(CustomLogger):
         would without the plugin. With no chain, nothing is armed."""
         if not chain:
             return
-        entries = fallback_chain(group, chain, output.effective)
+        entries = fallback_chain(group, chain, output.effective, params)
         data["context_window_fallbacks"] = [{group: entries}]
         own_generic = False
         possible = (
@@ -529,7 +549,10 @@ class KVWarmHandler(CustomLogger):
             # fallbacks; the deployment hook aborts any such hop that is not a context error.
             data["fallbacks"] = [{group: entries}]
             own_generic = True
-        plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=own_generic)
+        step_output = {g: out for g in chain if (out := read_output_budget(params.get(g, {})).effective) is not None}
+        plan = BackstopPlan(
+            source=group, chain=chain, requested=output.effective, own_generic_fallbacks=own_generic, step_output=step_output
+        )
         request_metadata(data)[PLAN_KEY] = plan.to_dict()
 
     async def _reactive(self, kwargs: dict[str, Any], call_type: Any, budget: RequestBudget) -> None:

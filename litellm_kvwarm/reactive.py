@@ -22,7 +22,7 @@ At most one retry, then one attempt per escalation group the request fits.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
@@ -42,12 +42,15 @@ class BackstopPlan:
     and allowed for the caller's key, and not ruled out by the client's own list; ``requested``:
     the output budget the server will use (``max_completion_tokens``, else ``max_tokens``;
     tokens) or ``None`` when the client sent none; ``own_generic_fallbacks``: the plugin set
-    ``fallbacks`` itself (the operator configured none for this group)."""
+    ``fallbacks`` itself (the operator configured none for this group); ``step_output``: the
+    output budget a step's own fallback entry sets (``{"model": "slow", "max_tokens": 512}``),
+    which wins over ``requested`` on that step's hop."""
 
     source: str
     chain: tuple[str, ...]
     requested: int | None
     own_generic_fallbacks: bool
+    step_output: Mapping[str, int] = field(default_factory=dict)
 
     @property
     def target(self) -> str | None:
@@ -57,6 +60,7 @@ class BackstopPlan:
     def to_dict(self) -> dict[str, Any]:
         out = asdict(self)
         out["chain"] = list(self.chain)
+        out["step_output"] = dict(self.step_output)
         return out
 
     @classmethod
@@ -71,23 +75,32 @@ class BackstopPlan:
                 chain=tuple(str(g) for g in chain if isinstance(g, str)),
                 requested=requested if isinstance(requested, int) and not isinstance(requested, bool) else None,
                 own_generic_fallbacks=bool(raw.get("own_generic_fallbacks")),
+                step_output={
+                    str(k): v for k, v in (raw.get("step_output") or {}).items()
+                    if isinstance(v, int) and not isinstance(v, bool) and v > 0
+                },
             )
-        except (KeyError, TypeError):
+        except (KeyError, TypeError, AttributeError):
             return None
 
 
-def fallback_chain(source: str, chain: Sequence[str], requested: int | None) -> list[Any]:
+def fallback_chain(
+    source: str, chain: Sequence[str], requested: int | None, params: Mapping[str, Mapping[str, Any]] | None = None
+) -> list[Any]:
     """LiteLLM fallback entries for ``source``: the retry slot (a dict entry, which LiteLLM
     treats as a distinct hop of the same group; its ``max_tokens`` is a placeholder the hop
     decision replaces) when an output budget was requested, then every group of ``chain`` in
     order (the operator's steps are never removed: a group the request does not fit is skipped
-    on its hop, before any backend attempt)."""
+    on its hop, before any backend attempt). A step with overrides in ``params`` (from the
+    operator's or client's dict entry) keeps them: ``{"model": step, **params[step]}``."""
     if not chain:
         return []
     entries: list[Any] = []
     if requested is not None:
         entries.append({"model": source, "max_tokens": requested})
-    entries.extend(chain)
+    for step in chain:
+        extra = (params or {}).get(step)
+        entries.append({"model": step, **extra} if extra else step)
     return entries
 
 
@@ -187,7 +200,7 @@ def decide_hop(
             )
         return HopDecision(
             HopAction.ESCALATE,
-            max_tokens=plan.requested,
+            max_tokens=plan.step_output.get(hop_group, plan.requested),
             window=window,
             reason=f"{error.kind.value} on {plan.source!r} → escalating to {hop_group!r}",
         )

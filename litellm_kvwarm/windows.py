@@ -387,6 +387,9 @@ class WindowCache:
             return cached  # type: ignore[return-value]
         task = self._start_fetch(deployment)
         if self._overrunning(deployment) or budget.exhausted:
+            if not task.done():
+                # started without a wait: the next request must not pay a budget for it either
+                self._overrun_until.setdefault(deployment, self._clock() + self._unknown_retry_s)
             self._exhausted()
             return None
         window = await budget.wait(task, MISS)

@@ -1,4 +1,4 @@
-from litellm_kvwarm.chain import escalation_chain, first_fitting, next_step, rest_after
+from litellm_kvwarm.chain import escalation_chain, first_fitting, next_step, rest_after, step_params
 
 CWF = [{"fast": ["mid", {"model": "large"}, "fast", "mid"]}, {"mid": ["large"]}]
 
@@ -35,3 +35,11 @@ def test_rest_after():
     assert rest_after(("mid", "large"), "mid") == ("large",)
     assert rest_after(("mid", "large"), "large") == ()
     assert rest_after(("mid", "large"), "other") == ("mid", "large")
+
+
+def test_step_params_keep_what_a_dict_entry_overrides():
+    cwf = [{"fast": [{"model": "slow", "max_tokens": 512, "temperature": 0}, "large", {"model": "bare"}]}]
+    assert step_params("fast", cwf) == {"slow": {"max_tokens": 512, "temperature": 0}}
+    assert step_params("other", cwf) == {}
+    assert step_params("fast", "junk") == {} and step_params("fast", None) == {}
+    assert step_params("fast", [{"fast": "slow"}]) == {}

@@ -138,3 +138,13 @@ def test_backend_error_text_skips_the_plugins_own_skip_errors():
     prev = [{"exception_string": "backend said " + V025}, {"exception_string": f"ContextWindowExceededError: {SKIP_MESSAGE_PREFIX} skip"}]
     assert backend_error_text(prev) == "backend said " + V025
     assert backend_error_text(None) is None and backend_error_text([]) is None
+
+
+def test_a_steps_own_output_budget_wins_on_its_hop():
+    # operator: [{"fast": [{"model": "slow", "max_tokens": 512}]}]; the client asked for 4,000
+    plan = BackstopPlan("fast", ("slow",), 4_000, True, step_output={"slow": 512})
+    assert fallback_chain("fast", ("slow",), 4_000, {"slow": {"max_tokens": 512}}) == [
+        {"model": "fast", "max_tokens": 4_000}, {"model": "slow", "max_tokens": 512}]
+    d = hop(V032, group="slow", plan=plan)
+    assert (d.action, d.max_tokens) == (HopAction.ESCALATE, 512)
+    assert BackstopPlan.from_dict(plan.to_dict()) == plan

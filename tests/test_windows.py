@@ -230,6 +230,23 @@ async def test_exhausted_budget_never_waits_but_fetches():
     assert c.peek(DEP) == 4096 and exhausted == [1]
 
 
+async def test_a_fetch_started_on_a_spent_budget_is_not_waited_for_by_the_next_request():
+    # two hung endpoints cost one budget together: the one started without a wait (the budget
+    # was already spent on the other) does not make the next request wait for it either
+    gate = asyncio.Event()
+    clock, fetch = FakeClock(), ScriptedFetch(16384, gate=gate)
+    c = cache(fetch, clock)
+    assert await c.get(DEP, RequestBudget(0.3, spent_s=0.3)) is None
+    nxt = budget(0.05)
+    started = time.monotonic()
+    assert await c.get(DEP, nxt) is None
+    assert time.monotonic() - started < 0.005 and nxt.spent_s == 0.0
+    gate.set()
+    await asyncio.sleep(0.01)
+    assert await c.get(DEP, budget()) == 16384  # done: served, and the marker is gone
+    await c.aclose()
+
+
 async def test_unknown_is_retried_after_unknown_retry_period():
     clock, fetch = FakeClock(), ScriptedFetch(None, 16384)
     c = cache(fetch, clock, unknown=30)

@@ -59,12 +59,14 @@ def stack(tmp_path_factory):
             "c-fast": [Deployment.of(em["c_fast"], "c-fast-1b")],
             "c-mid": [Deployment.of(em["c_mid"], "c-mid-8b")],
             "c-large": [Deployment.of(em["slow"], "slow-27b")],
+            "cap-fast": [Deployment.of(em["fast"], "fast-8b")],
             "strict": [strict],
             "keyed": [Deployment(served_model_name="keyed-8b", api_base=em["keyed"].base_url + "/v1",
                                  api_key="os.environ/KEYED_BACKEND_KEY")],
             "lora": [Deployment.of(em["lora"], "sql-adapter")],
         }
-        fallbacks = [{"fast": ["slow"]}, {"c-fast": ["c-mid", "c-large"]}, {"keyed": ["slow"]}, {"lora": ["slow"]}]
+        fallbacks = [{"fast": ["slow"]}, {"c-fast": ["c-mid", "c-large"]}, {"keyed": ["slow"]}, {"lora": ["slow"]},
+                     {"cap-fast": [{"model": "slow", "max_tokens": 512}]}]
         env = {"KVWARM_CACHE_SALT_SECRET": "harms-secret", "KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_WARM_AHEAD": 1}
         child_env = {"KVWARM_TEST_KEYS": json.dumps(KEYS), "KEYED_BACKEND_KEY": BACKEND_KEY}
 
@@ -282,3 +284,32 @@ def spend_rows(proxy):
             break
         time.sleep(0.1)
     return [json.loads(line) for line in path.read_text().splitlines() if line.strip()]
+
+
+@pytest.mark.parametrize("client_budget", [4_000, None], ids=["client-4000", "no-client-budget"])
+def test_an_operators_per_step_output_cap_holds(stack, client_budget):
+    """Fault (adversarial review): a fallback entry {"model": "slow", "max_tokens": 512} was reduced
+    to its name, so the plugin's escalation sent slow 4,000 (or no cap at all) where LiteLLM
+    alone sends 512."""
+    body = {"model": "cap-fast", "messages": user(90_000, f"cap{client_budget}")}
+    if client_budget:
+        body["max_tokens"] = client_budget
+    for name in ("without", "with"):
+        clear_backends(stack["fast"], stack["slow"])
+        response = send(stack[name], body)
+        assert response.status_code == 200, response.text
+        assert [r["max_tokens"] for r in received(stack["slow"])] == [512], name
+    assert received(stack["fast"]) == []  # the plugin routed before dispatch
+
+
+def test_a_clients_per_step_output_cap_holds(stack):
+    """Fault (adversarial review): a client's own {"model": "c-large", "max_tokens": 10} fallback entry
+    was reduced to its name: slow answered with the client's 100 instead of 10."""
+    body = {"model": "c-fast", "messages": user(27_000, "client-cap"), "max_tokens": 100,
+            "context_window_fallbacks": [{"c-fast": [{"model": "c-large", "max_tokens": 10}]}]}
+    for name in ("without", "with"):
+        clear_backends(stack["c_fast"], stack["c_mid"], stack["slow"])
+        response = send(stack[name], body)
+        assert response.status_code == 200, response.text
+        assert [r["max_tokens"] for r in received(stack["slow"])] == [10], name
+        assert received(stack["c_mid"]) == []  # the client narrowed the chain to c-large
