@@ -156,7 +156,9 @@ class Metrics:
             ),
             warm_queue_drops=Counter(
                 f"{p}_warm_queue_drops", "Queued warms dropped before they were sent, by reason (stale: a newer state "
-                "of the same session replaced it; full: the queue bound; shutdown).",
+                "of the same session replaced it; full: the queue held KVWARM_WARM_QUEUE_SIZE warms, the oldest of "
+                "the tenant with the most queued was dropped; tenant_cap: the tenant held its KVWARM_WARM_TENANT_RATE "
+                "limit of queued warms, its own oldest was dropped; shutdown: the proxy was stopping).",
                 ["reason"], registry=registry,
             ),
             budget_exhausted=Counter(

@@ -14,11 +14,21 @@ prefix in the escalation target's prefix cache.
 * :class:`WarmRunner` queues warms and sends them in owned background tasks:
 
   - at most ``max_concurrency`` warms are admitted or in flight at once; the rest wait in a
-    FIFO queue of at most ``queue_size`` warms, one per admission key (tenant + session +
-    target): a newer state of a session replaces its queued warm in place (the newest messages
-    win; the replaced one is dropped as ``stale``); past the bound the oldest queued warm is
-    dropped (``full``); with a tenant rate, a tenant holds at most ``limit`` queued warms (its
-    own oldest is dropped, ``full``), so one tenant cannot push the others' warms out;
+    queue of at most ``queue_size`` warms, one per admission key (tenant + session + target):
+    a newer state of a session replaces its queued warm in place (the newest messages win; the
+    replaced one is dropped as ``stale``);
+  - the queue is fair across tenants (a tenant is :attr:`WarmJob.tenant_key`, else
+    :attr:`WarmJob.rate_key`; warms with neither share one tenant): each tenant's warms wait
+    in their own FIFO, and a freed slot takes the next warm round-robin over the tenants with
+    queued warms. A warm queued by a tenant with nothing queued waits for at most one warm of
+    each other tenant with queued warms (one round), never for another tenant's backlog, so
+    one tenant's burst does not delay another tenant's warm-ahead;
+  - with a tenant rate, a tenant holds at most ``limit`` queued warms: past it its own oldest
+    queued warm is dropped (``tenant_cap``); past ``queue_size`` the oldest queued warm of the
+    tenant with the most queued warms is dropped (``full``; ties: the tenant that reached that
+    count first), so a quiet tenant is never pushed out by a noisy one;
+  - submit and dispatch are O(1): tenants in an ordered dict (the rotation) of per-tenant
+    ordered dicts, and tenants indexed by their queued count for the ``full`` victim;
   - a warm is admitted when a slot takes it, right before it is sent: one
     :meth:`~litellm_kvwarm.cooldown.CooldownStore.admit` call checks and takes the session's
     cooldown and the tenant's warm rate together. A queued or dropped warm takes nothing;
@@ -143,8 +153,13 @@ class WarmOutcome(str, Enum):
 class DropReason(str, Enum):
     """Why a queued warm was dropped before it was sent (``warm_queue_drops{reason}``)."""
 
+    #: Replaced by a newer state of the same session (same admission key).
     STALE = "stale"
+    #: The queue held ``queue_size`` warms: the biggest tenant's oldest was dropped.
     FULL = "full"
+    #: The tenant held its rate limit of queued warms: its own oldest was dropped.
+    TENANT_CAP = "tenant_cap"
+    #: :meth:`WarmRunner.aclose` dropped it, or it was submitted after.
     SHUTDOWN = "shutdown"
 
 
@@ -211,7 +226,9 @@ class WarmJob:
     the same key replaces a queued one. ``cooldown_key``: the session's cooldown (tenant-scoped
     hash). ``rate_key``: the tenant's warm-rate key (``None``: no tenant rate for this warm).
     ``kind``: ``"chat"`` or ``"completion"``, handed to the sender. ``body``: from
-    :func:`warm_request`. ``queued_at`` is set by the runner (its clock, seconds)."""
+    :func:`warm_request`. ``tenant_key``: the tenant's keyed hash, whose warms share one turn
+    of the runner's round-robin (``None``: ``rate_key`` is used; jobs with neither share one
+    turn). ``queued_at`` is set by the runner (its clock, seconds)."""
 
     key: str
     cooldown_key: str
@@ -219,6 +236,12 @@ class WarmJob:
     kind: str
     body: dict[str, Any]
     queued_at: float = field(default=0.0, compare=False)
+    tenant_key: str | None = None
+
+    @property
+    def tenant(self) -> str | None:
+        """The tenant whose turn this warm takes: ``tenant_key``, else ``rate_key``."""
+        return self.tenant_key if self.tenant_key is not None else self.rate_key
 
     @property
     def target(self) -> str:
@@ -267,6 +290,98 @@ class _Memo:
         return len(self._until)
 
 
+class _FairQueue:
+    """Queued warms: one FIFO per tenant, taken round-robin across tenants. O(1) per operation.
+
+    ``_turns`` is the rotation: tenant → its warms (admission key → job, oldest first), in the
+    order the tenants get their next turn; a tenant is in it exactly while it has queued warms.
+    ``_by_count`` indexes tenants by how many warms they have queued (count → tenants, in the
+    order they reached that count) and ``_max`` is the highest count, so the biggest tenant is
+    found without a scan (counts only move by one, so ``_max`` is kept exactly)."""
+
+    def __init__(self) -> None:
+        self._turns: OrderedDict[str | None, OrderedDict[str, WarmJob]] = OrderedDict()
+        self._by_count: dict[int, dict[str | None, None]] = {}
+        self._max = 0
+        self._size = 0
+
+    def __len__(self) -> int:
+        return self._size
+
+    def count(self, tenant: str | None) -> int:
+        """Warms ``tenant`` has queued."""
+        own = self._turns.get(tenant)
+        return len(own) if own is not None else 0
+
+    def replace(self, job: WarmJob) -> WarmJob | None:
+        """Put ``job`` in the place of its tenant's queued warm of the same key and return the
+        replaced warm; ``None`` (nothing changed) when that key is not queued."""
+        own = self._turns.get(job.tenant)
+        if own is None or job.key not in own:
+            return None
+        old = own[job.key]
+        own[job.key] = job  # in place: the session keeps its turn, the newest body wins
+        return old
+
+    def push(self, job: WarmJob) -> None:
+        """Queue ``job`` last of its tenant's warms; a tenant with nothing queued takes the last turn."""
+        own = self._turns.get(job.tenant)
+        if own is None:
+            own = self._turns[job.tenant] = OrderedDict()
+        own[job.key] = job
+        self._size += 1
+        self._recount(job.tenant, len(own) - 1, len(own))
+
+    def pop_next(self) -> WarmJob:
+        """The oldest warm of the tenant whose turn it is; that tenant's next turn is the last.
+        Raises ``KeyError`` when empty."""
+        tenant, own = next(iter(self._turns.items()))
+        _, job = own.popitem(last=False)
+        if own:
+            self._turns.move_to_end(tenant)
+        self._removed(tenant, own)
+        return job
+
+    def pop_oldest(self, tenant: str | None) -> WarmJob:
+        """Drop and return ``tenant``'s oldest queued warm (``KeyError`` if it has none)."""
+        own = self._turns[tenant]
+        _, job = own.popitem(last=False)
+        self._removed(tenant, own)
+        return job
+
+    def biggest(self) -> str | None:
+        """The tenant with the most queued warms (ties: the one that reached the count first).
+        Raises ``KeyError`` when empty."""
+        return next(iter(self._by_count[self._max]))
+
+    def clear(self) -> list[WarmJob]:
+        """Empty the queue; the warms it held."""
+        jobs = [job for own in self._turns.values() for job in own.values()]
+        self._turns.clear()
+        self._by_count.clear()
+        self._max = self._size = 0
+        return jobs
+
+    def _removed(self, tenant: str | None, own: OrderedDict[str, WarmJob]) -> None:
+        if not own:
+            del self._turns[tenant]
+        self._size -= 1
+        self._recount(tenant, len(own) + 1, len(own))
+
+    def _recount(self, tenant: str | None, old: int, new: int) -> None:
+        if old:
+            same = self._by_count[old]
+            del same[tenant]
+            if not same:
+                del self._by_count[old]
+        if new:
+            self._by_count.setdefault(new, {})[tenant] = None
+        if new > self._max:
+            self._max = new
+        elif old == self._max and old not in self._by_count:
+            self._max = new  # the last tenant at the top moved one down
+
+
 class WarmRunner:
     """Queues warms and sends them in owned background tasks (see the module docstring).
 
@@ -277,12 +392,15 @@ class WarmRunner:
         cooldown_s: a session's cooldown, seconds (``KVWARM_WARM_COOLDOWN_S``).
         tenant_rate: warms per tenant per minute (``KVWARM_WARM_TENANT_RATE``); 0 = no cap.
         max_concurrency: warms being admitted or sent at once (``KVWARM_WARM_MAX_CONCURRENCY``).
-        queue_size: warms waiting for a slot at most (``KVWARM_WARM_QUEUE_SIZE``).
+        queue_size: warms waiting for a slot at most, all tenants together
+            (``KVWARM_WARM_QUEUE_SIZE``); with a ``tenant_rate``, one tenant holds at most its
+            per-window limit of them.
         timeout_s: a warm running longer is cancelled (``TIMED_OUT``).
         on_done: ``(outcome, duration_s, target)`` when a fired warm ends.
         on_outcome: ``(outcome, target)`` when a slot fires or skips a warm.
         on_queue_depth: the queue's length after every change (``warm_queue_depth``).
-        on_drop: ``(reason, target)`` for each queued warm dropped (``warm_queue_drops``).
+        on_drop: ``(reason, target)`` for each queued warm dropped (``warm_queue_drops``;
+            reasons: :class:`DropReason`).
         clock: monotonic seconds (durations, queue wait, the memo).
         memo_capacity: cooldown keys and tenants the memo keeps.
 
@@ -326,8 +444,7 @@ class WarmRunner:
         self._on_queue_depth = on_queue_depth or _noop
         self._on_drop = on_drop or _noop
         self._clock = clock
-        self._queue: OrderedDict[str, WarmJob] = OrderedDict()
-        self._queued_per_tenant: dict[str, int] = {}
+        self._queue = _FairQueue()
         self._cooldowns = _Memo(memo_capacity)
         self._rated = _Memo(memo_capacity)
         # Slots in use, counted synchronously (the task set shrinks only on a later loop turn):
@@ -348,8 +465,12 @@ class WarmRunner:
         return len(self._queue)
 
     def submit(self, job: WarmJob) -> WarmOutcome:
-        """Queue ``job`` (no I/O). Returns ``QUEUED``, or ``SKIPPED_COOLDOWN`` /
-        ``SKIPPED_TENANT_RATE`` when the memo already knows the answer (nothing queued)."""
+        """Queue ``job`` last of its tenant's warms, or in place of the tenant's queued warm of
+        the same key (that one dropped ``stale``); to make room, drop the tenant's own oldest
+        (``tenant_cap``) or the biggest tenant's oldest (``full``). No I/O. Returns ``QUEUED``
+        (also when dropped at once as ``shutdown`` after :meth:`aclose`), or
+        ``SKIPPED_COOLDOWN`` / ``SKIPPED_TENANT_RATE`` when the memo already knows the answer
+        (nothing queued)."""
         now = self._clock()
         if self._cooldowns.active(job.cooldown_key, now):
             return WarmOutcome.SKIPPED_COOLDOWN
@@ -359,39 +480,25 @@ class WarmRunner:
         if self._closed:
             self._on_drop(DropReason.SHUTDOWN, job.target)
             return WarmOutcome.QUEUED
-        if job.key in self._queue:
-            old = self._queue[job.key]
-            self._queue[job.key] = job  # in place: the session keeps its turn, the newest body wins
-            self._count_tenant(old.rate_key, -1)
-            self._count_tenant(job.rate_key, +1)
+        old = self._queue.replace(job)
+        if old is not None:
             self._on_drop(DropReason.STALE, old.target)
         else:
-            self._make_room(job.rate_key)
-            self._queue[job.key] = job
-            self._count_tenant(job.rate_key, +1)
+            self._make_room(job)
+            self._queue.push(job)
         self._on_queue_depth(len(self._queue))
         self._start_workers()
         return WarmOutcome.QUEUED
 
-    def _make_room(self, rate_key: str | None) -> None:
-        victim: str | None = None
-        if self._rate is not None and rate_key is not None and self._queued_per_tenant.get(rate_key, 0) >= self._rate.limit:
-            victim = next(k for k, j in self._queue.items() if j.rate_key == rate_key)
+    def _make_room(self, job: WarmJob) -> None:
+        if self._rate is not None and job.rate_key is not None and self._queue.count(job.tenant) >= self._rate.limit:
+            dropped, reason = self._queue.pop_oldest(job.tenant), DropReason.TENANT_CAP
         elif len(self._queue) >= self._queue_size:
-            victim = next(iter(self._queue))
-        if victim is not None:
-            dropped = self._queue.pop(victim)
-            self._count_tenant(dropped.rate_key, -1)
-            self._on_drop(DropReason.FULL, dropped.target)
-
-    def _count_tenant(self, rate_key: str | None, delta: int) -> None:
-        if rate_key is None:
-            return
-        count = self._queued_per_tenant.get(rate_key, 0) + delta
-        if count > 0:
-            self._queued_per_tenant[rate_key] = count
+            dropped, reason = self._queue.pop_oldest(self._queue.biggest()), DropReason.FULL
         else:
-            self._queued_per_tenant.pop(rate_key, None)
+            return
+        logger.debug("[KV-WARM] queued warm of %r dropped: %s", dropped.target, reason.value)
+        self._on_drop(reason, dropped.target)
 
     def _start_workers(self) -> None:
         loop = asyncio.get_running_loop()
@@ -406,8 +513,7 @@ class WarmRunner:
         self._unstarted -= 1
         try:
             while self._queue and not self._closed:
-                _, job = self._queue.popitem(last=False)
-                self._count_tenant(job.rate_key, -1)
+                job = self._queue.pop_next()
                 self._on_queue_depth(len(self._queue))
                 await self._admit_and_send(job)
         finally:
@@ -479,10 +585,8 @@ class WarmRunner:
         """Drop every queued warm (``shutdown``), cancel every warm in flight and wait until
         they are gone. Later submits are dropped as ``shutdown`` too."""
         self._closed = True
-        while self._queue:
-            _, job = self._queue.popitem(last=False)
+        for job in self._queue.clear():
             self._on_drop(DropReason.SHUTDOWN, job.target)
-        self._queued_per_tenant.clear()
         self._on_queue_depth(0)
         tasks = list(self._tasks)
         for task in tasks:

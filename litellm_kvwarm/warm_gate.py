@@ -139,6 +139,7 @@ class WarmGate:
             key=admission_key(session, c.target, self._secret),
             cooldown_key=cooldown_key(session, c.target, growth, c.source_window, s.warm_rewarm_step, self._secret),
             rate_key=tenant_rate_key(session.tenant, self._secret) if s.warm_tenant_rate > 0 else None,
+            tenant_key=tenant_rate_key(session.tenant, self._secret),
             kind=kind,
             body=warm_request(data, target=c.target, metadata=metadata, kind=kind),
         )

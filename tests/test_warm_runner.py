@@ -1,5 +1,6 @@
-"""The warm runner: bounded queue, admission when a slot takes the warm, per-tenant rate,
-outcomes and drops; and the warm body and metadata (issue 12, items 4, 10, 11 and 13)."""
+"""The warm runner: bounded queue fair across tenants, admission when a slot takes the warm,
+per-tenant rate, outcomes and drops; and the warm body and metadata (issue 12, items 4, 10, 11
+and 13, and the adversarial finding that one tenant's burst delayed every tenant's warms)."""
 
 from __future__ import annotations
 
@@ -92,7 +93,16 @@ class Recorder:
         return [body["messages"][0]["content"] for _, body in self.sent]
 
 
-def job(session: str, *, tenant: str = "A", text: str | None = None, bucket: int = 0, rate: bool = True, kind: str = "chat") -> WarmJob:
+def job(
+    session: str,
+    *,
+    tenant: str = "A",
+    text: str | None = None,
+    bucket: int = 0,
+    rate: bool = True,
+    kind: str = "chat",
+    tenant_key: bool = False,
+) -> WarmJob:
     content = text if text is not None else session
     body = {"model": "slow", "max_tokens": 1, "messages": [{"role": "user", "content": content}]}
     return WarmJob(
@@ -101,6 +111,7 @@ def job(session: str, *, tenant: str = "A", text: str | None = None, bucket: int
         rate_key=f"r:{tenant}" if rate else None,
         kind=kind,
         body=body,
+        tenant_key=f"t:{tenant}" if tenant_key else None,
     )
 
 
@@ -240,10 +251,190 @@ async def test_one_tenant_cannot_push_the_others_out_of_the_queue():
         runner.submit(job(f"a{i}", tenant="A"))
     runner.submit(job("b1", tenant="B"))
     assert runner.queued == 5  # A holds at most its 3 per minute
-    assert rec.drops == [DropReason.FULL] * 17
+    assert rec.drops == [DropReason.TENANT_CAP] * 17  # its own cap, not the (unfilled) queue bound
     rec.gate.set()
     await runner.drain()
-    assert rec.sessions_sent() == ["blocker", "b0", "a17", "a18", "a19", "b1"]
+    # round-robin: B and A alternate while both have warms queued (was FIFO: b0, a17, a18, a19, b1)
+    assert rec.sessions_sent() == ["blocker", "b0", "a17", "b1", "a18", "a19"]
+
+
+class DispatchLog:
+    """A slow backend: each warm waits for the test to answer it; ``dispatched`` is the order
+    in which warms reached the sender (the order slots took them)."""
+
+    def __init__(self):
+        self.dispatched: list[str] = []
+        self.answer: dict[str, asyncio.Event] = {}
+        self.arrived = asyncio.Event()
+
+    async def send(self, kind, body):
+        name = body["messages"][0]["content"]
+        self.answer[name] = asyncio.Event()
+        self.dispatched.append(name)
+        self.arrived.set()
+        await self.answer[name].wait()
+
+    async def answer_next(self) -> None:
+        """Answer the oldest unanswered warm and wait until a freed slot has taken the next one."""
+        pending = next(n for n in self.dispatched if not self.answer[n].is_set())
+        before = len(self.dispatched)
+        self.arrived.clear()
+        self.answer[pending].set()
+        while len(self.dispatched) == before and any(not e.is_set() for e in self.answer.values()):
+            await asyncio.wait_for(self.arrived.wait(), timeout=1)
+            self.arrived.clear()
+
+
+@pytest.mark.parametrize("tenant_key", [False, True], ids=["tenant-from-rate-key", "tenant-key-without-rate"])
+async def test_one_tenants_burst_does_not_delay_another_tenants_warm(tenant_key):
+    """Pins the adversarial finding: team-a queued 200 warms, then carol queued one; carol's warm
+    was sent behind 87 of team-a's (FIFO across tenants). Now carol waits for at most one warm
+    of each other tenant with queued warms: here one of A's, after the 4 already in flight."""
+    log = DispatchLog()
+    drops = []
+    runner = WarmRunner(log.send, max_concurrency=4, queue_size=1024, tenant_rate=0, timeout_s=60,
+                        on_drop=lambda r, t: drops.append(r))
+    for i in range(200):
+        runner.submit(job(f"a{i:03d}", tenant="A", rate=not tenant_key, tenant_key=tenant_key))
+    while len(log.dispatched) < 4:
+        await asyncio.wait_for(log.arrived.wait(), timeout=1)
+        log.arrived.clear()
+    assert log.dispatched == ["a000", "a001", "a002", "a003"] and runner.queued == 196
+    runner.submit(job("carol", tenant="B", rate=not tenant_key, tenant_key=tenant_key))
+    queued_at = len(log.dispatched)
+    while "carol" not in log.dispatched:
+        await log.answer_next()
+    index = log.dispatched.index("carol") - queued_at + 1  # 1 = the first warm dispatched after it was queued
+    assert index <= 5  # within the 4 slots + 1 (brief's bound)
+    assert log.dispatched[queued_at:] == ["a004", "carol"]  # exactly one of A's warms went ahead (was: 196)
+    assert runner.queued == 195 and drops == []
+    await runner.aclose()
+
+
+async def test_a_newly_queued_tenant_waits_at_most_one_round():
+    """Three tenants with backlogs and one with a single warm: a slot takes one warm per tenant
+    in turn, each tenant's own warms in FIFO order."""
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=1, queue_size=64)
+    runner.submit(job("blocker", tenant="Z"))
+    await rec.started.wait()
+    for i in range(5):
+        for tenant in ("A", "B", "C"):
+            runner.submit(job(f"{tenant.lower()}{i}", tenant=tenant))
+    runner.submit(job("d0", tenant="D"))
+    rec.gate.set()
+    await runner.drain()
+    sent = rec.sessions_sent()
+    assert sent[:6] == ["blocker", "a0", "b0", "c0", "d0", "a1"]  # D after one warm of each of A, B, C
+    assert sent[6:] == ["b1", "c1", "a2", "b2", "c2", "a3", "b3", "c3", "a4", "b4", "c4"]
+
+
+async def test_a_replaced_warm_keeps_its_tenants_turn_and_place():
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=1, queue_size=8)
+    runner.submit(job("blocker", tenant="Z"))
+    await rec.started.wait()
+    for name, tenant in (("a1", "A"), ("a2", "A"), ("b1", "B")):
+        runner.submit(job(name, tenant=tenant))
+    runner.submit(job("a1", tenant="A", text="a1 turn 2"))
+    assert runner.queued == 3 and rec.drops == [DropReason.STALE]
+    rec.gate.set()
+    await runner.drain()
+    assert rec.sessions_sent() == ["blocker", "a1 turn 2", "b1", "a2"]
+
+
+async def test_the_queue_bound_drops_the_oldest_warm_of_the_biggest_tenant():
+    """A quiet tenant's warm is never pushed out by a noisy one: past ``queue_size`` the tenant
+    with the most queued warms loses its own oldest, whoever submits."""
+    rec = Recorder(hold=True)
+    targets = []
+    runner = WarmRunner(rec.send, max_concurrency=1, queue_size=4, on_drop=lambda r, t: (rec.drops.append(r), targets.append(t)))
+    runner.submit(job("blocker", tenant="Z"))
+    await rec.started.wait()
+    runner.submit(job("b0", tenant="B"))  # the oldest queued warm overall
+    for i in range(3):
+        runner.submit(job(f"a{i}", tenant="A"))
+    assert runner.queued == 4 and rec.drops == []
+    runner.submit(job("a3", tenant="A"))  # A (3 queued) is the biggest: its own a0 goes, not b0
+    runner.submit(job("c0", tenant="C"))  # a newcomer pushes out A's oldest too (a1), not B's only warm
+    assert rec.drops == [DropReason.FULL, DropReason.FULL] and runner.queued == 4
+    runner.submit(job("c1", tenant="C"))  # A 2, B 1, C 1 → A loses a2
+    runner.submit(job("c2", tenant="C"))  # A 1, B 1, C 2 → C is the biggest now, loses c0
+    assert rec.drops == [DropReason.FULL] * 4 and runner.queued == 4
+    rec.gate.set()
+    await runner.drain()
+    assert sorted(rec.sessions_sent()) == sorted(["blocker", "b0", "a3", "c1", "c2"])
+    assert rec.sessions_sent()[:2] == ["blocker", "b0"]  # B's turn came first: it queued first
+
+
+async def test_tenant_cap_drops_are_counted_as_tenant_cap_not_full():
+    """Pins the mislabel: drops at a tenant's own cap were counted ``full`` with the queue far
+    from its bound."""
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=1, queue_size=1024, tenant_rate=2)
+    runner.submit(job("blocker", tenant="Z"))
+    await rec.started.wait()
+    for i in range(5):
+        runner.submit(job(f"a{i}", tenant="A"))
+    runner.submit(job("b0", tenant="B"))
+    runner.submit(job("a4", tenant="A", text="a4 turn 2"))  # a newer state replaces, no cap drop
+    assert rec.drops == [DropReason.TENANT_CAP] * 3 + [DropReason.STALE]
+    assert runner.queued == 3 and rec.depths[-1] == 3
+    rec.gate.set()
+    await runner.drain()
+    assert rec.sessions_sent() == ["blocker", "a3", "b0", "a4 turn 2"]
+
+
+async def test_a_tenant_key_without_a_rate_takes_no_cap():
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=1, queue_size=8, tenant_rate=2)
+    runner.submit(job("blocker", tenant="Z"))
+    await rec.started.wait()
+    for i in range(4):
+        runner.submit(job(f"a{i}", tenant="A", rate=False, tenant_key=True))
+    assert runner.queued == 4 and rec.drops == []  # no rate key: no per-tenant cap applies
+    await runner.aclose()
+    assert rec.drops == [DropReason.SHUTDOWN] * 4 and runner.queued == 0
+
+
+def test_fair_queue_bookkeeping_matches_a_recount_under_random_operations():
+    """The O(1) indexes (size, biggest tenant, rotation) against a plain recount, 5,000 seeded
+    random pushes, replacements, turns and evictions over 6 tenants."""
+    import random
+
+    from litellm_kvwarm.warm import _FairQueue
+
+    rnd = random.Random(12)
+    q = _FairQueue()
+    model: dict[str, list[str]] = {}  # tenant → its queued keys, oldest first
+    for step in range(5_000):
+        op = rnd.random()
+        if op < 0.5 or not len(q):
+            tenant, session = f"T{rnd.randrange(6)}", f"s{rnd.randrange(40)}"
+            j = job(session, tenant=tenant)
+            if q.replace(j) is None:
+                q.push(j)
+                model.setdefault(j.tenant, []).append(j.key)
+            else:
+                assert j.key in model[j.tenant]
+        elif op < 0.8:
+            popped = q.pop_next()
+            assert model[popped.tenant][0] == popped.key
+            model[popped.tenant].pop(0)
+        else:
+            victim = q.biggest()
+            assert len(model[victim]) == max(len(keys) for keys in model.values())
+            assert q.pop_oldest(victim).key == model[victim].pop(0)
+        model = {t: keys for t, keys in model.items() if keys}
+        assert len(q) == sum(len(keys) for keys in model.values()), step
+        for tenant, keys in model.items():
+            assert q.count(tenant) == len(keys)
+    assert sorted(j.key for j in q.clear()) == sorted(k for keys in model.values() for k in keys)
+    assert len(q) == 0 and q.count("r:T0") == 0
+
+
+def test_drop_reasons_are_the_metric_labels():
+    assert [r.value for r in DropReason] == ["stale", "full", "tenant_cap", "shutdown"]
 
 
 async def test_runner_reports_failed_and_timed_out_warms():
