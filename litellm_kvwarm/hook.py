@@ -2,12 +2,20 @@
 
 Request path, top to bottom:
 
-1. ``async_pre_call_hook`` (proxy, before the Router picks a group): estimate → windows of
-   the group and its escalation target → :func:`~litellm_kvwarm.policy.decide_route` →
-   catalog and key check → rewrite ``data["model"]`` to the target when it cannot fit.
-2. ``async_pre_call_deployment_hook`` (every attempt, after a deployment is chosen): safe
-   estimate → that deployment's window → :func:`~litellm_kvwarm.policy.clamp_output`,
-   counting exactly with ``/tokenize`` before cutting the requested output.
+1. ``async_pre_call_hook`` (proxy, before the Router picks a group): strip client-sent plugin
+   metadata → tenant salt (fail closed) → the client's own invalid output budget leaves the
+   request untouched → escalation chain (in the model list, allowed for the key, narrowed by the
+   client) → windows (one :class:`~litellm_kvwarm.deadline.RequestBudget` for all lookups) →
+   estimate → :func:`~litellm_kvwarm.chain.first_fitting` / :func:`~litellm_kvwarm.policy.decide_route`
+   → rewrite ``data["model"]`` (with the step's own overrides) → arm the backstop (only with a
+   chain) → queue a warm for the group the next escalation would reach.
+2. ``async_pre_call_deployment_hook`` (every attempt, after a deployment is chosen): the
+   tenant's ``cache_salt`` where the provider accepts it → on a fallback hop,
+   :func:`~litellm_kvwarm.reactive.decide_hop` → :func:`~litellm_kvwarm.policy.clamp_output` on an
+   exact ``/tokenize`` count (or the routing estimate when even that overflows), within what is
+   left of the request's budget.
+3. ``async_post_call_failure_hook``: a proactive escalation whose target cannot be reached is
+   answered as the context-length error LiteLLM alone would give.
 
 Fail open for speed: an unexpected error inside a hook is logged and the request goes on
 exactly as LiteLLM alone would send it. Fail closed for security: an escalation whose
