@@ -100,6 +100,41 @@ def provider_of(kwargs: Mapping[str, Any]) -> str | None:
     return None
 
 
+#: Words of a LiteLLM ``APIConnectionError`` that mean the backend could not be reached (httpx's
+#: ``ConnectError`` / ``ConnectTimeout`` texts); other APIConnectionErrors are LiteLLM's own
+#: failures (e.g. "Unmapped prompt format") and stay as they are.
+_UNREACHABLE_WORDS = ("connection refused", "connecterror", "connect error", "all connection attempts failed",
+                      "connection reset", "connecttimeout", "name or service not known", "server disconnected")
+
+
+def _unreachable(exc: Exception) -> bool:
+    """Whether a failure says the backend could not be reached or answered it is unavailable:
+    a timeout, 502/503/504, or a connection error (not LiteLLM's own 500s)."""
+    import litellm
+
+    if isinstance(exc, (litellm.Timeout, litellm.ServiceUnavailableError)):
+        return True
+    if getattr(exc, "status_code", None) in (502, 503, 504):
+        return True
+    text = str(exc).lower()
+    return isinstance(exc, litellm.APIConnectionError) and any(w in text for w in _UNREACHABLE_WORDS)
+
+
+def litellm_messages(messages: list, provider: str, model: str = "") -> list:
+    """``messages`` as LiteLLM's chat path rewrites them for ``provider`` before it sends them
+    (``translate_developer_role_to_system_role`` of the provider's config); the list itself when
+    LiteLLM has no config for it or nothing changes."""
+    from litellm.types.utils import LlmProviders
+    from litellm.utils import ProviderConfigManager
+
+    if provider not in LlmProviders._value2member_map_:
+        return messages
+    config = ProviderConfigManager.get_provider_chat_config(model=model, provider=LlmProviders(provider))
+    if config is None or not any(isinstance(m, Mapping) and m.get("role") == "developer" for m in messages):
+        return messages
+    return config.translate_developer_role_to_system_role(messages=messages)
+
+
 def resolve_secret(reference: str) -> str | None:
     """A deployment's ``api_key`` as LiteLLM resolves it: ``os.environ/NAME`` (and LiteLLM's
     other secret-manager references) through ``litellm.get_secret_str``; a plain key as is."""
@@ -134,6 +169,16 @@ def configure_logging(level: str) -> None:
         logger.addHandler(handler)
         logger.propagate = False
     logger.setLevel(level)
+
+
+def _proxy_master_key() -> str | None:
+    try:
+        from litellm.proxy import proxy_server
+
+        key = getattr(proxy_server, "master_key", None)
+    except Exception:  # not inside a proxy (tests, embedders)
+        return None
+    return key if isinstance(key, str) and key else None
 
 
 def _proxy_router() -> Any:
@@ -176,19 +221,36 @@ class KVWarmHandler(CustomLogger):
             clock=clock,
             http_client=http_client,
         )
-        self.hash_secret, source = identity.resolve_hash_secret(self.settings.hash_secret, self.settings.cache_salt_secret, os.environ)
+        self._hash_secret: bytes | None = None
         self.warm_gate = WarmGate(
             self.settings,
             runner=lambda: self.services.warmer,
             count=self._count_warm,
-            secret=self.hash_secret,
+            secret=lambda: self.hash_secret,
         )
         #: warm outcomes seen by this process, by outcome value (for tests and the demo)
         self.warm_outcomes: dict[str, int] = {}
         self.correction = EstimateCorrection()
-        if source == "random":
-            logger.warning("[KV-WARM] no KVWARM_HASH_SECRET, KVWARM_CACHE_SALT_SECRET, LITELLM_SALT_KEY or LITELLM_MASTER_KEY: "
-                           "tenant and session hashes use a random key of this process (replicas do not share cooldowns)")
+
+    @property
+    def hash_secret(self) -> bytes:
+        """Key of the tenant and session hashes kept in shared state, resolved on first use (the
+        proxy has read its config by then): :func:`identity.resolve_hash_secret` over the
+        environment, with the proxy's configured ``general_settings.master_key`` standing in for
+        ``LITELLM_MASTER_KEY`` when the variable is not set."""
+        if self._hash_secret is None:
+            environ: Mapping[str, str] = os.environ
+            if not environ.get("LITELLM_MASTER_KEY"):
+                master = _proxy_master_key()
+                if master:
+                    environ = {**os.environ, "LITELLM_MASTER_KEY": master}
+            self._hash_secret, source = identity.resolve_hash_secret(
+                self.settings.hash_secret, self.settings.cache_salt_secret, environ
+            )
+            if source == "random":
+                logger.warning("[KV-WARM] no KVWARM_HASH_SECRET, KVWARM_CACHE_SALT_SECRET, LITELLM_SALT_KEY or master key: "
+                               "tenant and session hashes use a random key of this process (replicas do not share cooldowns)")
+        return self._hash_secret
 
     # -- LiteLLM hooks ---------------------------------------------------------------------
 
@@ -312,14 +374,22 @@ class KVWarmHandler(CustomLogger):
         request_metadata(data)[ESTIMATE_KEY] = {"safe": estimate.safe, "routing": estimate.routing, "group": group,
                                                 "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": tenant}
         floor = self.settings.output_floor_tokens
-        tokens, exact = estimate.routing, None
+        tokens, exact, unsettled = estimate.routing, None, False
         if kind == "chat" and self.settings.exact_count and needs_exact_count(estimate, floor, source_window, chain or None):
             exact = await self._exact_count_for_group(router, group, data, budget)
             if exact is not None:
                 tokens = exact
+            else:
+                # the estimate alone is not trusted this close to the window (code and JSON read
+                # up to ~1.6x high): stay, and let the server's own numbers escalate if it must
+                unsettled = tokens + floor <= 2 * source_window
         windows = await self._chain_windows(router, usable, budget)
-        if tokens + floor <= source_window:
-            logger.debug("[CONTEXT-ROUTE] stay: %stok + %d fits window %d of %r", tokens, floor, source_window, group)
+        if tokens + floor <= source_window or unsettled:
+            if unsettled:
+                logger.info("[CONTEXT-ROUTE] stay: est≈%stok + %d exceeds window %d of %r but no exact count could "
+                            "settle it; the backstop escalates if the server refuses", tokens, floor, source_window, group)
+            else:
+                logger.debug("[CONTEXT-ROUTE] stay: %stok + %d fits window %d of %r", tokens, floor, source_window, group)
             self._count_route("stay", group, chain[0] if chain else None)
             self._arm_backstop(data, router, group, usable, source_window, estimate, output, params)
             await self._consider_warm(data, kind, session, source_window, windows, tokens, estimate.routing)
@@ -483,13 +553,7 @@ class KVWarmHandler(CustomLogger):
         origin = meta.get(ORIGIN_KEY)
         if not isinstance(origin, Mapping):
             return None
-        status = getattr(exc, "status_code", None)
-        import litellm
-
-        unreachable = isinstance(
-            exc, (litellm.APIConnectionError, litellm.Timeout, litellm.ServiceUnavailableError, litellm.InternalServerError)
-        ) or (isinstance(status, int) and status >= 500)
-        if not unreachable:
+        if not _unreachable(exc):
             return None
         from fastapi import HTTPException
 
@@ -584,15 +648,13 @@ class KVWarmHandler(CustomLogger):
             if info.deployment is not None:
                 known_window = known_window or self.services.windows.peek(info.deployment)
                 if kind == "chat" and self.settings.exact_count:
-                    prompt_count = await self.services.exact.count(info.deployment, kwargs, budget)
+                    prompt_count = await self._exact_count(info.deployment, kwargs, provider_of(kwargs), budget)
             if prompt_count is None:
                 prompt_count = self._safe_estimate(kwargs, kind, info)
         elif hop_group in plan.chain and error is not None:
             hop_window = info.operator_window
             if hop_window is None and info.deployment is not None:
                 hop_window = await self.services.windows.get(info.deployment, budget)
-        carried = meta.get(ESTIMATE_KEY)
-        lower = carried.get("routing") if isinstance(carried, Mapping) else None
         decision = decide_hop(
             plan=plan,
             hop_group=hop_group,
@@ -602,7 +664,6 @@ class KVWarmHandler(CustomLogger):
             output_floor_tokens=self.settings.output_floor_tokens,
             margin_tokens=self.settings.clamp_margin_tokens,
             hop_window=hop_window,
-            prompt_lower_bound=lower if isinstance(lower, int) else None,
         )
         if decision.window is not None and hop_group == plan.source and info.deployment is not None and info.operator_window is None:
             self.services.windows.learn(info.deployment, decision.window)
@@ -624,10 +685,9 @@ class KVWarmHandler(CustomLogger):
 
     async def _clamp(self, kwargs: dict[str, Any], call_type: Any, budget: RequestBudget) -> None:
         """Lower the output budget so prompt + output fits the chosen deployment's window. Cuts
-        only on an exact count (``/tokenize``), or on the routing estimate (which leans low) when
-        even that shows an overflow; never on the safe estimate alone, so a request that fits
-        keeps the budget it asked for, and the backstop corrects the rest with the server's own
-        numbers."""
+        only on an exact count (``/tokenize``), asked for only when the safe estimate says a cut
+        may be needed; never on an estimate, so a request that fits keeps the budget it asked
+        for, and the backstop corrects the rest with the server's own numbers."""
         kind = call_kind(call_type)
         if not self.settings.clamp_output or kind is None:
             return
@@ -648,24 +708,22 @@ class KVWarmHandler(CustomLogger):
             return
         exact = None
         if self.settings.exact_count and info.deployment is not None and kind == "chat":
-            exact = await self.services.exact.count(info.deployment, kwargs, budget)
-        if exact is not None:
-            decision = clamp_output(
-                requested=requested, prompt_tokens=exact, window=window, output_floor_tokens=floor, exact=True,
-                margin_tokens=self.settings.clamp_margin_tokens,
-            )
-            basis = "exact"
-        else:
-            decision = clamp_output(
-                requested=requested, prompt_tokens=estimate.routing, window=window, output_floor_tokens=floor,
-                exact=False, basis="routing estimate",
-            )
-            basis = "routing"
+            exact = await self._exact_count(info.deployment, kwargs, provider_of(kwargs), budget)
+        if exact is None:
+            # No cut on an estimate: the routing estimate over-counts source code and JSON by up to
+            # ~1.6x (the differential suite found cuts of answers that fit). The server's own
+            # numbers correct an overflow on the backstop's retry.
+            logger.debug("[CONTEXT-ROUTE] clamp skipped on %s: no exact count", kwargs.get("model"))
+            return
+        decision = clamp_output(
+            requested=requested, prompt_tokens=exact, window=window, output_floor_tokens=floor, exact=True,
+            margin_tokens=self.settings.clamp_margin_tokens,
+        )
         if decision.changed and decision.max_tokens is not None:
             cap_output(kwargs, decision.max_tokens)
             logger.info("[CONTEXT-ROUTE] clamp on %s: %s", kwargs.get("model"), decision.reason)
             group = (kwargs.get("metadata") or {}).get("model_group") or str(kwargs.get("model"))
-            self.metrics.output_clamps.labels(group, basis).inc()
+            self.metrics.output_clamps.labels(group, "exact").inc()
 
     # -- helpers -----------------------------------------------------------------------------
 
@@ -730,11 +788,25 @@ class KVWarmHandler(CustomLogger):
 
     async def _exact_count_for_group(self, router: Any, group: str, data: Mapping[str, Any], budget: RequestBudget) -> int | None:
         """Exact prompt tokens on the group's smallest-window deployment that offers /tokenize."""
-        candidates = [i.deployment for i in self._group_infos(router, group) if i.deployment is not None]
-        candidates.sort(key=lambda d: self.services.windows.peek(d) or float("inf"))
-        for deployment in candidates[:1]:
-            return await self.services.exact.count(deployment, data, budget)
+        entries = router.get_model_list(model_name=group) or []
+        infos = self._group_infos(router, group)
+        candidates = [(i.deployment, provider_of(e.get("litellm_params") or {})) for i, e in zip(infos, entries)
+                      if i.deployment is not None]
+        candidates.sort(key=lambda c: self.services.windows.peek(c[0]) or float("inf"))
+        for deployment, provider in candidates[:1]:
+            return await self._exact_count(deployment, data, provider, budget)
         return None
+
+    async def _exact_count(self, deployment: Any, payload: Mapping[str, Any], provider: str | None, budget: RequestBudget) -> int | None:
+        """``/tokenize`` count of the messages as LiteLLM will send them to ``provider`` (its own
+        translation: e.g. every provider but OpenAI/Azure gets ``developer`` as ``system``, which
+        a chat template renders differently)."""
+        messages = payload.get("messages")
+        if isinstance(messages, list) and provider:
+            translated = litellm_messages(messages, provider, deployment.served_model)
+            if translated is not messages:
+                payload = {**payload, "messages": translated}
+        return await self.services.exact.count(deployment, payload, budget)
 
     async def _key_may_use(self, user_api_key_dict: Any, target: str, router: Any) -> bool:
         """LiteLLM's own model-access check for the caller's key and team. Fails closed."""

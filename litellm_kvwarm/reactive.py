@@ -173,9 +173,12 @@ def decide_hop(
         prompt_count: the plugin's own count of the prompt (exact from ``/tokenize``, else the
             safe over-estimate), tokens; used for the retry on ``plan.source``.
         known_window: the window the plugin knew for ``plan.source``, tokens.
-        hop_window: on an escalation hop, the known window of ``hop_group`` (tokens), if any.
-        prompt_lower_bound: a count the prompt is at least (the routing estimate, which leans
-            low), tokens; an escalation hop whose window cannot hold it plus the floor is skipped.
+        hop_window: on an escalation hop, the known window of ``hop_group`` (tokens), if any; the
+            hop is skipped when the server's own printed prompt size (a count, or "at least N")
+            plus the floor cannot fit it. The plugin's estimates never skip a step: they read
+            code and JSON high, and a step tried in vain costs one attempt, a step skipped in vain
+            costs the answer.
+        prompt_lower_bound: another count the prompt is known to be at least (tokens), if any.
 
     "max_tokens must be at least 1, got N" is a context overflow only when the server computed
     N itself (the client sent no output budget, so N = window − prompt); with a client budget it

@@ -80,9 +80,9 @@ class WarmGate:
         runner: returns the warm runner (built lazily by the services).
         count: records an outcome for a target (metrics): the gate's own outcome of each
             candidate (``queued`` or ``skipped_*``).
-        secret: key of the tenant and session hashes (``identity.resolve_hash_secret``); default:
+        secret: key of the tenant and session hashes (``identity.resolve_hash_secret``), or a
+            callable returning it (resolved on first use); default:
             resolved from ``settings`` and the process environment.
-        cooldown: ignored (admission moved to the runner); accepted until hook.py stops passing it.
     """
 
     def __init__(
@@ -91,15 +91,18 @@ class WarmGate:
         *,
         runner: Callable[[], WarmRunner],
         count: Callable[[WarmOutcome, str], None],
-        secret: bytes | str | None = None,
-        cooldown: object = None,
+        secret: bytes | str | Callable[[], bytes | str] | None = None,
     ):
         self._settings = settings
         self._runner = runner
         self._count = count
         if secret is None:
             secret, _ = identity.resolve_hash_secret(settings.hash_secret, settings.cache_salt_secret, os.environ)
-        self._secret = secret
+        self._secret_of = secret if callable(secret) else (lambda: secret)
+
+    @property
+    def _secret(self) -> bytes | str:
+        return self._secret_of()
 
     async def consider(
         self,

@@ -291,7 +291,8 @@ def test_an_operators_per_step_output_cap_holds(stack, client_budget):
     """Fault (adversarial review): a fallback entry {"model": "slow", "max_tokens": 512} was reduced
     to its name, so the plugin's escalation sent slow 4,000 (or no cap at all) where LiteLLM
     alone sends 512."""
-    body = {"model": "cap-fast", "messages": user(90_000, f"cap{client_budget}")}
+    # over twice the window: routed on the estimate alone, whatever /tokenize does (another test faults it)
+    body = {"model": "cap-fast", "messages": user(200_000, f"cap{client_budget}")}
     if client_budget:
         body["max_tokens"] = client_budget
     for name in ("without", "with"):

@@ -1,0 +1,194 @@
+"""Never worse than LiteLLM alone: generated bodies through two real proxies over the same backends.
+
+One proxy runs the plugin, the other does not; both have ``context_window_fallbacks:
+[{"fast": ["slow"]}]`` over emulated fast (16,384) and slow (131,072) backends behind recorders
+(``differential_support``). Every generated body (``differential_gen``; valid and malformed,
+chat and text completions) goes to both. A body may differ only where the plugin is strictly
+better (LiteLLM alone answered a context overflow with a 400, the plugin served it from
+``slow``); anything else that differs (a 5xx or hang added, a status changed, an output budget
+cut below what the window allows, raised or dropped, a request that fits ``fast`` sent to
+``slow``) fails the test, naming the seed and index of each body (replay one with
+``python scripts/differential.py --only SEED:INDEX``) and writing the bodies to a file.
+
+``KVWARM_DIFF_BODIES`` (default 300) and ``KVWARM_DIFF_SEED`` choose the run; the 5,000-body
+run is ``python scripts/differential.py --bodies 5000``.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from collections import Counter
+
+import pytest
+
+from differential_gen import CHAT, COMPLETIONS, FAST_WINDOW, SLOW_WINDOW, generate, make_case
+from differential_support import (
+    Attempt,
+    DifferentialStack,
+    Outcome,
+    effective_budget,
+    is_context_overflow,
+    judge,
+    report_lines,
+    run_cases,
+    save_failures,
+    summarize,
+)
+
+pytestmark = pytest.mark.e2e
+
+BODIES = int(os.environ.get("KVWARM_DIFF_BODIES", "300"))
+SEED = int(os.environ.get("KVWARM_DIFF_SEED", "20261130"))
+
+
+# ------------------------------------------------------------------ the generator (pure)
+
+def test_generator_is_deterministic_per_seed_and_index():
+    first = list(generate(7, 40))
+    assert first == list(generate(7, 40))
+    assert make_case(7, 33) == first[33]
+    assert make_case(8, 33) != first[33]
+
+
+def test_generator_covers_the_space_and_is_mostly_valid():
+    cases = list(generate(20261130, 1_500))  # a fixed run: the counts below are of this seed
+    tags = Counter(tag for case in cases for tag in case.tags)
+    mutated = sum(any(t.startswith("mut=") for t in case.tags) or case.raw is not None for case in cases)
+    assert 0.2 < mutated / len(cases) < 0.5, mutated  # most bodies are valid requests
+    endpoints = Counter(case.endpoint for case in cases)
+    assert endpoints[CHAT] > endpoints[COMPLETIONS] > 200
+    for size in ("tiny", "small", "medium", "warm_zone", "near_window", "just_over", "between", "beyond_slow"):
+        assert tags[f"size={size}"] > 0, size
+    for mutation in ("content_none", "content_number", "bad_parts", "unknown_role", "messages_shape", "deep_nesting",
+                     "tools", "output_fields", "stream", "n", "prompt_shape", "metadata", "model", "client_fallbacks"):
+        assert tags[f"mut={mutation}"] > 0, mutation
+    for kind in ("english", "code", "cjk", "emoji", "rtl", "zero_width", "surrogates", "mixed"):
+        assert tags[f"text={kind}"] > 0, kind
+    assert any(t.startswith("odd_budget=0") for t in tags) and any(t.startswith("odd_budget=-5") for t in tags)
+    assert tags["raw_body"] > 0 and tags["stream"] > 100 and tags["session=pool"] > 100
+    kvwarm_forged = [c for c in cases if isinstance(c.body, dict) and isinstance(c.body.get("metadata"), dict)
+                     and any(str(k).startswith("kvwarm_") for k in c.body["metadata"])]
+    assert kvwarm_forged
+
+
+# ------------------------------------------------------------------ the judge (pure)
+
+FAST, SLOW = "http://fast", "http://slow"
+WINDOWS = {FAST: FAST_WINDOW, SLOW: SLOW_WINDOW}
+
+
+def _judge(budget, plain, plugin, plain_attempts, plugin_attempts, prompt=1_000):
+    return judge(budget, plain, plugin, plain_attempts, plugin_attempts, windows=WINDOWS, slow_api_base=SLOW,
+                 fast_api_base=FAST, prompt_tokens=lambda api_base: prompt)
+
+
+def _a(api_base, status, budget, prompt=None):
+    return Attempt(api_base, status, budget, prompt, None, None, "fast" if api_base == FAST else "slow")
+
+
+OVERFLOW_400 = Outcome(400, "invalid_request_error", "This model's maximum context length is 16384 tokens. However, "
+                       "your prompt contains at least 16385 input tokens")
+
+
+@pytest.mark.parametrize(
+    "budget, plain, plugin, plain_attempts, plugin_attempts, prompt, kind, reason",
+    [
+        pytest.param(64, Outcome(200, api_base=FAST + "/v1"), Outcome(200, api_base=FAST + "/v1"),
+                     [_a(FAST, 200, 64, 900)], [_a(FAST, 200, 64, 900)], 900, "identical", "both 200", id="same"),
+        pytest.param(64, OVERFLOW_400, Outcome(200, api_base=SLOW + "/v1"), [_a(FAST, 400, 64)],
+                     [_a(SLOW, 200, 64, 20_000)], 20_000, "plugin_better", "context overflow", id="overflow-served"),
+        pytest.param(131_073, Outcome(400, "invalid_request_error", "max_tokens=131073 cannot be greater than "
+                                      "max_model_len=16384."), Outcome(200, api_base=SLOW + "/v1"),
+                     [_a(FAST, 400, 131_073)], [_a(FAST, 400, 131_073), _a(SLOW, 200, 16, 1_357)], 1_357,
+                     "plugin_worse", "instead of the client's 131073", id="escalated-with-another-budget"),
+        pytest.param(20_000, Outcome(400, "invalid_request_error", "max_tokens=20000 cannot be greater than "
+                                     "max_model_len=16384."), Outcome(200, api_base=SLOW + "/v1"),
+                     [_a(FAST, 400, 20_000)], [_a(SLOW, 200, 20_000, 100)], 100, "plugin_better", "context overflow",
+                     id="budget-over-fast-window-served-by-slow"),
+        pytest.param(20_000, Outcome(400, "invalid_request_error", "max_tokens=20000 cannot be greater than "
+                                     "max_model_len=16384."), Outcome(200, api_base=FAST + "/v1"),
+                     [_a(FAST, 400, 20_000)], [_a(FAST, 200, 15_384, 1_000)], 1_000, "plugin_better",
+                     "context overflow", id="budget-over-the-window-clamped-to-the-room"),
+        pytest.param(20_000, Outcome(400, "invalid_request_error", "max_tokens=20000 cannot be greater than "
+                                     "max_model_len=16384."), Outcome(200, api_base=FAST + "/v1"),
+                     [_a(FAST, 400, 20_000)], [_a(FAST, 200, 15_000, 1_000)], 1_000, "plugin_better",
+                     "context overflow", id="budget-over-the-window-clamped-below-the-room"),
+        pytest.param(20_000, Outcome(400, "invalid_request_error", "max_tokens=20000 cannot be greater than "
+                                     "max_model_len=16384."), Outcome(200, api_base=FAST + "/v1"),
+                     [_a(FAST, 400, 20_000)], [_a(FAST, 200, 100, 1_000)], 1_000, "plugin_worse",
+                     "instead of the client's", id="budget-over-the-window-clamped-below-the-floor"),
+        pytest.param(0, Outcome(400, "invalid_request_error", "max_tokens must be at least 1, got 0."),
+                     Outcome(200, api_base=SLOW + "/v1"), [_a(FAST, 400, 0)], [_a(FAST, 400, 0), _a(SLOW, 200, None)],
+                     100, "plugin_worse", "status differs", id="max-tokens-0-served-by-slow"),
+        pytest.param(None, Outcome(200, api_base=FAST + "/v1"), Outcome(500, "internal_server_error", "boom"),
+                     [_a(FAST, 200, None, 10)], [], 10, "plugin_worse", "5xx added", id="5xx-added"),
+        pytest.param(None, Outcome(200, api_base=FAST + "/v1"), Outcome(None, "client_timeout", timed_out=True),
+                     [_a(FAST, 200, None, 10)], [], 10, "plugin_worse", "hung", id="hang"),
+        pytest.param(5_666, Outcome(200, api_base=FAST + "/v1"), Outcome(200, api_base=FAST + "/v1"),
+                     [_a(FAST, 200, 5_666, 10_352)], [_a(FAST, 200, 256, 10_352)], 10_352, "plugin_worse",
+                     "output cut", id="cut-on-estimate"),
+        pytest.param(8_192, Outcome(200, api_base=FAST + "/v1"), Outcome(200, api_base=FAST + "/v1"),
+                     [_a(FAST, 200, 8_192, 12_000)], [_a(FAST, 200, 4_384, 12_000)], 12_000, "identical", "both 200",
+                     id="clamped-to-the-window"),
+        pytest.param(512, Outcome(200, api_base=FAST + "/v1"), Outcome(200, api_base=SLOW + "/v1"),
+                     [_a(FAST, 200, 512, 3_000)], [_a(SLOW, 200, 512, 3_000)], 3_000, "plugin_worse", "misrouted",
+                     id="misrouted"),
+        pytest.param(512, Outcome(200, api_base=FAST + "/v1"), Outcome(200, api_base=SLOW + "/v1"),
+                     [_a(FAST, 200, 512, 16_300)], [_a(SLOW, 200, 512, 16_300)], 16_300, "identical", "slow",
+                     id="escalated-when-the-prompt-leaves-too-little"),
+        pytest.param(512, Outcome(200, api_base=FAST + "/v1"), Outcome(200, api_base=SLOW + "/v1"),
+                     [_a(FAST, 200, 512, 3_000)], [_a(SLOW, 200, None, 3_000)], 3_000, "plugin_worse", "dropped",
+                     id="budget-dropped"),
+        pytest.param(None, Outcome(400, "invalid_request_error", "bad"), Outcome(400, "invalid_request_error", "bad"),
+                     [], [], 0, "identical", "both 400", id="same-error"),
+        pytest.param(None, Outcome(200, stream_error=True, error="boom"), Outcome(200, api_base=FAST + "/v1"),
+                     [_a(FAST, 200, None)], [_a(FAST, 200, None)], 10, "plugin_worse", "status differs",
+                     id="stream-error-differs"),
+    ],
+)
+def test_judge(budget, plain, plugin, plain_attempts, plugin_attempts, prompt, kind, reason):
+    verdict = _judge(budget, plain, plugin, plain_attempts, plugin_attempts, prompt)
+    assert verdict.kind == kind, verdict
+    assert reason in verdict.reason, verdict
+
+
+def test_overflow_wording():
+    assert is_context_overflow("max_tokens=20000 cannot be greater than max_model_len=16384.", 20_000)
+    assert is_context_overflow("max_tokens must be at least 1, got 0.", None)  # the server computed 0
+    assert not is_context_overflow("max_tokens must be at least 1, got 0.", 0)  # the client asked for 0
+    assert not is_context_overflow("The model `nope` does not exist.", None)
+    assert effective_budget(None, 16_384, 16_000) == 384
+    assert effective_budget(100, 16_384, 16_000) == 100
+
+
+# ------------------------------------------------------------------ the differential run
+
+@pytest.fixture(scope="module")
+def stack(tmp_path_factory):
+    with DifferentialStack(tmp_path_factory.mktemp("differential")) as running:
+        yield running
+
+
+def test_never_worse_than_litellm_alone(stack, tmp_path, capsys):
+    cases = list(generate(SEED, BODIES))
+    comparisons = run_cases(stack, cases, concurrency=8)
+    summary = summarize(comparisons)
+    counts = summary["counts"]
+    failures = save_failures(comparisons, tmp_path / f"differential-{SEED}-failures.jsonl")
+    (tmp_path / f"differential-{SEED}.json").write_text(json.dumps(summary, indent=1))
+    with capsys.disabled():
+        print("\n" + "\n".join(report_lines(summary, seed=SEED)))
+        print(f"differential summary: {tmp_path / f'differential-{SEED}.json'}")
+
+    # the run judged real traffic: most bodies served by both, some through slow
+    assert counts["bodies"] == BODIES
+    assert counts["both_200"] >= 0.4 * BODIES, counts
+    assert counts["slow_requests_plain"] > 0 and counts["slow_requests_plugin"] > 0, counts
+    worse = summary["plugin_worse"]
+    assert not worse, (
+        f"{len(worse)} of {BODIES} bodies are worse with the plugin (seed {SEED}; bodies in {failures}; replay with "
+        f"`python scripts/differential.py --only SEED:INDEX`):\n"
+        + "\n".join(f"  [{row['case']}] {row['endpoint']} {' '.join(row['tags'])[:140]}\n      {row['reason']}"
+                    for row in worse[:30])
+    )
