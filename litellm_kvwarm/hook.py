@@ -100,11 +100,12 @@ def provider_of(kwargs: Mapping[str, Any]) -> str | None:
     return None
 
 
-#: Words of a LiteLLM ``APIConnectionError`` that mean the backend could not be reached (httpx's
-#: ``ConnectError`` / ``ConnectTimeout`` texts); other APIConnectionErrors are LiteLLM's own
-#: failures (e.g. "Unmapped prompt format") and stay as they are.
+#: Words of a LiteLLM ``APIConnectionError`` / ``InternalServerError`` that mean the backend could
+#: not be reached (httpx's and aiohttp's connect-failure texts); other such errors are LiteLLM's
+#: own failures (e.g. "Unmapped prompt format") and stay as they are.
 _UNREACHABLE_WORDS = ("connection refused", "connecterror", "connect error", "all connection attempts failed",
-                      "connection reset", "connecttimeout", "name or service not known", "server disconnected")
+                      "connection reset", "connecttimeout", "name or service not known", "server disconnected",
+                      "cannot connect to host", "connect call failed")
 
 
 def _unreachable(exc: Exception) -> bool:
@@ -117,7 +118,9 @@ def _unreachable(exc: Exception) -> bool:
     if getattr(exc, "status_code", None) in (502, 503, 504):
         return True
     text = str(exc).lower()
-    return isinstance(exc, litellm.APIConnectionError) and any(w in text for w in _UNREACHABLE_WORDS)
+    # LiteLLM 1.108.7 raises a refused connection (aiohttp transport) as InternalServerError
+    # "Cannot connect to host ...", httpx's as APIConnectionError
+    return isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError)) and any(w in text for w in _UNREACHABLE_WORDS)
 
 
 def litellm_messages(messages: list, provider: str, model: str = "") -> list:
