@@ -8,7 +8,7 @@ logic is testable with plain dicts.
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
 from .windows import Deployment
@@ -119,28 +119,6 @@ def group_deployments(model_list: Iterable[object], *, secret: SecretResolver | 
         if isinstance(entry, Mapping) and isinstance(entry.get("litellm_params"), Mapping):
             infos.append(deployment_info(entry["litellm_params"], entry.get("model_info"), secret=secret))
     return infos
-
-
-def escalation_target(
-    group: str, *, overrides: Mapping[str, str], context_window_fallbacks: Sequence[object] | None
-) -> str | None:
-    """Target group of ``group``: the plugin's override, else the first entry LiteLLM's
-    ``router_settings.context_window_fallbacks`` (``[{"fast": ["slow"]}]``) lists for it.
-    Dict-shaped fallback entries (``{"model": ..., "max_tokens": ...}``) name their ``model``."""
-    if group in overrides:
-        return overrides[group]
-    for item in context_window_fallbacks or ():
-        if not isinstance(item, Mapping) or group not in item:
-            continue
-        targets = item[group]
-        if isinstance(targets, str):
-            targets = [targets]
-        for target in targets if isinstance(targets, Sequence) else ():
-            if isinstance(target, Mapping):
-                target = target.get("model")
-            if isinstance(target, str) and target and target != group:
-                return target
-    return None
 
 
 def combine_windows(windows: Iterable[int | None]) -> int | None:

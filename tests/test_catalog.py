@@ -1,6 +1,7 @@
 import pytest
 
 from litellm_kvwarm import catalog
+from litellm_kvwarm.chain import escalation_chain
 from litellm_kvwarm.windows import Deployment
 
 
@@ -45,7 +46,8 @@ def test_group_deployments_and_operator_window():
     ids=["litellm-fallbacks", "override-wins", "other-group", "dict-entry-same-group-skipped", "string-target", "none", "junk"],
 )
 def test_escalation_target(group, overrides, fallbacks, target):
-    assert catalog.escalation_target(group, overrides=overrides, context_window_fallbacks=fallbacks) == target
+    chain = escalation_chain(group, overrides=overrides, context_window_fallbacks=fallbacks)
+    assert (chain[0] if chain else None) == target
 
 
 def test_combine_windows_takes_smallest_known():
