@@ -1,7 +1,7 @@
-"""Reading LiteLLM's model list: deployments of a group, their served models and keys, escalation targets.
+"""Reading LiteLLM's model list: deployments of a group, their served models, keys and windows.
 
 Pure functions over the shapes LiteLLM's Router exposes (``router.get_model_list(model_name=)``
-entries and ``router.context_window_fallbacks``); nothing here imports LiteLLM, so the
+entries); nothing here imports LiteLLM, so the
 logic is testable with plain dicts.
 """
 
