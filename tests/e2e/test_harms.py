@@ -314,3 +314,21 @@ def test_a_clients_per_step_output_cap_holds(stack):
         assert response.status_code == 200, response.text
         assert [r["max_tokens"] for r in received(stack["slow"])] == [10], name
         assert received(stack["c_mid"]) == []  # the client narrowed the chain to c-large
+
+
+def test_text_completion_warm_carries_its_prompt(stack):
+    """Fault: a warm for a /v1/completions request was built without its prompt and always failed
+    (TypeError), using up the session's cooldown."""
+    prompt = "[text-warm] " + long_text(56_000)  # ~12k tokens: over 60% of fast's 16,384, under its window
+    response = send(stack["with"], {"model": "fast", "prompt": prompt, "max_tokens": 8}, path="/v1/completions",
+                    headers={"x-litellm-session-id": "text-warm-session"})
+    assert response.status_code == 200, response.text
+    import time
+
+    deadline, warms = time.monotonic() + 20, []
+    while time.monotonic() < deadline and not warms:
+        warms = [r for r in backend_requests(stack["slow"], "/v1/completions") if r["max_tokens"] == 1]
+        time.sleep(0.2)
+    assert len(warms) == 1 and warms[0]["status"] == 200
+    (served,) = [r for r in backend_requests(stack["fast"], "/v1/completions")]
+    assert warms[0]["prompt_tokens"] == served["prompt_tokens"]  # the same prompt, token for token
