@@ -51,7 +51,7 @@ from .meta import (
     request_metadata,
     strip_client_keys,
 )
-from .metrics import Metrics, deployment_label, metrics
+from .metrics import Metrics, metrics
 from .output_budget import OUTPUT_FIELDS, OutputBudget, cap_output, read_output_budget, set_output
 from .policy import clamp_output, decide_route, needs_exact_count
 from .reactive import (

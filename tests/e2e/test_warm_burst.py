@@ -181,7 +181,7 @@ def probe_rows(path: Path) -> list[dict]:
 
 def test_a_warm_is_charged_to_the_caller_and_carries_no_raw_session_id(stack):
     """Item 10: warms carried no key identity (spend unattributed) and the raw session id."""
-    proxy, slow = stack["proxy"], stack["slow"]
+    proxy = stack["proxy"]
     before = len([r for r in probe_rows(stack["probe_log"]) if r["warm"]])
     raw_session = "identity-check-7f3a"
     response = httpx.post(
