@@ -378,8 +378,9 @@ class KVWarmHandler(CustomLogger):
                                                 "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": tenant}
         floor = self.settings.output_floor_tokens
         tokens, exact, unsettled = estimate.routing, None, False
-        if kind == "chat" and self.settings.exact_count and needs_exact_count(estimate, floor, source_window, chain or None):
-            exact = await self._exact_count_for_group(router, group, data, budget)
+        if self.settings.exact_count and needs_exact_count(estimate, floor, source_window, chain or None):
+            if kind == "chat":  # /tokenize counts chat messages; a text prompt is never counted here
+                exact = await self._exact_count_for_group(router, group, data, budget)
             if exact is not None:
                 tokens = exact
             else:
