@@ -22,7 +22,7 @@ from litellm_kvwarm.errors import (
     parse_context_error,
 )
 
-SHARED_DATA = Path(__file__).resolve().parents[2] / "shared" / "data" / "context_errors.json"
+SHARED_DATA = Path(__file__).resolve().parent / "data" / "context_errors.json"
 
 EXACT, LB, UB, APPROX = Certainty.EXACT, Certainty.LOWER_BOUND, Certainty.UPPER_BOUND, Certainty.APPROXIMATE
 K = ErrorKind
@@ -32,8 +32,7 @@ FAMILY_NAMES = {row.family for row in ROWS}
 def _load_shared() -> list[dict]:
     if not SHARED_DATA.is_file():
         raise FileNotFoundError(
-            f"shared sample file {SHARED_DATA} is missing: the repo must sit beside ../shared "
-            "(as /work/main and /work/shared do, and as CI lays them out)"
+            f"sample file {SHARED_DATA} is missing (tests/data/context_errors.json, committed with the repository)"
         )
     return json.loads(SHARED_DATA.read_text(encoding="utf-8"))
 

@@ -19,7 +19,7 @@ from litellm_kvwarm.emulator.errors import (
 
 OLD = family_for_version("0.25.0")  # 0.18-0.31
 NEW = family_for_version("0.32.0")  # 0.32+
-SHARED_DATA = Path(__file__).resolve().parents[3] / "shared" / "data" / "context_errors.json"
+SHARED_DATA = Path(__file__).resolve().parents[1] / "data" / "context_errors.json"
 
 
 def check(family, window=4096, prompt=100, max_tokens=None, default=16, text=True):
@@ -119,7 +119,7 @@ def test_old_family_max_tokens_above_window_keeps_vllms_missing_space():
 
 
 def test_old_family_wording_matches_the_collected_pre_fix_message():
-    assert SHARED_DATA.exists(), f"{SHARED_DATA} is missing: the repo expects ../shared/ beside it (as CI lays it out)"
+    assert SHARED_DATA.exists(), f"{SHARED_DATA} is missing (tests/data/context_errors.json, committed with the repository)"
     entry = next(e for e in json.loads(SHARED_DATA.read_text()) if "cannot be greater than" in e["message"])
     real = json.loads(entry["message"])["error"]
     error = check(OLD, window=32768, max_tokens=38000)
