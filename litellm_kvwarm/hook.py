@@ -39,7 +39,7 @@ from .chain import escalation_chain, first_fitting, next_step, rest_after, step_
 from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
-from .errors import parse_context_error
+from .context_errors import parse_context_error
 from .meta import (
     AFFINITY_KEY,
     BUDGET_KEY,

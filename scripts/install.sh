@@ -14,7 +14,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 echo "[install] installing litellm-kvwarm with its test and calibrate extras into .venv (first run: ~3-6 min)"
-.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,calibrate]'
+.venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,lab,calibrate]'
 # Installed without their dependencies (used for their data files only):
 #   bfcl-eval: its dependencies pull CUDA PyTorch (several GB);
 #   dataset-build: multilingual prose for the calibration; its dependencies pull transformers;

@@ -56,7 +56,7 @@ say "building the tiny model in $MODEL_DIR"
 KVWARM_TINY_MODEL_DIR="$MODEL_DIR" .venv/bin/python tests/vllm/tiny_model.py "$MODEL_DIR"
 
 if [ "$PREPARE_ONLY" = 1 ]; then
-  say "prepared: $VENV and the tiny model (run the benchmark with: .venv/bin/python -m litellm_kvwarm.bench --scale vllm)"
+  say "prepared: $VENV and the tiny model (run the benchmark with: .venv/bin/python -m litellm_kvwarm.lab.bench --scale vllm)"
   exit 0
 fi
 

@@ -1,6 +1,6 @@
 import pytest
 
-from litellm_kvwarm.errors import parse_context_error
+from litellm_kvwarm.context_errors import parse_context_error
 from litellm_kvwarm.reactive import (
     SKIP_MESSAGE_PREFIX,
     BackstopPlan,

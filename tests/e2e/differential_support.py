@@ -1,12 +1,12 @@
 """Two-proxy differential harness: the same requests through LiteLLM alone and LiteLLM with the plugin.
 
-Processes (all real, from :mod:`litellm_kvwarm.processes`): two emulated vLLM backends (``fast``
+Processes (all real, from :mod:`litellm_kvwarm.lab.processes`): two emulated vLLM backends (``fast``
 16,384 and ``slow`` 131,072 tokens by default, ``time_scale=0``), optionally one recording tap in
 front of each, and two ``litellm --config`` proxies over the *same* backends with the same
 ``context_window_fallbacks: [{"fast": ["slow"]}]``: one with the plugin callback, one without.
 
 **Recording.** The emulator's request log holds no body text, so a request cannot be matched to
-the client request it came from. :data:`RECORDER_SCRIPT` runs :mod:`litellm_kvwarm.bench.tap`
+the client request it came from. :data:`RECORDER_SCRIPT` runs :mod:`litellm_kvwarm.lab.bench.tap`
 (a pass-through that keeps the emulator's log shape) with three more keys per entry:
 ``marker`` (the body's :data:`MARKER_FIELD`, which LiteLLM forwards to a ``hosted_vllm``
 backend as an extra body field), ``max_tokens_field`` and ``max_completion_tokens``. The tap
@@ -35,7 +35,7 @@ from typing import Any
 
 import httpx
 
-from litellm_kvwarm.processes import (
+from litellm_kvwarm.lab.processes import (
     Deployment,
     ManagedProcess,
     _child_env,
@@ -77,8 +77,8 @@ DEFAULT_TIMEOUT_S = 60.0
 RECORDER_SCRIPT = r'''
 import sys
 import uvicorn
-from litellm_kvwarm.bench import tap
-from litellm_kvwarm.emulator.request_log import RequestLog
+from litellm_kvwarm.lab.bench import tap
+from litellm_kvwarm.lab.emulator.request_log import RequestLog
 
 MARKER = sys.argv[3]
 _entry = tap._Record.entry

@@ -11,7 +11,7 @@ from typing import Any
 import httpx
 import pytest
 
-from litellm_kvwarm.processes import ManagedProcess
+from litellm_kvwarm.lab.processes import ManagedProcess
 
 
 

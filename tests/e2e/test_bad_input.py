@@ -10,7 +10,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from litellm_kvwarm.processes import Deployment, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
 
 from e2e_support import clear_backends
 

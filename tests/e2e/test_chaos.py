@@ -2,7 +2,7 @@
 
 The two-proxy harness of ``differential_support`` (LiteLLM alone, LiteLLM with the plugin, the
 same emulated backends, no recorders: faults are injected into the emulators themselves, see
-``litellm_kvwarm.emulator.faults``). Every case sends the same requests to both proxies, one
+``litellm_kvwarm.lab.emulator.faults``). Every case sends the same requests to both proxies, one
 after the other, and asserts
 
 * the same client-visible outcome: HTTP status and the error body's ``error.type`` (and, for
@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from litellm_kvwarm.processes import Deployment, clear_faults, set_faults, start_emulator
+from litellm_kvwarm.lab.processes import Deployment, clear_faults, set_faults, start_emulator
 from redis_support import RedisServer
 
 from differential_gen import CHAT, Case

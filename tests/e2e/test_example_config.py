@@ -9,7 +9,7 @@ import httpx
 import pytest
 import yaml
 
-from litellm_kvwarm.processes import REPO_ROOT, ManagedProcess, free_port, litellm_executable, new_master_key, start_emulator
+from litellm_kvwarm.lab.processes import REPO_ROOT, ManagedProcess, free_port, litellm_executable, new_master_key, start_emulator
 
 from e2e_support import backend_requests, long_text
 

@@ -23,7 +23,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from litellm_kvwarm.processes import Deployment, clear_faults, proxy_config, set_faults, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import Deployment, clear_faults, proxy_config, set_faults, start_emulator, start_proxy
 
 from e2e_support import backend_requests, clear_backends, long_text, tokenize_count
 

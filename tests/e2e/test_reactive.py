@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from litellm_kvwarm.processes import Deployment, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
 
 from e2e_support import backend_requests, clear_backends, long_text, messages_with_exact_tokens
 

@@ -11,7 +11,7 @@ import time
 import httpx
 import pytest
 
-from litellm_kvwarm.processes import Deployment, ProcessError, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import Deployment, ProcessError, proxy_config, start_emulator, start_proxy
 
 from e2e_support import backend_requests, chat, clear_backends, long_text, messages_with_exact_tokens
 

@@ -30,7 +30,7 @@ import httpx
 import pytest
 
 from litellm_kvwarm.config import Settings
-from litellm_kvwarm.processes import Deployment, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
 from redis_support import RedisServer
 
 from e2e_support import backend_requests, long_text, tokenize_count

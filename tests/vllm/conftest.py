@@ -22,8 +22,8 @@ from typing import Any
 import httpx
 import pytest
 
-from litellm_kvwarm.processes import Deployment, ManagedProcess, proxy_config, start_emulator, start_proxy
-from litellm_kvwarm.vllm_server import (  # noqa: F401  (re-exported to the tier's tests)
+from litellm_kvwarm.lab.processes import Deployment, ManagedProcess, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.vllm_server import (  # noqa: F401  (re-exported to the tier's tests)
     CPU_BLOCK,
     FAST_NAME,
     FAST_WINDOW,

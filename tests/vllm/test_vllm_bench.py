@@ -11,11 +11,11 @@ import math
 import pytest
 
 from conftest import CPU_BLOCK
-from litellm_kvwarm.bench.replay import ReplayOptions
-from litellm_kvwarm.bench.runner import REPORT_NAME, BenchOptions, run_bench
-from litellm_kvwarm.bench.scales import VLLM
-from litellm_kvwarm.bench.sessions import SessionPlan
-from litellm_kvwarm.vllm_server import VllmPair
+from litellm_kvwarm.lab.bench.replay import ReplayOptions
+from litellm_kvwarm.lab.bench.runner import REPORT_NAME, BenchOptions, run_bench
+from litellm_kvwarm.lab.bench.scales import VLLM
+from litellm_kvwarm.lab.bench.sessions import SessionPlan
+from litellm_kvwarm.lab.vllm_server import VllmPair
 
 pytestmark = pytest.mark.vllm
 

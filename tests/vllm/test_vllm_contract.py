@@ -18,7 +18,7 @@ import httpx
 import pytest
 
 from conftest import CPU_BLOCK, FAST_NAME, FAST_WINDOW, reset_prefix_cache
-from litellm_kvwarm.errors import parse_context_error
+from litellm_kvwarm.context_errors import parse_context_error
 from litellm_kvwarm.scrape import parse_prefix_cache
 from litellm_kvwarm.windows import parse_models_response
 from vllm_support import exact_messages

@@ -11,7 +11,7 @@ from typing import Any
 
 import httpx
 
-from litellm_kvwarm.processes import ManagedProcess
+from litellm_kvwarm.lab.processes import ManagedProcess
 
 #: Everyday words with one number in five: about 3.4 characters per token on the tiny model's
 #: tokenizer, so the plugin's routing estimate (characters / 4) under-counts, as on chat text.

@@ -1,0 +1,84 @@
+"""``python -m litellm_kvwarm.lab.bench``: the benchmark runner (see :mod:`litellm_kvwarm.lab.bench`)."""
+
+from __future__ import annotations
+
+import argparse
+import shlex
+import signal
+import sys
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import Path
+
+from .arms import ARM_KEYS
+from .runner import BenchOptions, quick_options, run_bench
+from .scales import SCALES
+from .vllm_scale import VllmScaleUnavailable, check
+
+DEFAULT_OUT = {"emulator": "docs", "vllm": "docs/vllm"}
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="python -m litellm_kvwarm.lab.bench",
+        description="Benchmarks of litellm-kvwarm: escalated-turn TTFT across five arms (LiteLLM fallbacks, "
+                    "LiteLLM pre-call checks, plugin without and with warm-ahead, the cached floor), plugin CPU "
+                    "cost against litellm.token_counter, proxy throughput with and without the plugin, "
+                    "estimator accuracy and warm economics in the replay. Writes bench-results.json, "
+                    "benchmarks.md and bench-*.png into --out.")
+    parser.add_argument("--scale", choices=sorted(SCALES), default="emulator",
+                        help="emulated production numbers (fast 16,384 / slow 131,072, 750 tok/s slow prefill, "
+                             "time-scaled), or two real vLLM CPU servers of the real-vLLM tier (fast 4,096 / slow "
+                             "16,384, a tiny model; needs `bash scripts/vllm_tier.sh --prepare-only` once; replays "
+                             "only: cost and throughput do not depend on the backend) (default %(default)s)")
+    parser.add_argument("--out", default=None,
+                        help="directory for the results (default docs/ for the emulator, docs/vllm/ for vllm)")
+    parser.add_argument("--quick", action="store_true", help="fewer sessions, repeats and throughput rounds")
+    parser.add_argument("--time-scale", type=float, default=None,
+                        help="emulated time multiplier (default: the scale's, 0.05 for the emulator)")
+    parser.add_argument("--arm", action="append", choices=ARM_KEYS, default=None,
+                        help="arm(s) to run, repeatable (default: all five; e needs d)")
+    parser.add_argument("--no-cost", action="store_true", help="skip the in-process plugin cost benchmark")
+    parser.add_argument("--no-throughput", action="store_true", help="skip the proxy throughput benchmark")
+    parser.add_argument("--workdir", default=None, help="keep configs and process logs here (default: temp dir)")
+    return parser
+
+
+def _raise_interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt(f"signal {signum}")
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    scale = SCALES[args.scale]
+    if scale.name == "vllm" and args.time_scale is not None:
+        parser.error("--time-scale applies to the emulator only (real engines run on their own clock)")
+    if scale.name == "vllm":
+        try:
+            check()
+        except VllmScaleUnavailable as exc:
+            print(f"kvwarm bench: {exc}", file=sys.stderr)
+            return 2
+    if args.time_scale is not None:
+        scale = scale.with_time_scale(args.time_scale)
+    command = "python -m litellm_kvwarm.lab.bench " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    real = scale.name == "vllm"
+    options = BenchOptions(scale=scale, out=Path(args.out or DEFAULT_OUT[scale.name]), command=command.strip(),
+                           arms=tuple(args.arm) if args.arm else ARM_KEYS, cost=not (args.no_cost or real),
+                           workdir=Path(args.workdir) if args.workdir else None)
+    if args.quick:
+        options = quick_options(options)
+    if args.no_throughput or real:
+        options = replace(options, throughput=None)
+    signal.signal(signal.SIGTERM, _raise_interrupt)
+    try:
+        run_bench(options, say=lambda line: print(line, flush=True))
+    except KeyboardInterrupt:
+        print("\ninterrupted: every process started by the benchmark was stopped", flush=True)
+        return 130
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,189 @@
+"""End-to-end proxy latency and throughput with the plugin against without it (I/O).
+
+Two ``litellm --config`` proxies, identical but for the plugin callback, in front of the same two
+emulators running at ``--time-scale 0`` (a zero-latency backend: no prefill or decode waits, only
+its HTTP and tokenizer work). Rounds alternate the order (plugin first, then without; then the
+reverse), each arm sending the same bounded batch at a fixed concurrency, so both see the same
+machine state. Requests are ShareGPT prefixes well under the warm threshold (no warms fire),
+non-streamed, ``max_tokens`` 16. Reported per arm: client latency, LiteLLM's own
+``x-litellm-overhead-duration-ms``, and throughput (requests ÷ batch wall time).
+
+Both proxies run with the :mod:`gc_probe <litellm_kvwarm.lab.bench.gc_probe>` ``sitecustomize`` on
+their ``PYTHONPATH``, which logs every full (generation-2) garbage collection. Measured here:
+LiteLLM's heap makes each one a 0.2–0.9 s stop-the-world pause, every few seconds under load, in
+both proxies; a pause that lands in a short batch halves that batch's throughput. The pauses
+inside the measured batches are reported per arm (:func:`gc_pauses`) so the ratio can be read
+against them; batches are long (``requests_per_round``) so several pauses average out.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from concurrent.futures import ThreadPoolExecutor
+from contextlib import ExitStack
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+import httpx
+
+from .. import demo
+from ..conversations import longest_sharegpt
+from ..processes import Deployment, ManagedProcess, proxy_config, start_emulator, start_proxy
+from ...tokens import estimate_request
+from .stats import distribution, percentile, ratio
+
+__all__ = ["GC_PROBE_DIR", "ThroughputOptions", "gc_pauses", "request_bodies", "round_ratios", "run_throughput",
+           "summarize"]
+
+PLUGIN, WITHOUT = "plugin", "without"
+PROMPT_SIZES = (1_000, 4_000)  # routing-estimate tokens; < 60% of a 16k window
+MAX_TOKENS = 16
+OVERHEAD_HEADER = "x-litellm-overhead-duration-ms"
+GC_PROBE_DIR = Path(__file__).resolve().parent / "gc_probe"
+GC_LOG_ENV = "KVWARM_BENCH_GC_LOG"
+
+
+@dataclass(frozen=True)
+class ThroughputOptions:
+    rounds: int = 8
+    requests_per_round: int = 120
+    concurrency: int = 4
+    warmup: int = 8
+
+
+def request_bodies() -> list[dict[str, Any]]:
+    """Chat bodies of each ShareGPT conversation cut at the first request past each prompt size."""
+    bodies = []
+    for conversation in longest_sharegpt(4):
+        for size in PROMPT_SIZES:
+            for point in conversation.requests():
+                body = {"model": demo.FAST_GROUP, "messages": point.messages, "max_tokens": MAX_TOKENS}
+                if estimate_request(body, call_kind="chat").routing >= size:
+                    bodies.append(body)
+                    break
+    return bodies
+
+
+def _send(client: httpx.Client, proxy: ManagedProcess, body: dict[str, Any]) -> tuple[int, float, float | None]:
+    began = time.perf_counter()
+    response = client.post(proxy.base_url + "/v1/chat/completions", json=body,
+                           headers={"Authorization": f"Bearer {proxy.master_key}"})
+    elapsed = time.perf_counter() - began
+    overhead = response.headers.get(OVERHEAD_HEADER)
+    return response.status_code, elapsed, float(overhead) if overhead else None
+
+
+def _batch(pool: ThreadPoolExecutor, client: httpx.Client, proxy: ManagedProcess,
+           bodies: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    began, began_unix = time.perf_counter(), time.time()
+    results = list(pool.map(lambda i: _send(client, proxy, bodies[i % len(bodies)]), range(n)))
+    wall = time.perf_counter() - began
+    return {"wall_s": wall, "began_unix": began_unix, "ended_unix": began_unix + wall,
+            "status": [r[0] for r in results], "latency_s": [r[1] for r in results],
+            "overhead_ms": [r[2] for r in results]}
+
+
+def round_ratios(arms: dict[str, Any]) -> list[float]:
+    """Plugin ÷ without throughput of each round (the two batches of a round ran back to back)."""
+    plugin = arms.get(PLUGIN, {}).get("round_throughput_rps", [])
+    without = arms.get(WITHOUT, {}).get("round_throughput_rps", [])
+    return [p / w for p, w in zip(plugin, without) if w]
+
+
+def gc_pauses(entries: list[dict[str, Any]], batches: list[dict[str, Any]]) -> dict[str, Any]:
+    """Generation-2 collections (probe log ``entries``) that ended inside one of ``batches``:
+    how many, their total and longest pause (seconds), and the share of batch wall time they took."""
+    inside = [e["pause_s"] for e in entries
+              if any(b["began_unix"] <= e["t"] <= b["ended_unix"] for b in batches)]
+    wall = sum(b["wall_s"] for b in batches)
+    return {"count": len(inside), "total_s": sum(inside), "max_s": max(inside, default=0.0),
+            "share_of_wall": sum(inside) / wall if wall else None}
+
+
+def _read_gc_log(directory: Path) -> list[dict[str, Any]]:
+    entries = []
+    for path in sorted(directory.glob("gc-*.jsonl")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            try:
+                entries.append(json.loads(line))
+            except ValueError:
+                continue
+    return entries
+
+
+def _probe_env(log_dir: Path) -> dict[str, str]:
+    log_dir.mkdir(parents=True, exist_ok=True)
+    path = os.pathsep.join(p for p in (str(GC_PROBE_DIR), os.environ.get("PYTHONPATH", "")) if p)
+    return {"PYTHONPATH": path, GC_LOG_ENV: str(log_dir)}
+
+
+def summarize(batches: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    """Per arm: latency and overhead distributions, throughput; and plugin ÷ without (pure)."""
+    arms = {}
+    for arm, runs in batches.items():
+        latencies = [v * 1000 for b in runs for v in b["latency_s"]]
+        requests = sum(len(b["status"]) for b in runs)
+        wall = sum(b["wall_s"] for b in runs)
+        arms[arm] = {
+            "requests": requests,
+            "errors": sum(1 for b in runs for s in b["status"] if s != 200),
+            "latency_ms": distribution(latencies).as_dict(),
+            "overhead_ms": distribution([v for b in runs for v in b["overhead_ms"]]).as_dict(),
+            "throughput_rps": requests / wall if wall else None,
+            "round_throughput_rps": [len(b["status"]) / b["wall_s"] for b in runs],
+        }
+    plugin, without = arms.get(PLUGIN, {}), arms.get(WITHOUT, {})
+    per_round = round_ratios(arms)
+    return {
+        "arms": arms,
+        "throughput_ratio": ratio(plugin.get("throughput_rps"), without.get("throughput_rps")),
+        "round_ratios": per_round,
+        "round_ratio_median": percentile(per_round, 50),
+        "latency_p50_delta_ms": (plugin["latency_ms"]["p50"] - without["latency_ms"]["p50"])
+        if plugin and without and plugin["latency_ms"]["p50"] is not None and without["latency_ms"]["p50"] is not None
+        else None,
+    }
+
+
+def run_throughput(options: ThroughputOptions, workdir: Path, say: Callable[[str], None]) -> dict[str, Any]:
+    bodies = request_bodies()
+    with ExitStack() as stack:
+        emulators = []
+        for model, window in ((demo.FAST_MODEL, demo.FAST_WINDOW), (demo.SLOW_MODEL, demo.SLOW_WINDOW)):
+            process = start_emulator(model, window, time_scale=0, workdir=workdir)
+            stack.callback(process.stop)
+            emulators.append(Deployment.of(process, model))
+        groups = {demo.FAST_GROUP: [emulators[0]], demo.SLOW_GROUP: [emulators[1]]}
+        say("  throughput: starting two proxies (plugin / without) on zero-latency emulators")
+        with ThreadPoolExecutor(2) as starter:
+            futures = {
+                arm: starter.submit(start_proxy, proxy_config(groups, callbacks=plugin, router_settings={"num_retries": 0}),
+                                    workdir=workdir / f"proxy-throughput-{arm}", env=_probe_env(workdir / f"gc-{arm}"))
+                for arm, plugin in ((PLUGIN, True), (WITHOUT, False))
+            }
+            proxies = {}
+            for arm, future in futures.items():
+                proxies[arm] = future.result()
+                stack.callback(proxies[arm].stop)
+        batches: dict[str, list[dict[str, Any]]] = {PLUGIN: [], WITHOUT: []}
+        limits = httpx.Limits(max_connections=options.concurrency * 2)
+        with httpx.Client(timeout=60.0, trust_env=False, limits=limits) as client, \
+                ThreadPoolExecutor(options.concurrency) as pool:
+            for proxy in proxies.values():
+                _batch(pool, client, proxy, bodies, options.warmup)  # window discovery, connection pools
+            for round_no in range(options.rounds):
+                order = (PLUGIN, WITHOUT) if round_no % 2 == 0 else (WITHOUT, PLUGIN)
+                for arm in order:
+                    batches[arm].append(_batch(pool, client, proxies[arm], bodies, options.requests_per_round))
+                last = {arm: batches[arm][-1] for arm in order}
+                say(f"  throughput round {round_no + 1}/{options.rounds}: " + ", ".join(
+                    f"{arm} {len(b['status']) / b['wall_s']:.1f} req/s" for arm, b in last.items()))
+    result = summarize(batches)
+    for arm, runs in batches.items():
+        result["arms"][arm]["gc_gen2"] = gc_pauses(_read_gc_log(workdir / f"gc-{arm}"), runs)
+    result["options"] = dict(asdict(options), prompt_sizes=list(PROMPT_SIZES), max_tokens=MAX_TOKENS,
+                             bodies=len(bodies))
+    return result

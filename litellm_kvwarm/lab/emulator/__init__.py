@@ -1,0 +1,22 @@
+"""A vLLM-compatible emulator server for tests and demos of litellm-kvwarm.
+
+Run ``python -m litellm_kvwarm.lab.emulator --served-model-name NAME --max-model-len N --port P``.
+It answers like vLLM's OpenAI server where a client or a LiteLLM plugin can tell: model
+listing with ``max_model_len``, ``/tokenize``, context-length errors worded per vLLM version
+family, prefix caching with ``cache_salt`` and ``cached_tokens``, prefill/decode timing, and
+vLLM-named Prometheus metrics.
+
+Modules (pure ones first): ``errors`` (length checks and wordings per version family),
+``prefix_cache`` (hash-chained blocks, LRU), ``tokenizer`` (cl100k + Qwen2.5 ChatML
+template), ``request_body`` (reading and checking a request), ``openai_fields``
+(``--strict-fields``), ``faults`` (the injected-fault spec and error replies), ``config``,
+``clock`` (injectable time), ``metrics``, ``request_log``, ``engine`` (prefill slot, cache,
+timing), ``responses`` (response bodies and SSE chunks), ``fault_state`` (faults in force,
+hangs, drips), ``auth`` (``--api-key``), ``app`` (FastAPI routes), ``__main__`` (CLI).
+
+For tests of hostile backends: ``--api-key``, ``--strict-fields``, ``--lora-modules``,
+``--faults`` and the runtime switch ``PUT/GET/DELETE /emulator/faults`` (helpers
+``litellm_kvwarm.lab.processes.set_faults`` / ``clear_faults``).
+
+Importing this package is cheap: nothing heavy is imported until a submodule is.
+"""

@@ -1,0 +1,164 @@
+"""Settings of one emulated vLLM server: one frozen object, defaults as named constants.
+
+Contract: :class:`EmulatorConfig` is validated on construction; an invalid value raises
+``ValueError`` naming the setting (and its CLI flag). The CLI (``__main__``) builds one from
+its flags; tests build one directly.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+from .error_bodies import ErrorFamily, family_for_version
+from .faults import FaultSet
+
+__all__ = [
+    "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_DECODE_TOKENS_PER_S",
+    "DEFAULT_HOST",
+    "DEFAULT_KV_CAPACITY_WINDOWS",
+    "DEFAULT_MAX_TOKENS",
+    "DEFAULT_PREFILL_TOKENS_PER_S",
+    "DEFAULT_TIME_SCALE",
+    "DEFAULT_VLLM_VERSION",
+    "EmulatorConfig",
+    "LoraModule",
+    "parse_lora_module",
+]
+
+DEFAULT_HOST = "127.0.0.1"
+DEFAULT_VLLM_VERSION = "0.32.0"
+DEFAULT_PREFILL_TOKENS_PER_S = 5000.0
+DEFAULT_DECODE_TOKENS_PER_S = 50.0
+DEFAULT_TIME_SCALE = 1.0
+DEFAULT_BLOCK_SIZE = 16
+#: Without --kv-capacity-tokens the prefix cache holds this many full windows.
+DEFAULT_KV_CAPACITY_WINDOWS = 10
+#: Output tokens when a request sets no max_tokens (vLLM would go to window - prompt or EOS).
+DEFAULT_MAX_TOKENS = 16
+
+
+@dataclass(frozen=True)
+class LoraModule:
+    """One static LoRA adapter (vLLM's ``LoRAModulePath``): served as ``name``, loaded from ``path``."""
+
+    name: str
+    path: str
+    base_model_name: str | None = None
+
+
+def parse_lora_module(text: str) -> LoraModule:
+    """One ``--lora-modules`` value as vLLM reads it: ``name=path``, or a JSON object
+    ``{"name": ..., "path": ..., "base_model_name": ...}``.
+
+    Raises:
+        ValueError: neither form, or an empty name or path.
+    """
+    if "=" in text and "," not in text:
+        name, path = text.split("=", 1)
+        module = LoraModule(name.strip(), path.strip())
+    else:
+        try:
+            fields = json.loads(text)
+            module = LoraModule(**fields)
+        except (ValueError, TypeError) as exc:
+            raise ValueError(f"--lora-modules: {text!r} is neither name=path nor a JSON object ({exc})") from None
+    if not module.name or not module.path:
+        raise ValueError(f"--lora-modules: {text!r} needs a non-empty name and path")
+    return module
+
+
+@dataclass(frozen=True)
+class EmulatorConfig:
+    """One emulated server.
+
+    Attributes:
+        served_model_name: the base model's name (``--served-model-name``); with
+            ``lora_modules`` the adapters' names are accepted too.
+        max_model_len: context window, tokens (``--max-model-len``).
+        vllm_version: version reported by ``/version``; picks the error family.
+        prefill_tokens_per_s: uncached prompt tokens prefilled per second.
+        decode_tokens_per_s: output tokens generated per second, per request.
+        time_scale: multiplier on every simulated wait; 0 = never wait.
+        block_size: tokens per prefix-cache block.
+        kv_capacity_tokens: prefix-cache capacity in tokens (``None`` = 10 windows).
+        default_max_tokens: output tokens when a request sets no ``max_tokens``; reaching it
+            finishes with ``"stop"``, standing in for the model's EOS.
+        request_log_path: JSONL file the request log is appended to, if any.
+        render_response_format: count a ``response_format`` schema as prompt tokens (vLLM does not).
+        hide_max_model_len: leave ``max_model_len`` out of ``/v1/models``, like OpenAI-compatible
+            servers that do not report a window (tests of the plugin's unknown-window path).
+        api_keys: with any, paths under ``/v1`` need ``Authorization: Bearer <key>``
+            (``--api-key``, else env ``VLLM_API_KEY``; see ``auth``).
+        strict_fields: refuse chat/text completion fields OpenAI's API does not define, in
+            OpenAI's wording (``--strict-fields``; see ``openai_fields``).
+        lora_modules: static LoRA adapters (``--lora-modules``), listed after the base model
+            and served with its window and engine.
+        faults: faults applied from the start (``--faults``; see ``faults``).
+    """
+
+    served_model_name: str
+    max_model_len: int
+    vllm_version: str = DEFAULT_VLLM_VERSION
+    prefill_tokens_per_s: float = DEFAULT_PREFILL_TOKENS_PER_S
+    decode_tokens_per_s: float = DEFAULT_DECODE_TOKENS_PER_S
+    time_scale: float = DEFAULT_TIME_SCALE
+    block_size: int = DEFAULT_BLOCK_SIZE
+    kv_capacity_tokens: int | None = None
+    default_max_tokens: int = DEFAULT_MAX_TOKENS
+    request_log_path: str | None = None
+    render_response_format: bool = False
+    hide_max_model_len: bool = False
+    api_keys: tuple[str, ...] = ()
+    strict_fields: bool = False
+    lora_modules: tuple[LoraModule, ...] = ()
+    faults: FaultSet = field(default_factory=FaultSet)
+
+    def __post_init__(self) -> None:
+        checks = (
+            (bool(self.served_model_name), "served_model_name (--served-model-name) must be non-empty"),
+            (self.max_model_len >= 1, f"max_model_len (--max-model-len) must be >= 1, got {self.max_model_len}"),
+            (self.prefill_tokens_per_s > 0, f"prefill_tokens_per_s (--prefill-tokens-per-s) must be > 0, got {self.prefill_tokens_per_s}"),
+            (self.decode_tokens_per_s > 0, f"decode_tokens_per_s (--decode-tokens-per-s) must be > 0, got {self.decode_tokens_per_s}"),
+            (self.time_scale >= 0, f"time_scale (--time-scale) must be >= 0, got {self.time_scale}"),
+            (self.block_size >= 1, f"block_size (--block-size) must be >= 1, got {self.block_size}"),
+            (self.kv_capacity_tokens is None or self.kv_capacity_tokens >= 0,
+             f"kv_capacity_tokens (--kv-capacity-tokens) must be >= 0, got {self.kv_capacity_tokens}"),
+            (self.default_max_tokens >= 1, f"default_max_tokens (--default-max-tokens) must be >= 1, got {self.default_max_tokens}"),
+        )
+        names = [self.served_model_name, *(m.name for m in self.lora_modules)]
+        checks += (
+            (all(self.api_keys), "api_keys (--api-key) must be non-empty strings"),
+            (len(set(names)) == len(names),
+             f"lora_modules (--lora-modules): names must differ from each other and from the served model, got {names}"),
+        )
+        for ok, message in checks:
+            if not ok:
+                raise ValueError(message)
+        try:
+            family_for_version(self.vllm_version)
+        except ValueError as exc:
+            raise ValueError(f"vllm_version (--vllm-version): {exc}") from None
+
+    @property
+    def family(self) -> ErrorFamily:
+        """The vLLM behaviour family of :attr:`vllm_version`."""
+        return family_for_version(self.vllm_version)
+
+    @property
+    def model_names(self) -> tuple[str, ...]:
+        """Every accepted ``model``: the served name, then each LoRA adapter's."""
+        return (self.served_model_name, *(m.name for m in self.lora_modules))
+
+    def lora(self, model: object) -> LoraModule | None:
+        """The adapter served as ``model``, ``None`` for the base model (or an unknown name)."""
+        return next((m for m in self.lora_modules if m.name == model), None)
+
+    @property
+    def kv_capacity_blocks(self) -> int:
+        """Prefix-cache capacity in whole blocks."""
+        tokens = self.kv_capacity_tokens
+        if tokens is None:
+            tokens = DEFAULT_KV_CAPACITY_WINDOWS * self.max_model_len
+        return tokens // self.block_size

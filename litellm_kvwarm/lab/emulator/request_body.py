@@ -1,0 +1,118 @@
+"""What a generation request asks for, read and checked as vLLM does (pure).
+
+Contract: every function takes the decoded JSON body (and the :class:`EmulatorConfig`) and
+either returns what it reads (token ids in the emulator's tokenizer, an output budget in
+tokens, a LoRA adapter's cache key) or raises :class:`Rejected` carrying the exact error
+vLLM answers with. Nothing here does I/O.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+from . import tokenizer
+from .config import EmulatorConfig
+from .error_bodies import ApiError, bad_request, model_not_found
+
+__all__ = [
+    "Rejected",
+    "adapter_key",
+    "chat_prompt_ids",
+    "check_model",
+    "completion_prompt",
+    "is_token_ids",
+    "max_tokens_as_received",
+    "parse_json_body",
+    "prompt_tokens_or_none",
+    "requested_max_tokens",
+]
+
+
+class Rejected(Exception):
+    """A request vLLM (or, with ``strict_fields``, OpenAI) refuses; ``error`` is the reply."""
+
+    def __init__(self, error: ApiError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def parse_json_body(raw: bytes) -> dict[str, Any]:
+    """The request body as a JSON object (vLLM's 400 for anything else)."""
+    try:
+        body = json.loads(raw)
+    except ValueError as exc:
+        raise Rejected(bad_request(f"Invalid JSON body: {exc}")) from None
+    if not isinstance(body, dict):
+        raise Rejected(bad_request("The request body must be a JSON object."))
+    return body
+
+
+def max_tokens_as_received(body: dict[str, Any]) -> Any:
+    """``max_completion_tokens`` if set, else ``max_tokens`` (vLLM's precedence), unchecked."""
+    value = body.get("max_completion_tokens")
+    return body.get("max_tokens") if value is None else value
+
+
+def requested_max_tokens(body: dict[str, Any]) -> int | None:
+    """The requested output budget in tokens, ``None`` when absent."""
+    value = max_tokens_as_received(body)
+    if value is not None and (isinstance(value, bool) or not isinstance(value, int)):
+        raise Rejected(bad_request(f"max_tokens must be an integer, got {value!r}.", "max_tokens"))
+    return value
+
+
+def is_token_ids(value: Any) -> bool:
+    """Whether ``value`` is a non-empty list of token ids (non-negative ints, not bools)."""
+    return isinstance(value, list) and bool(value) and all(isinstance(t, int) and not isinstance(t, bool) and t >= 0 for t in value)
+
+
+def completion_prompt(body: dict[str, Any]) -> tuple[list[int], bool]:
+    """Token ids of ``/v1/completions``'s ``prompt`` and whether it was text."""
+    prompt = body.get("prompt")
+    if isinstance(prompt, list) and len(prompt) == 1 and (isinstance(prompt[0], str) or is_token_ids(prompt[0])):
+        prompt = prompt[0]
+    if isinstance(prompt, str) and prompt:
+        return tokenizer.encode(prompt), True
+    if is_token_ids(prompt):
+        return list(prompt), False
+    if isinstance(prompt, list) and len(prompt) > 1 and all(isinstance(p, (str, list)) for p in prompt):
+        raise Rejected(bad_request(f"The emulator serves one prompt per request; got {len(prompt)} prompts.", "prompt"))
+    raise Rejected(bad_request("Either prompt or prompt_embeds must be provided and non-empty.", "prompt"))
+
+
+def chat_prompt_ids(body: dict[str, Any], config: EmulatorConfig) -> list[int]:
+    """Token ids of a chat request's rendered prompt (``messages`` + ``tools``, see ``tokenizer``)."""
+    messages = body.get("messages")
+    if not isinstance(messages, list) or not messages or not all(isinstance(m, dict) for m in messages):
+        raise Rejected(bad_request("messages must be a non-empty list of message objects.", "messages"))
+    return tokenizer.chat_token_ids(
+        messages,
+        body.get("tools") or None,
+        add_generation_prompt=body.get("add_generation_prompt", True) is not False,
+        response_format=body.get("response_format"),
+        render_response_format=config.render_response_format,
+    )
+
+
+def check_model(body: dict[str, Any], config: EmulatorConfig, *, required: bool) -> None:
+    """Refuse (404) a ``model`` that is neither the served model nor a LoRA adapter; an absent
+    one only when ``required``."""
+    model = body.get("model")
+    if (model is not None or required) and model not in config.model_names:
+        raise Rejected(model_not_found(model))
+
+
+def prompt_tokens_or_none(body: dict[str, Any], chat: bool, config: EmulatorConfig) -> int | None:
+    """The prompt's length in tokens for the log of a faulted request; ``None`` if it has none."""
+    try:
+        ids = chat_prompt_ids(body, config) if chat else completion_prompt(body)[0]
+    except (Rejected, TypeError, ValueError, KeyError, AttributeError):  # only a log field: never fail the fault
+        return None
+    return len(ids)
+
+
+def adapter_key(config: EmulatorConfig, model: object) -> str | None:
+    """vLLM's LoRA block-hash extra key (name, path) of ``model``; ``None`` for the base model."""
+    lora = config.lora(model)
+    return None if lora is None else f"{lora.name}\x00{lora.path}"
