@@ -9,16 +9,24 @@ which LiteLLM exports before it imports callbacks::
 
 An invalid value raises :class:`SettingsError` naming the variable; raised while LiteLLM
 imports ``litellm_kvwarm.proxy_handler_instance`` it stops the proxy at start.
+
+:class:`Settings` is a pydantic-settings ``BaseSettings`` (``env_prefix="KVWARM_"``); how the
+environment is read is :mod:`litellm_kvwarm.config_env`, the README table and the start-up
+line (:func:`settings_table`, :func:`describe`) are :mod:`litellm_kvwarm.config_render`.
+``python -m litellm_kvwarm.config`` prints the README table.
 """
 
 from __future__ import annotations
 
-import os
 from collections.abc import Mapping
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator, model_validator
+from pydantic import Field, ValidationError, field_validator, model_validator
+from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, SettingsConfigDict
 
-ENV_PREFIX = "KVWARM_"
+from .config_env import ENV_PREFIX, EnvironSource, SettingsError, env_name, settings_error
+from .config_render import describe, settings_table
+
+__all__ = ["ENV_PREFIX", "Settings", "SettingsError", "describe", "env_name", "settings_table"]
 
 DEFAULT_OUTPUT_FLOOR_TOKENS = 256
 DEFAULT_SAFE_CHARS_PER_TOKEN = 3.0
@@ -40,14 +48,16 @@ DEFAULT_REDIS_MAX_CONNECTIONS = 16
 DEFAULT_WARM_REWARM_STEP = 0.05
 
 
-class SettingsError(ValueError):
-    """A setting has an invalid value; the message names its environment variable."""
+class Settings(BaseSettings):
+    """All plugin settings. Units are in the field names (``_tokens``, ``_s`` = seconds, ``_ms``).
 
+    :meth:`from_env` reads them from ``KVWARM_*`` variables. Direct construction
+    (``Settings(window_ttl_s=2)``) takes only the values given, defaults for the rest, and never
+    the process environment: tests and callers that build settings are not changed by a
+    ``KVWARM_*`` variable exported in their shell. Raises pydantic's ``ValidationError`` there.
+    """
 
-class Settings(BaseModel):
-    """All plugin settings. Units are in the field names (``_tokens``, ``_s`` = seconds)."""
-
-    model_config = ConfigDict(frozen=True, extra="forbid")
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="forbid", case_sensitive=False)
 
     proactive_routing: bool = Field(
         True, description="Route a request that cannot fit the group's window to its escalation target before dispatch."
@@ -242,47 +252,30 @@ class Settings(BaseModel):
         return self
 
     @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Direct construction reads only its arguments; the environment is :meth:`from_env`'s."""
+        return (init_settings,)
+
+    @classmethod
     def from_env(cls, environ: Mapping[str, str] | None = None) -> Settings:
-        """Build settings from ``KVWARM_*`` variables (default: ``os.environ``).
+        """Build settings from ``KVWARM_*`` variables of ``environ`` (default: ``os.environ``),
+        through :class:`~litellm_kvwarm.config_env.EnvironSource`.
 
         Raises:
             SettingsError: a value does not parse or violates a bound; the message names the variable.
         """
-        environ = os.environ if environ is None else environ
-        raw = {name: environ[env_name(name)] for name in cls.model_fields if env_name(name) in environ}
-        legacy = environ.get(ENV_PREFIX + "DISCOVERY_BUDGET_S")
-        if legacy is not None and "request_budget_ms" not in raw:
-            try:
-                raw["request_budget_ms"] = str(round(float(legacy) * 1000))
-            except ValueError:
-                raise SettingsError(f"invalid litellm-kvwarm setting: {ENV_PREFIX}DISCOVERY_BUDGET_S: not a number: {legacy!r}") from None
+        values = EnvironSource(cls, environ)()
         try:
-            return cls(**raw)
+            return cls.model_validate(values)
         except ValidationError as exc:
-            problems = []
-            for err in exc.errors():
-                loc = err.get("loc") or ()
-                where = env_name(str(loc[0])) if loc else "KVWARM settings"
-                problems.append(f"{where}: {err['msg']}")
-            raise SettingsError("invalid litellm-kvwarm setting: " + "; ".join(problems)) from None
-
-
-def env_name(field: str) -> str:
-    """Environment variable of a setting: ``output_floor_tokens`` -> ``KVWARM_OUTPUT_FLOOR_TOKENS``."""
-    return ENV_PREFIX + field.upper()
-
-
-def settings_table() -> str:
-    """The README's settings table (Markdown): variable, default, meaning."""
-    rows = ["| environment variable | default | meaning |", "| --- | --- | --- |"]
-    for name, field in Settings.model_fields.items():
-        default = field.default_factory() if field.default_factory is not None else field.default
-        if default == "":
-            default = "(unset)"
-        if isinstance(default, dict):
-            default = ",".join(f"{k}={v}" for k, v in default.items()) or "(from context_window_fallbacks)"
-        rows.append(f"| `{env_name(name)}` | `{default}` | {field.description} |")
-    return "\n".join(rows)
+            raise settings_error(exc) from None
 
 
 if __name__ == "__main__":  # python -m litellm_kvwarm.config

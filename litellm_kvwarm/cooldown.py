@@ -1,7 +1,7 @@
 """Warm admission state shared by every proxy process: per-session cooldowns and per-tenant
 warm rates. One store contract, memory / Redis / fallback backends.
 
-Contract (every backend, one test suite, one injected clock):
+Contract (every backend, one test suite):
 
 * ``await store.admit(cooldown_key, cooldown_s, rate_key, rate_limit, rate_window_s)`` →
   :class:`Admission`. ``COOLDOWN`` while a cooldown started less than ``cooldown_s`` seconds
@@ -18,19 +18,25 @@ Keys are built by :func:`litellm_kvwarm.identity.scoped_key` (tenant-scoped hash
 
 * :class:`MemoryCooldownStore`: bounded (default 256 cooldown keys and 256 tenant windows,
   least recently used dropped; a window holds at most ``rate_limit`` timestamps), one process
-  only; the embedded default when no Redis is configured.
-* :class:`RedisCooldownStore`: a Lua script (``cooldown_admit.lua``, shipped with the
-  package) does the whole admission in one atomic step: the cooldown deadline is a string with
-  a ``PX`` expiry, the tenant's window a sorted set of admission times (trimmed to the window,
-  expiring with it). Errors are raised as :class:`CooldownStoreError`. Both keys of one
-  admission are used by one script: on Redis Cluster they would need one hash slot.
+  only; the embedded default when no Redis is configured. Its clock is injected (wall-clock
+  seconds, ``time.time``, by default).
+* :class:`RedisCooldownStore`: every time is Redis's own, so replicas' clocks never meet.
+  A cooldown is one key, taken with Redis's native atomic ``SET key 1 NX PX <cooldown_ms>``:
+  the key exists exactly while the cooldown runs (its expiry is the deadline, on Redis's
+  clock). Without a tenant rate that one command is the whole admission. With a tenant rate
+  (``KVWARM_WARM_TENANT_RATE``) a Lua script (``cooldown_admit.lua``, shipped with the
+  package) is still needed: the cooldown and the tenant's window must be taken both or
+  neither, and whether the window has room is a read (trim the sorted set of admission times
+  to the window, count it) that must gate two writes (the ``SET ... NX PX`` and the ``ZADD``).
+  A ``MULTI``/``EXEC`` block cannot make a write depend on a read inside it, and
+  ``WATCH``-and-retry would cost round trips and retries under exactly the contention the
+  rate is for; a script runs the reads and both writes as one atomic step. The script reads
+  the time with Redis's ``TIME`` (not the caller's clock) for the window. Errors are raised as
+  :class:`CooldownStoreError`. Both keys of one admission are used by one script: on Redis
+  Cluster they would need one hash slot.
 * :class:`FallbackCooldownStore`: Redis first; on a Redis error it logs, calls
   ``on_fallback`` and answers from memory, so warms never wait on a broken Redis; it tries
   Redis again after ``retry_after_s``.
-
-Clocks are wall-clock seconds (``time.time``) by default: deadlines and window entries are
-compared across processes, so they must share an epoch; skew of a few seconds against a
-300 s cooldown or a 60 s window is harmless.
 """
 
 from __future__ import annotations
@@ -39,12 +45,14 @@ import logging
 import math
 import secrets
 import time
-from collections import OrderedDict, deque
+from collections import deque
 from collections.abc import Callable
 from dataclasses import dataclass
 from enum import Enum
 from importlib import resources
 from typing import Any, Protocol
+
+from cachetools import FIFOCache
 
 logger = logging.getLogger("litellm_kvwarm.cooldown")
 
@@ -52,9 +60,6 @@ DEFAULT_MEMORY_CAPACITY = 256
 DEFAULT_RETRY_AFTER_S = 30.0
 #: The tenant warm rate setting is per minute.
 RATE_PERIOD_S = 60.0
-#: Extra lifetime of a Redis key past its deadline, so clock skew between replicas cannot
-#: let the key vanish before the deadline it stores (milliseconds).
-REDIS_EXPIRY_SLACK_MS = 5_000
 
 Clock = Callable[[], float]
 
@@ -119,18 +124,22 @@ def _rate_applies(rate_key: str | None, rate_limit: int) -> bool:
 
 class MemoryCooldownStore:
     """In-process store: at most ``capacity`` cooldown keys and ``rate_capacity`` tenant windows
-    (default: ``capacity``), least recently used dropped first."""
+    (default: ``capacity``), least recently used dropped first. A use is a write of the key
+    (cachetools' ``FIFOCache`` moves a key to the end on every write, never on a read): a
+    cooldown taken or found running, a tenant window checked.
+
+    Raises:
+        ValueError: a capacity below 1.
+    """
 
     backend = "memory"
 
     def __init__(self, *, capacity: int = DEFAULT_MEMORY_CAPACITY, rate_capacity: int | None = None, clock: Clock = time.time):
         if capacity < 1 or (rate_capacity is not None and rate_capacity < 1):
             raise ValueError("capacity and rate_capacity must be >= 1")
-        self._capacity = capacity
-        self._rate_capacity = rate_capacity if rate_capacity is not None else capacity
         self._clock = clock
-        self._deadlines: OrderedDict[str, float] = OrderedDict()
-        self._windows: OrderedDict[str, deque[float]] = OrderedDict()
+        self._deadlines: FIFOCache[str, float] = FIFOCache(maxsize=capacity)
+        self._windows: FIFOCache[str, deque[float]] = FIFOCache(maxsize=rate_capacity if rate_capacity is not None else capacity)
 
     def __len__(self) -> int:
         return len(self._deadlines)
@@ -146,9 +155,8 @@ class MemoryCooldownStore:
         now = self._clock()
         deadline = self._deadlines.get(cooldown_key)
         if deadline is not None and deadline > now:
-            self._deadlines.move_to_end(cooldown_key)
+            self._deadlines[cooldown_key] = deadline  # found running: a use
             return Admission.COOLDOWN
-        window: deque[float] | None = None
         if _rate_applies(rate_key, rate_limit):
             assert rate_key is not None
             window = self._windows.get(rate_key)
@@ -156,20 +164,14 @@ class MemoryCooldownStore:
                 window = deque()
             while window and window[0] <= now - rate_window_s:
                 window.popleft()
-            if len(window) >= rate_limit:
-                self._keep(self._windows, rate_key, window, self._rate_capacity)
+            full = len(window) >= rate_limit
+            if not full:
+                window.append(now)
+            self._windows[rate_key] = window
+            if full:
                 return Admission.RATE
-            window.append(now)
-            self._keep(self._windows, rate_key, window, self._rate_capacity)
-        self._keep(self._deadlines, cooldown_key, now + cooldown_s, self._capacity)
+        self._deadlines[cooldown_key] = now + cooldown_s
         return Admission.ADMITTED
-
-    @staticmethod
-    def _keep(entries: OrderedDict[str, Any], key: str, value: Any, capacity: int) -> None:
-        entries[key] = value
-        entries.move_to_end(key)
-        while len(entries) > capacity:
-            entries.popitem(last=False)
 
     async def acquire(self, key: str, cooldown_s: float) -> bool:
         return await self.admit(key, cooldown_s) is Admission.ADMITTED
@@ -186,15 +188,21 @@ def _lua_source() -> str:
 _SCRIPT_RESULTS = {1: Admission.ADMITTED, 0: Admission.COOLDOWN, 2: Admission.RATE}
 
 
+def _ms(seconds: float) -> int:
+    """``seconds`` as whole milliseconds, rounded up (a cooldown lasts at least what was asked), at least 1."""
+    return max(1, math.ceil(seconds * 1000))
+
+
 class RedisCooldownStore:
-    """Redis-backed store. ``client`` is a ``redis.asyncio.Redis``; keys get ``prefix``."""
+    """Redis-backed store. ``client`` is a ``redis.asyncio.Redis``; keys get ``prefix``. Reads no
+    clock of its own: a cooldown ends when its key expires on Redis's clock, and the tenant
+    window is read with Redis's ``TIME`` (see the module docstring)."""
 
     backend = "redis"
 
-    def __init__(self, client: Any, *, prefix: str = "kvwarm", clock: Clock = time.time):
+    def __init__(self, client: Any, *, prefix: str = "kvwarm"):
         self._client = client
         self._prefix = prefix
-        self._clock = clock
         self._script = client.register_script(_lua_source())
 
     async def admit(
@@ -205,20 +213,15 @@ class RedisCooldownStore:
         rate_limit: int = 0,
         rate_window_s: float = RATE_PERIOD_S,
     ) -> Admission:
-        now = self._clock()
-        limit = rate_limit if _rate_applies(rate_key, rate_limit) else 0
-        keys = [f"{self._prefix}:{cooldown_key}", f"{self._prefix}:{rate_key if limit else cooldown_key + ':rate'}"]
-        args = [
-            repr(now),
-            repr(now + cooldown_s),
-            int(cooldown_s * 1000) + REDIS_EXPIRY_SLACK_MS,
-            limit,
-            repr(float(rate_window_s)),
-            int(rate_window_s * 1000) + REDIS_EXPIRY_SLACK_MS,
-            f"{now!r}:{secrets.token_hex(6)}",
-        ]
+        key = f"{self._prefix}:{cooldown_key}"
         try:
-            result = await self._script(keys=keys, args=args)
+            if not _rate_applies(rate_key, rate_limit):
+                taken = await self._client.set(key, 1, nx=True, px=_ms(cooldown_s))
+                return Admission.ADMITTED if taken else Admission.COOLDOWN
+            result = await self._script(
+                keys=[key, f"{self._prefix}:{rate_key}"],
+                args=[_ms(cooldown_s), rate_limit, repr(float(rate_window_s)), _ms(rate_window_s), secrets.token_hex(8)],
+            )
         except Exception as exc:  # redis-py raises many types (ConnectionError, TimeoutError, ResponseError, OSError)
             raise CooldownStoreError(f"redis cooldown store: {exc!r}") from exc
         try:

@@ -34,16 +34,18 @@ model that under-counts for everyone is learned once per tenant.
 Tenants are opaque keys: callers pass a keyed hash (:func:`litellm_kvwarm.identity.hash_key`),
 never a raw team, user or key id, and nothing here stores anything else. State is per process
 and bounded: at most :attr:`EstimateCorrection.max_pairs` pairs (least recently observed
-dropped), each a ring of :attr:`EstimateCorrection.window` float pairs (≈1 kB). Each LiteLLM
-worker learns on its own. :meth:`EstimateCorrection.summary` reports per group, without
+dropped: a ``cachetools.LRUCache``), each a ring of :attr:`EstimateCorrection.window` float
+pairs (≈1 kB). Each LiteLLM worker learns on its own. :meth:`EstimateCorrection.summary` reports per group, without
 tenants, the largest factors and how many tenants are corrected, for ``/metrics``.
 """
 
 from __future__ import annotations
 
 from array import array
-from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass, replace
+
+from cachetools import LRUCache
 
 from .tokens import TokenEstimate
 
@@ -95,6 +97,21 @@ class _Ratios:
         self.count = min(self.count + 1, len(self.routing))
 
 
+class _Pairs(LRUCache):
+    """(group, tenant) → :class:`_Ratios`, at most ``maxsize`` pairs, least recently used
+    dropped; ``on_evict(pair)`` is called for each pair dropped to make room. Only
+    :meth:`EstimateCorrection.observe` reads or writes it, so "used" means "observed"."""
+
+    def __init__(self, maxsize: int, on_evict: Callable[[tuple[str, str]], None]) -> None:
+        super().__init__(maxsize)
+        self._on_evict = on_evict
+
+    def popitem(self) -> tuple[tuple[str, str], _Ratios]:
+        pair, ratios = super().popitem()
+        self._on_evict(pair)
+        return pair, ratios
+
+
 class EstimateCorrection:
     """Per (model group, tenant): truth ÷ estimate of recent responses → factors for the next estimates.
 
@@ -120,7 +137,8 @@ class EstimateCorrection:
         self.routing_quantile = routing_quantile
         self.max_factor = max_factor
         self.max_pairs = max_pairs
-        self._ratios: OrderedDict[tuple[str, str], _Ratios] = OrderedDict()
+        self._ratios = _Pairs(max_pairs, self._evicted)
+        self._evicted_groups: list[str] = []  # groups of pairs dropped by the current observe()
         self._factors: dict[tuple[str, str], Factors] = {}
         # group -> tenant -> factors, only pairs whose factors raise an estimate (for summary()).
         self._corrected: dict[str, dict[str, Factors]] = {}
@@ -136,16 +154,11 @@ class EstimateCorrection:
             return ()
         pair = (group, tenant)
         changed = [group]
-        ratios = self._ratios.get(pair)
+        ratios = self._ratios.get(pair)  # a hit marks the pair most recently used
         if ratios is None:
-            ratios = self._ratios[pair] = _Ratios(self.window)
-            while len(self._ratios) > self.max_pairs:
-                evicted, _ = self._ratios.popitem(last=False)
-                self._set(evicted, None)
-                if evicted[0] not in changed:
-                    changed.append(evicted[0])
-        else:
-            self._ratios.move_to_end(pair)
+            self._evicted_groups.clear()
+            ratios = self._ratios[pair] = _Ratios(self.window)  # may drop the least recently used pair
+            changed.extend(dict.fromkeys(g for g in self._evicted_groups if g != group))
         ratios.add(prompt_tokens / routing, prompt_tokens / safe)
         self._set(pair, self._compute(ratios))
         return tuple(changed)
@@ -181,6 +194,10 @@ class EstimateCorrection:
     def __len__(self) -> int:
         """(group, tenant) pairs held."""
         return len(self._ratios)
+
+    def _evicted(self, pair: tuple[str, str]) -> None:
+        self._set(pair, None)
+        self._evicted_groups.append(pair[0])
 
     def _set(self, pair: tuple[str, str], factors: Factors | None) -> None:
         group, tenant = pair

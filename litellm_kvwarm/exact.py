@@ -29,7 +29,7 @@ from collections.abc import Callable, Mapping
 import httpx
 
 from .deadline import RequestBudget
-from .windows import DEFAULT_TIMEOUT_S, BackendCallError, Deployment, UnauthorizedWarnings, bounded_request, redact_url, status_error
+from .backend_call import DEFAULT_TIMEOUT_S, BackendCallError, Deployment, UnauthorizedWarnings, bounded_request, redact_url, status_error
 
 logger = logging.getLogger("litellm_kvwarm.exact")
 
@@ -60,7 +60,7 @@ class ExactCounter:
         retry_s: seconds a deployment whose count failed or overran is not asked again.
         clock: monotonic seconds (injected for tests).
         on_error: ``(deployment, kind)`` per failed count; ``kind`` as in
-            :class:`~litellm_kvwarm.windows.HttpWindowFetcher`, plus ``"invalid_count"``.
+            :class:`~litellm_kvwarm.window_fetch.HttpWindowFetcher`, plus ``"invalid_count"``.
         on_budget_exhausted: called when :meth:`count` answers ``None`` for want of budget, or
             because the deployment failed or overran recently.
     """

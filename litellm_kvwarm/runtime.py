@@ -24,7 +24,9 @@ from .exact import ExactCounter
 from .metrics import Metrics, deployment_label
 from .scrape import BackendScraper, PrefixCacheStats
 from .warm import WarmOutcome, WarmRunner
-from .windows import Deployment, HttpWindowFetcher, WindowCache
+from .backend_call import Deployment
+from .window_fetch import HttpWindowFetcher
+from .windows import WindowCache
 
 
 def redis_url_from_env(settings_url: str, environ: Mapping[str, str]) -> str | None:

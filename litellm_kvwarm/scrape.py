@@ -18,7 +18,7 @@ from dataclasses import dataclass
 import httpx
 from prometheus_client.parser import text_string_to_metric_families
 
-from .windows import DEFAULT_TIMEOUT_S, BackendCallError, Deployment, UnauthorizedWarnings, bounded_request, redact_url, status_error
+from .backend_call import DEFAULT_TIMEOUT_S, BackendCallError, Deployment, UnauthorizedWarnings, bounded_request, redact_url, status_error
 
 logger = logging.getLogger("litellm_kvwarm.scrape")
 
@@ -79,7 +79,7 @@ class BackendScraper:
         interval_s: seconds between rounds.
         timeout_s: total wall-clock bound of one scrape, body included.
         on_error: ``(deployment, kind)`` per failed scrape (kinds as in
-            :class:`~litellm_kvwarm.windows.HttpWindowFetcher`).
+            :class:`~litellm_kvwarm.window_fetch.HttpWindowFetcher`).
         sleep: injected for tests.
     """
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any, NamedTuple
 
+from .correction import EstimateCorrection
 from .meta import ESCALATED_KEY, ESTIMATE_KEY, WARM_MARKER, find_metadata
 from .metrics import Metrics
 
@@ -90,3 +91,16 @@ def usage_observation(kwargs: Any, response_obj: Any) -> UsageObservation | None
     if not all(isinstance(v, int) and v > 0 for v in (prompt, raw_routing, raw_safe)):
         return None
     return UsageObservation(str(group), tenant, raw_routing, raw_safe, prompt)
+
+
+def learn(correction: EstimateCorrection, metrics: Metrics, kwargs: Any, response_obj: Any) -> None:
+    """Feed ``correction`` with a response its own group served (not escalated, not a warm),
+    under the tenant that sent it; export each touched group's summary (no tenants)."""
+    obs = usage_observation(kwargs, response_obj)
+    if obs is None:
+        return
+    for group in correction.observe(obs.group, obs.tenant, routing=obs.raw_routing, safe=obs.raw_safe, prompt_tokens=obs.prompt_tokens):
+        summary = correction.summary(group)
+        metrics.estimate_correction.labels(group, "routing").set(summary.routing)
+        metrics.estimate_correction.labels(group, "safe").set(summary.safe)
+        metrics.estimate_correction_tenants.labels(group).set(summary.tenants)

@@ -1,10 +1,8 @@
-"""Context-window discovery per deployment: ``GET {api_base}/models`` → ``max_model_len``.
+"""The per-deployment context-window cache (:class:`WindowCache`): windows (tokens) discovered
+with ``GET {api_base}/models`` → ``max_model_len``, or learned from a server's own error text.
 
-A deployment is keyed by ``(api_base, served model)``, never by the LiteLLM group name:
-one backend can be a swap slot that serves different models over time, and a group can
-hold deployments with different windows. Its ``api_key`` (the backend's own key, as LiteLLM
-resolves it) is sent as ``Authorization: Bearer`` but is no part of its identity and never
-appears in a log line.
+A deployment (:class:`~litellm_kvwarm.backend_call.Deployment`) is keyed by
+``(api_base, served model)``, never by the LiteLLM group name.
 
 Contract:
 
@@ -27,38 +25,41 @@ Contract:
 * :meth:`WindowCache.learn` records a window taken from the server's own error text
   (see the reactive backstop); it replaces the entry at once.
 
-``max_model_len`` is served by vLLM's ``/v1/models`` since about 0.5; SGLang and some
-others use other field names (``context_length``, ``max_context_length``), read too. vLLM
-lists LoRA adapters with ``max_model_len: null`` and ``parent`` = the base model's id: an
-adapter's window is its parent's.
-
-The helpers shared by every plugin call to a backend (:func:`bounded_request`,
-:func:`status_error`, :func:`redact_url`, :class:`UnauthorizedWarnings`) live here too.
+Where the rest lives (each name still importable from here): the deployment type and the
+bounded backend call in :mod:`~litellm_kvwarm.backend_call`; the ``/v1/models`` URL, parser and
+fetcher in :mod:`~litellm_kvwarm.window_fetch`.
 """
 
 from __future__ import annotations
 
 import asyncio
 import enum
-import json
 import logging
 import time
-from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
-from urllib.parse import urlsplit, urlunsplit
+from collections.abc import Callable
+from dataclasses import dataclass
 
-import httpx
-
+from .backend_call import (  # noqa: F401  (re-exported: the shared backend-call helpers)
+    DEFAULT_TIMEOUT_S,
+    MAX_BODY_BYTES,
+    BackendCallError,
+    BackendResponse,
+    Deployment,
+    UnauthorizedWarnings,
+    bounded_request,
+    redact_url,
+    status_error,
+)
 from .deadline import RequestBudget
+from .window_fetch import (  # noqa: F401  (re-exported: discovery over /v1/models)
+    WINDOW_FIELDS,
+    Fetcher,
+    HttpWindowFetcher,
+    models_url,
+    parse_models_response,
+)
 
 logger = logging.getLogger("litellm_kvwarm.windows")
-
-#: Fields of a ``/v1/models`` entry that carry the context window, in order of trust.
-WINDOW_FIELDS = ("max_model_len", "context_length", "max_context_length", "context_window")
-#: Total wall-clock bound of one plugin call to a backend, body included (seconds).
-DEFAULT_TIMEOUT_S = 5.0
-#: Largest response body the plugin reads from a backend (bytes); more is an error.
-MAX_BODY_BYTES = 8 * 1024 * 1024
 
 Clock = Callable[[], float]
 
@@ -72,39 +73,6 @@ class Miss(enum.Enum):
 MISS = Miss.MISS
 
 
-def redact_url(url: str) -> str:
-    """``url`` fit for a log line: userinfo replaced by ``***``, every query value by ``***``,
-    fragment dropped. ``http://u:p@h:8000/v1?key=s`` → ``http://***@h:8000/v1?key=***``."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "<unparseable url>"
-    netloc = parts.netloc
-    if "@" in netloc:
-        netloc = "***@" + netloc.rsplit("@", 1)[1]
-    query = "&".join(f"{item.split('=', 1)[0]}=***" if "=" in item else "***" for item in parts.query.split("&") if item)
-    return urlunsplit((parts.scheme, netloc, parts.path, query, ""))
-
-
-@dataclass(frozen=True, repr=False)
-class Deployment:
-    """One backend endpoint serving one model: ``api_base`` as configured in LiteLLM, the
-    served model name (the ``litellm_params.model`` without its provider prefix), and the
-    backend's key (``None``: no ``Authorization`` header). Equality and hashing use
-    ``(api_base, served_model)`` only; ``repr`` redacts the base and omits the key."""
-
-    api_base: str
-    served_model: str
-    api_key: str | None = field(default=None, compare=False, repr=False)
-
-    def auth_headers(self) -> dict[str, str]:
-        """``{"Authorization": "Bearer <key>"}`` when the deployment has a non-empty key, else ``{}``."""
-        return {"Authorization": f"Bearer {self.api_key}"} if self.api_key else {}
-
-    def __repr__(self) -> str:
-        return f"Deployment(api_base={redact_url(self.api_base)!r}, served_model={self.served_model!r})"
-
-
 @dataclass(frozen=True)
 class WindowEntry:
     """A cached answer. ``max_model_len`` is in tokens, ``None`` when unknown; ``at`` is the clock
@@ -114,211 +82,6 @@ class WindowEntry:
     at: float
     source: str
 
-
-def models_url(api_base: str) -> str:
-    """``/models`` URL of an OpenAI-compatible base: ``http://h:p/v1`` → ``http://h:p/v1/models``;
-    a base without a version segment gets ``/v1/models``."""
-    base = api_base.rstrip("/")
-    if base.endswith("/v1") or "/v1/" in base or base.endswith("/openai"):
-        return base + "/models"
-    return base + "/v1/models"
-
-
-def parse_models_response(body: object, served_model: str) -> int | None:
-    """Window (tokens) of ``served_model`` in a ``/v1/models`` body, or ``None``.
-
-    Accepts ``{"data": [{"id": ..., "max_model_len": N}, ...]}``; matches ``id`` first, then
-    ``root``. An entry without a window but with a ``parent`` (a vLLM LoRA adapter) gets the
-    window of the entry whose ``id`` is that parent. A single served model whose id differs
-    (an alias) is not trusted: ``None``. Never raises on a malformed body.
-    """
-    if not isinstance(body, dict):
-        return None
-    data = body.get("data")
-    if not isinstance(data, list):
-        return None
-    entries = [entry for entry in data if isinstance(entry, dict)]
-    for key in ("id", "root"):
-        for entry in entries:
-            if entry.get(key) == served_model:
-                window = _window_of(entry)
-                parent = entry.get("parent")
-                if window is None and isinstance(parent, str) and parent and parent != entry.get("id"):
-                    window = next((_window_of(e) for e in entries if e.get("id") == parent), None)
-                return window
-    return None
-
-
-def _window_of(entry: Mapping[str, object]) -> int | None:
-    for name in WINDOW_FIELDS:
-        value = entry.get(name)
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None
-
-
-# -- one bounded call to a backend (shared by discovery, /tokenize and the metrics scrape) -----
-
-
-class BackendCallError(Exception):
-    """A backend call that produced no response to read. ``kind`` is a bounded metric label:
-    ``"timeout"`` (the total bound), ``"connect_error"``, ``"transport_error"``, ``"too_large"``,
-    ``"invalid_request"`` (an unusable URL or header)."""
-
-    def __init__(self, kind: str):
-        super().__init__(kind)
-        self.kind = kind
-
-
-@dataclass(frozen=True)
-class BackendResponse:
-    """A backend's answer: HTTP status and the whole body (bytes)."""
-
-    status: int
-    content: bytes
-
-    def json(self) -> object:
-        """The body as JSON. Raises ``ValueError`` on anything else (bad UTF-8 included)."""
-        return json.loads(self.content)
-
-    @property
-    def text(self) -> str:
-        return self.content.decode("utf-8", errors="replace")
-
-
-async def bounded_request(
-    client: httpx.AsyncClient,
-    method: str,
-    url: str,
-    *,
-    timeout_s: float,
-    headers: Mapping[str, str] | None = None,
-    json_body: object = None,
-    max_bytes: int = MAX_BODY_BYTES,
-) -> BackendResponse:
-    """One request whose WHOLE exchange (connect, headers, body) ends within ``timeout_s``
-    seconds of wall-clock time: httpx's own timeouts bound each read, so a server sending one
-    byte every half second would otherwise never time out. Reads at most ``max_bytes``.
-
-    Raises :class:`BackendCallError` (never an httpx error); any HTTP status is returned.
-    """
-
-    async def exchange() -> BackendResponse:
-        async with client.stream(method, url, headers=headers, json=json_body) as response:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > max_bytes:
-                    raise BackendCallError("too_large")
-                chunks.append(chunk)
-            return BackendResponse(response.status_code, b"".join(chunks))
-
-    task = asyncio.ensure_future(exchange())
-    try:
-        # asyncio.wait, not wait_for: wait_for (Python 3.10/3.11) can swallow a cancellation of
-        # the caller that coincides with the exchange finishing, and the caller then never stops
-        done, _ = await asyncio.wait({task}, timeout=timeout_s)
-    except BaseException:  # the caller was cancelled: the exchange goes with it
-        task.cancel()
-        raise
-    if not done:
-        task.cancel()
-        await asyncio.gather(task, return_exceptions=True)  # closes the connection
-        raise BackendCallError("timeout")
-    try:
-        return task.result()
-    except httpx.TimeoutException:
-        raise BackendCallError("timeout") from None
-    except httpx.ConnectError:
-        raise BackendCallError("connect_error") from None
-    except httpx.HTTPError:
-        raise BackendCallError("transport_error") from None
-    except (httpx.InvalidURL, UnicodeError):  # a bad api_base, a key that is not ASCII
-        raise BackendCallError("invalid_request") from None
-
-
-def status_error(status: int) -> str | None:
-    """Metric label of a failed HTTP status: ``None`` for 2xx, ``"unauthorized"`` for 401/403,
-    else ``"http_<status>"``."""
-    if 200 <= status < 300:
-        return None
-    if status in (401, 403):
-        return "unauthorized"
-    return f"http_{status}"
-
-
-class UnauthorizedWarnings:
-    """One WARNING per deployment whose backend refused the plugin's call with 401/403 on one
-    endpoint; logged again only after a success in between (a key rotated twice)."""
-
-    def __init__(self, log: logging.Logger, endpoint: str, consequence: str):
-        self._log = log
-        self._endpoint = endpoint
-        self._consequence = consequence
-        self._warned: set[Deployment] = set()
-
-    def refused(self, deployment: Deployment, url: str, status: int) -> None:
-        if deployment in self._warned:
-            return
-        self._warned.add(deployment)
-        advice = (
-            "the deployment's api_key was refused: check litellm_params.api_key against the backend's key"
-            if deployment.api_key
-            else "set the deployment's api_key (litellm_params.api_key, e.g. os.environ/NAME) to the backend's key"
-        )
-        self._log.warning("[CONTEXT-ROUTE] %s %s answered %d: %s; %s", self._endpoint, redact_url(url), status, advice, self._consequence)
-
-    def accepted(self, deployment: Deployment) -> None:
-        self._warned.discard(deployment)
-
-
-# -- discovery ---------------------------------------------------------------------------------
-
-Fetcher = Callable[[Deployment], Awaitable[int | None]]
-
-
-class HttpWindowFetcher:
-    """Reads one deployment's window with ``GET /v1/models`` (its key as a bearer token), within
-    ``timeout_s`` seconds in total. Returns ``None`` on any failure, after calling
-    ``on_error(deployment, kind)`` with ``kind`` one of :class:`BackendCallError`'s kinds,
-    :func:`status_error`'s labels, ``"invalid_json"`` or ``"no_window"``. Never raises."""
-
-    def __init__(
-        self,
-        client: httpx.AsyncClient,
-        *,
-        timeout_s: float = DEFAULT_TIMEOUT_S,
-        on_error: Callable[[Deployment, str], None] | None = None,
-    ):
-        self._client = client
-        self._timeout_s = timeout_s
-        self._on_error = on_error
-        self._refusals = UnauthorizedWarnings(
-            logger, "GET", "its window stays unknown and the plugin makes no proactive decision for it"
-        )
-
-    async def __call__(self, deployment: Deployment) -> int | None:
-        url = models_url(deployment.api_base)
-        window, error = None, None
-        try:
-            response = await bounded_request(self._client, "GET", url, timeout_s=self._timeout_s, headers=deployment.auth_headers())
-            error = status_error(response.status)
-            if error == "unauthorized":
-                self._refusals.refused(deployment, url, response.status)
-            elif error is None:
-                self._refusals.accepted(deployment)
-                window = parse_models_response(response.json(), deployment.served_model)
-                error = "no_window" if window is None else None
-        except BackendCallError as exc:
-            error = exc.kind
-        except ValueError:
-            error = "invalid_json"
-        if error is not None:
-            logger.debug("window discovery via %s failed: %s", redact_url(url), error)
-            if self._on_error:
-                self._on_error(deployment, error)
-        return window
 
 
 class WindowCache:

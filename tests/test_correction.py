@@ -149,3 +149,16 @@ def test_bad_bounds_are_refused():
         EstimateCorrection(routing_quantile=1.5)
     with pytest.raises(ValueError):
         EstimateCorrection(max_pairs=0)
+
+
+def test_reading_factors_does_not_refresh_a_pair_only_observing_does():
+    c = EstimateCorrection(min_samples=1, max_pairs=2)
+    c.observe("fast", "t1", routing=100, safe=100, prompt_tokens=300)
+    c.observe("fast", "t2", routing=100, safe=100, prompt_tokens=200)
+    for _ in range(3):  # reads (factors, apply, summary) leave t1 the least recently observed pair
+        assert c.factors("fast", "t1").routing == 3.0
+        c.apply("fast", "t1", _estimate(100, 100))
+        c.summary("fast")
+    assert c.observe("fast", "t3", routing=100, safe=100, prompt_tokens=100) == ("fast",)  # same group: once
+    assert c.factors("fast", "t1") == Factors() and c.factors("fast", "t2").routing == 2.0
+    assert c.summary("fast") == GroupSummary(routing=2.0, safe=2.0, tenants=1)

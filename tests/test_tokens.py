@@ -375,7 +375,8 @@ def test_json_text_is_json_dumps_at_every_depth():
     import json
     import random
 
-    from litellm_kvwarm.tokens import _json_text_iterative, json_text
+    from litellm_kvwarm.deep_json import _json_text_iterative
+    from litellm_kvwarm.tokens import json_text
 
     rng = random.Random(12)
     leaves = [None, True, False, 0, -3, 10**30, 1.5, 2.5e-300, float("nan"), float("-inf"), "", "é\"\\\n\u2028", "😀", object()]

@@ -433,6 +433,27 @@ def test_fair_queue_bookkeeping_matches_a_recount_under_random_operations():
     assert len(q) == 0 and q.count("r:T0") == 0
 
 
+def test_memo_is_bounded_and_drops_the_least_recently_remembered():
+    from litellm_kvwarm.warm import _Memo
+    from litellm_kvwarm.warm_queue import Memo
+
+    assert _Memo is Memo  # the old private name stays importable
+    memo = Memo(3)
+    for key in ("a", "b", "c"):
+        memo.remember(key, 100.0)
+    assert memo.active("a", 50.0)  # a lookup does not refresh: a stays the oldest
+    memo.remember("b", 200.0)  # remembering again does: order is now a, c, b
+    memo.remember("d", 100.0)
+    assert len(memo) == 3
+    assert not memo.active("a", 50.0)  # a was dropped
+    assert memo.active("c", 50.0) and memo.active("b", 150.0) and memo.active("d", 50.0)
+    assert not memo.active("d", 100.0)  # until has come: inactive and forgotten
+    assert len(memo) == 2
+    assert not memo.active(None, 0.0)
+    with pytest.raises(ValueError):
+        Memo(0)
+
+
 def test_drop_reasons_are_the_metric_labels():
     assert [r.value for r in DropReason] == ["stale", "full", "tenant_cap", "shutdown"]
 
@@ -604,3 +625,15 @@ def test_warm_metadata_carries_the_callers_identity_and_no_raw_session_id():
 def test_warm_metadata_reads_litellm_metadata_too():
     meta = warm_metadata({"litellm_metadata": {"user_api_key_team_id": "team-b"}}, session_hash="h")
     assert meta["user_api_key_team_id"] == "team-b"
+
+
+def test_every_name_of_the_old_warm_module_is_still_importable_from_it():
+    """warm.py was split into warm_body / warm_job / warm_queue (issue 13); its names stay."""
+    import litellm_kvwarm.warm as warm
+
+    names = """DEFAULT_COOLDOWN_S DEFAULT_MAX_CONCURRENCY DEFAULT_MEMO_CAPACITY DEFAULT_MEMO_RECHECK_S
+    DEFAULT_QUEUE_SIZE DEFAULT_TIMEOUT_S DoneCallback DropReason METADATA_FIELDS OUTPUT_FIELDS
+    OUTPUT_FLOOR_FIELDS OutcomeCallback PLUGIN_KEYS PROMPT_KEYS PROMPT_SHAPING_KEYS SESSION_KEY
+    SPEND_IDENTITY_KEYS Sender TEXT_PROMPT_KEYS WarmJob WarmOutcome WarmRunner _FairQueue _Memo
+    warm_metadata warm_request""".split()
+    assert [name for name in names if not hasattr(warm, name)] == []

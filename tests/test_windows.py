@@ -533,3 +533,15 @@ async def test_a_caller_cancelled_as_the_exchange_finishes_is_still_cancelled():
             task.cancel()
             done, _ = await asyncio.wait({task}, timeout=1.0)
             assert done, f"cancel {i} was swallowed"
+
+
+def test_every_name_of_the_old_windows_module_is_still_importable_from_it():
+    """windows.py was split into backend_call / window_fetch / windows (issue 13); its names stay."""
+    import litellm_kvwarm.windows as windows
+    from litellm_kvwarm import backend_call, window_fetch
+
+    names = """BackendCallError BackendResponse Clock DEFAULT_TIMEOUT_S Deployment Fetcher HttpWindowFetcher
+    MAX_BODY_BYTES MISS Miss UnauthorizedWarnings WINDOW_FIELDS WindowCache WindowEntry bounded_request
+    models_url parse_models_response redact_url status_error""".split()
+    assert [name for name in names if not hasattr(windows, name)] == []
+    assert windows.Deployment is backend_call.Deployment and windows.HttpWindowFetcher is window_fetch.HttpWindowFetcher

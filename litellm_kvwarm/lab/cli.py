@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import shlex
 import signal
 import sys
 from collections.abc import Sequence
@@ -54,7 +55,8 @@ def build_parser() -> argparse.ArgumentParser:
             "turn until they outgrow the fast window and escalate to slow, once with warm-ahead on and once\n"
             "with it off (KVWARM_WARM_AHEAD=0), each arm on fresh processes. Prints the interesting rows of\n"
             "each replay, a summary per arm and, per conversation, the escalated turn's TTFT and cached\n"
-            "tokens in both arms and their ratio. Needs no GPU, Redis or network.\n\n"
+            "tokens in both arms and their ratio, and draws them as a chart (--chart). Needs no GPU, Redis or\n"
+            "network.\n\n"
             "Time: emulated prefill/decode times are multiplied by --time-scale; the plugin's warm cooldown\n"
             "(real seconds) is set to 300 s x time scale so it keeps its proportion to them."
         ),
@@ -84,6 +86,10 @@ def build_parser() -> argparse.ArgumentParser:
                         "requests served by slow and failures)")
     p.add_argument("--json", metavar="PATH",
                    help="write both arms' rows, summaries, backend totals and the comparison as JSON")
+    p.add_argument("--chart", metavar="PATH", default=str(demo.DEFAULT_CHART_PATH),
+                   help="where every run draws its chart (PNG: tokens cached per request and the escalated turn's "
+                        "TTFT, warm-ahead on vs off), relative to the current directory (default %(default)s)")
+    p.add_argument("--no-chart", action="store_true", help="do not draw the chart")
     p.add_argument("--workdir", metavar="DIR", help="keep configs and process logs here (default: a temp dir, removed)")
     return parser
 
@@ -107,7 +113,7 @@ def main(argv: Sequence[str] | None = None) -> int:
             args.arm = list(DEFAULT_ARMS)
         # SIGTERM (e.g. from a CI runner) unwinds like Ctrl-C, so every started process is stopped.
         signal.signal(signal.SIGTERM, _raise_interrupt)
-        return main_demo(args)
+        return main_demo(args, command=shlex.join(["kvwarm", *argv]))
     raise AssertionError(args.command)  # argparse rejects unknown subcommands
 
 

@@ -36,14 +36,15 @@ from typing import Any
 import httpx
 
 from litellm_kvwarm.lab.processes import (
-    Deployment,
+    BackendSpec,
     ManagedProcess,
-    _child_env,
+    child_env,
     free_port,
     proxy_config,
     start_emulator,
     start_proxy,
 )
+from litellm_kvwarm.lab.sse import read_stream
 
 from differential_gen import CHAT, FAST_WINDOW, SLOW_WINDOW, Case
 
@@ -129,7 +130,7 @@ def start_recorder(upstream: ManagedProcess, name: str, workdir: Path) -> Manage
     base_url = f"http://127.0.0.1:{port}"
     return ManagedProcess(
         f"recorder[{name}]", [sys.executable, "-c", RECORDER_SCRIPT, upstream.base_url, str(port), MARKER_FIELD],
-        health_url=base_url + "/health", log_path=workdir / f"recorder-{name}-{port}.log", env=_child_env(),
+        health_url=base_url + "/health", log_path=workdir / f"recorder-{name}-{port}.log", env=child_env(),
         cwd=workdir, health_timeout_s=30, base_url=base_url, port=port,
     ).start()
 
@@ -162,7 +163,7 @@ class DifferentialStack:
         plugin_env: Mapping[str, Any] | None = None,
         router_settings: Mapping[str, Any] | None = None,
         litellm_settings: Mapping[str, Any] | None = None,
-        extra_groups: Mapping[str, Sequence[Deployment]] | None = None,
+        extra_groups: Mapping[str, Sequence[BackendSpec]] | None = None,
         extra_fallbacks: Sequence[Mapping[str, Sequence[str]]] = (),
         emulator_flags: Mapping[str, Any] | None = None,
         proxy_env: Mapping[str, str] | None = None,
@@ -198,8 +199,8 @@ class DifferentialStack:
                 self.fast_api, self.slow_api = self.fast, self.slow
             self.windows = {self.fast_api.base_url: self.fast_window, self.slow_api.base_url: self.slow_window}
             groups = {
-                "fast": [Deployment(served_model_name="fast-8b", api_base=self.fast_api.base_url + "/v1")],
-                "slow": [Deployment(served_model_name="slow-27b", api_base=self.slow_api.base_url + "/v1")],
+                "fast": [BackendSpec(served_model_name="fast-8b", api_base=self.fast_api.base_url + "/v1")],
+                "slow": [BackendSpec(served_model_name="slow-27b", api_base=self.slow_api.base_url + "/v1")],
                 **self.extra_groups,
             }
             fallbacks = [{"fast": ["slow"]}, *self.extra_fallbacks]
@@ -370,19 +371,10 @@ def send(
                     outcome.error_type, outcome.error = _error_fields(payload)
             else:
                 outcome = Outcome(response.status_code, api_base=api_base)
-                for line in response.iter_lines():
-                    if not line.startswith("data:"):
-                        continue
-                    data = line[5:].strip()
-                    if data == "[DONE]" or outcome.stream_error:
-                        continue
-                    try:
-                        chunk = json.loads(data)
-                    except ValueError:
-                        continue
-                    if isinstance(chunk, dict) and "error" in chunk:
-                        outcome.stream_error = True
-                        outcome.error_type, outcome.error = _error_fields(chunk)
+                errors = read_stream(response.iter_lines(), skip_invalid=True).errors
+                if errors:  # the first error event the stream carried
+                    outcome.stream_error = True
+                    outcome.error_type, outcome.error = _error_fields(errors[0])
     except httpx.TimeoutException:
         return Outcome(None, error_type="client_timeout", latency_s=time.monotonic() - began, timed_out=True,
                        began=began)

@@ -10,7 +10,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
 
 from e2e_support import clear_backends
 
@@ -62,7 +62,7 @@ def stack(tmp_path_factory):
     work = tmp_path_factory.mktemp("bad-input")
     fast = start_emulator("fast-8b", 16_384, workdir=work, time_scale=0)
     slow = start_emulator("slow-27b", 131_072, workdir=work, time_scale=0)
-    groups = {"fast": [Deployment.of(fast, "fast-8b")], "slow": [Deployment.of(slow, "slow-27b")]}
+    groups = {"fast": [BackendSpec.of(fast, "fast-8b")], "slow": [BackendSpec.of(slow, "slow-27b")]}
     with_plugin = start_proxy(proxy_config(groups), workdir=work / "with")
     try:
         without = start_proxy(proxy_config(groups, callbacks=False), workdir=work / "without")

@@ -38,7 +38,7 @@ from concurrent.futures import ThreadPoolExecutor
 import httpx
 import pytest
 
-from litellm_kvwarm.lab.processes import Deployment, clear_faults, set_faults, start_emulator
+from litellm_kvwarm.lab.processes import BackendSpec, clear_faults, set_faults, start_emulator
 from redis_support import RedisServer
 
 from differential_gen import CHAT, Case
@@ -72,10 +72,10 @@ def _models_groups(emulators: dict[str, object]) -> tuple[dict, list]:
     groups, fallbacks = {}, []
     for mode in MODES:
         m = _mode_id(mode)
-        groups[f"mf_{m}"] = [Deployment.of(emulators[f"models-fast-{m}"], "fast-8b")]
+        groups[f"mf_{m}"] = [BackendSpec.of(emulators[f"models-fast-{m}"], "fast-8b")]
         fallbacks.append({f"mf_{m}": ["slow"]})
-        groups[f"ms_{m}"] = [Deployment.of(emulators["fast"], "fast-8b")]
-        groups[f"mt_{m}"] = [Deployment.of(emulators[f"models-slow-{m}"], "slow-27b")]
+        groups[f"ms_{m}"] = [BackendSpec.of(emulators["fast"], "fast-8b")]
+        groups[f"mt_{m}"] = [BackendSpec.of(emulators[f"models-slow-{m}"], "slow-27b")]
         fallbacks.append({f"ms_{m}": [f"mt_{m}"]})
     return groups, fallbacks
 
@@ -109,11 +109,11 @@ def chaos(tmp_path_factory):
             if errors:
                 raise errors[0]
         groups, fallbacks = _models_groups(extra)
-        groups["fd"] = [Deployment.of(extra["fast"], "fast-8b")]
-        groups["sd"] = [Deployment.of(extra["down-slow"], "slow-27b")]
+        groups["fd"] = [BackendSpec.of(extra["fast"], "fast-8b")]
+        groups["sd"] = [BackendSpec.of(extra["down-slow"], "slow-27b")]
         fallbacks.append({"fd": ["sd"]})
         # the same backend as fd/ms_*, with the operator's own fallbacks (429s, 500s, timeouts) to slow
-        groups["fastfb"] = [Deployment.of(extra["fast"], "fast-8b")]
+        groups["fastfb"] = [BackendSpec.of(extra["fast"], "fast-8b")]
         stack = DifferentialStack(
             work, record=False,
             plugin_env={"KVWARM_REDIS_URL": redis.url, "KVWARM_REQUEST_BUDGET_MS": int(BUDGET_MS)},

@@ -1,5 +1,6 @@
 """``kvwarm demo`` end to end: a shortened run as a real subprocess (emulators + litellm proxy +
-plugin), one ShareGPT conversation replayed in both arms, warm-ahead on and off."""
+plugin), one ShareGPT conversation replayed in both arms, warm-ahead on and off; the run draws its
+chart where a default run does (``.kvwarm-run/demo/`` under the current directory)."""
 
 from __future__ import annotations
 
@@ -26,6 +27,8 @@ NEAR_ZERO_CACHED_TOKENS = 64
 def demo_run(tmp_path_factory):
     work = tmp_path_factory.mktemp("demo")
     rows_path = work / "rows.json"
+    cwd = work / "operator"  # the chart's default place is relative to the current directory
+    cwd.mkdir()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
     # default time scale, arms (warm-on, warm-off), start fraction and max_tokens
@@ -34,9 +37,9 @@ def demo_run(tmp_path_factory):
         "--conversations", "1", "--no-bfcl",
         "--json", str(rows_path), "--workdir", str(work / "run"),
     ]
-    completed = subprocess.run(cmd, env=env, capture_output=True, text=True, timeout=DEMO_TIMEOUT_S)
+    completed = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=DEMO_TIMEOUT_S)
     report = json.loads(rows_path.read_text()) if rows_path.exists() else None
-    return completed, report
+    return completed, report, cwd
 
 
 def _arm(report, name):
@@ -49,7 +52,7 @@ def _escalated(rows):
 
 
 def test_demo_exits_zero_and_prints_both_arms_and_the_comparison(demo_run):
-    completed, report = demo_run
+    completed, report, _ = demo_run
     assert completed.returncode == 0, completed.stdout[-4000:] + completed.stderr[-4000:]
     for text in ("est.route", "summary [warm-on]", "summary [warm-off]", "comparison: the escalated turn"):
         assert text in completed.stdout
@@ -59,8 +62,16 @@ def test_demo_exits_zero_and_prints_both_arms_and_the_comparison(demo_run):
     assert "KVWARM_WARM_AHEAD" not in _arm(report, "warm-on")["env"]
 
 
+def test_the_default_run_draws_its_chart_and_says_where(demo_run):
+    completed, _, cwd = demo_run
+    chart = cwd / ".kvwarm-run" / "demo" / "demo-warm-ahead.png"
+    assert "chart written to .kvwarm-run/demo/demo-warm-ahead.png" in completed.stdout, completed.stdout[-2000:]
+    data = chart.read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
 def test_both_arms_replay_the_same_requests_until_after_escalation(demo_run):
-    _, report = demo_run
+    _, report, _ = demo_run
     on, off = (_arm(report, name)["rows"] for name in ("warm-on", "warm-off"))
     assert [r["request"] for r in on] == [r["request"] for r in off]
     assert [r["prompt_tokens"] for r in on] == [r["prompt_tokens"] for r in off]
@@ -73,7 +84,7 @@ def test_both_arms_replay_the_same_requests_until_after_escalation(demo_run):
 
 
 def test_warm_on_fired_a_warm_and_the_escalated_turn_hits_it(demo_run):
-    _, report = demo_run
+    _, report, _ = demo_run
     on = _arm(report, "warm-on")
     assert on["backend"]["warms"] >= 1
     escalated = _escalated(on["rows"])
@@ -81,7 +92,7 @@ def test_warm_on_fired_a_warm_and_the_escalated_turn_hits_it(demo_run):
 
 
 def test_warm_off_fired_no_warm_and_the_escalated_turn_is_cold_on_slow(demo_run):
-    _, report = demo_run
+    _, report, _ = demo_run
     off = _arm(report, "warm-off")
     assert off["backend"]["warms"] == 0
     escalated = _escalated(off["rows"])
@@ -89,7 +100,7 @@ def test_warm_off_fired_no_warm_and_the_escalated_turn_is_cold_on_slow(demo_run)
 
 
 def test_comparison_pairs_the_escalated_turns(demo_run):
-    _, report = demo_run
+    _, report, _ = demo_run
     (item,) = report["comparison"]["rows"]
     assert item["warm_on"]["request"] == item["warm_off"]["request"]
     assert item["warm_on"]["cached_fraction"] >= 0.5 > item["warm_off"]["cached_fraction"]
@@ -102,7 +113,7 @@ def test_comparison_pairs_the_escalated_turns(demo_run):
 
 
 def test_demo_no_backend_attempt_failed(demo_run):
-    _, report = demo_run
+    _, report, _ = demo_run
     for arm in report["arms"]:
         failed = [(r["request"], a) for r in arm["rows"] for a in r["attempts"] + r["warms"] if a["status"] >= 400]
         assert failed == [], f"{arm['arm']['name']}: backend attempts failed: {failed}"

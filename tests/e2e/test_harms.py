@@ -23,7 +23,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from litellm_kvwarm.lab.processes import Deployment, clear_faults, proxy_config, set_faults, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, clear_faults, proxy_config, set_faults, start_emulator, start_proxy
+from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
 
 from e2e_support import backend_requests, clear_backends, long_text, tokenize_count
 
@@ -52,18 +53,18 @@ def stack(tmp_path_factory):
             futures = {k: pool.submit(start_emulator, name, window, workdir=work, time_scale=0, **flags)
                        for k, (name, window, flags) in specs.items()}
             em = {k: f.result() for k, f in futures.items()}
-        strict = Deployment.of(em["strict"], "strict-8b")
+        strict = BackendSpec.of(em["strict"], "strict-8b")
         groups = {
-            "fast": [Deployment.of(em["fast"], "fast-8b")],
-            "slow": [Deployment.of(em["slow"], "slow-27b")],
-            "c-fast": [Deployment.of(em["c_fast"], "c-fast-1b")],
-            "c-mid": [Deployment.of(em["c_mid"], "c-mid-8b")],
-            "c-large": [Deployment.of(em["slow"], "slow-27b")],
-            "cap-fast": [Deployment.of(em["fast"], "fast-8b")],
+            "fast": [BackendSpec.of(em["fast"], "fast-8b")],
+            "slow": [BackendSpec.of(em["slow"], "slow-27b")],
+            "c-fast": [BackendSpec.of(em["c_fast"], "c-fast-1b")],
+            "c-mid": [BackendSpec.of(em["c_mid"], "c-mid-8b")],
+            "c-large": [BackendSpec.of(em["slow"], "slow-27b")],
+            "cap-fast": [BackendSpec.of(em["fast"], "fast-8b")],
             "strict": [strict],
-            "keyed": [Deployment(served_model_name="keyed-8b", api_base=em["keyed"].base_url + "/v1",
+            "keyed": [BackendSpec(served_model_name="keyed-8b", api_base=em["keyed"].base_url + "/v1",
                                  api_key="os.environ/KEYED_BACKEND_KEY")],
-            "lora": [Deployment.of(em["lora"], "sql-adapter")],
+            "lora": [BackendSpec.of(em["lora"], "sql-adapter")],
         }
         fallbacks = [{"fast": ["slow"]}, {"c-fast": ["c-mid", "c-large"]}, {"keyed": ["slow"]}, {"lora": ["slow"]},
                      {"cap-fast": [{"model": "slow", "max_tokens": 512}]}]
@@ -320,6 +321,10 @@ def test_text_completion_warm_carries_its_prompt(stack):
     """Fault: a warm for a /v1/completions request was built without its prompt and always failed
     (TypeError), using up the session's cooldown."""
     prompt = "[text-warm] " + long_text(56_000)  # ~12k tokens: over 60% of fast's 16,384, under its window
+    # precondition on the plugin's own estimator: in the warm zone and still fitting fast (floor 256)
+    estimate = estimate_request({"model": "fast", "prompt": prompt, "max_tokens": 8}, call_kind="completion",
+                                estimator=calibrated_estimator("fast-8b")).routing
+    assert 0.6 * 16_384 <= estimate <= 16_384 - 256, estimate
     response = send(stack["with"], {"model": "fast", "prompt": prompt, "max_tokens": 8}, path="/v1/completions",
                     headers={"x-litellm-session-id": "text-warm-session"})
     assert response.status_code == 200, response.text

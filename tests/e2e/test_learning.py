@@ -10,7 +10,7 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
 
 from e2e_support import backend_requests, clear_backends, long_text
 
@@ -34,7 +34,7 @@ def backends(tmp_path_factory):
 
 
 def _proxy(backends, name, learn):
-    groups = {"fast": [Deployment.of(backends["fast"], "fast-8b")], "slow": [Deployment.of(backends["slow"], "slow-27b")]}
+    groups = {"fast": [BackendSpec.of(backends["fast"], "fast-8b")], "slow": [BackendSpec.of(backends["slow"], "slow-27b")]}
     env = dict(UNDER_COUNTING, KVWARM_LEARN_FROM_USAGE=int(learn))
     config = proxy_config(groups, callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"], env_vars=env)
     return start_proxy(config, workdir=backends["work"] / name)
@@ -98,7 +98,7 @@ def test_one_tenants_skewed_traffic_leaves_another_tenants_routing_unchanged(bac
     pdir = backends["work"] / "proxy-tenants"
     pdir.mkdir()
     shutil.copy(Path(__file__).resolve().parent / "auth_fixture.py", pdir / "auth_fixture.py")
-    groups = {"fast": [Deployment.of(backends["fast"], "fast-8b")], "slow": [Deployment.of(backends["slow"], "slow-27b")]}
+    groups = {"fast": [BackendSpec.of(backends["fast"], "fast-8b")], "slow": [BackendSpec.of(backends["slow"], "slow-27b")]}
     config = proxy_config(groups, callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
                           env_vars=dict(UNDER_COUNTING, KVWARM_LEARN_FROM_USAGE=1),
                           general_settings={"custom_auth": "auth_fixture.user_api_key_auth"},

@@ -10,7 +10,8 @@ import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
 
 from e2e_support import backend_requests, long_text
 
@@ -41,6 +42,17 @@ def total(samples, name, **labels) -> float:
     return sum(v for (n, lab), v in samples.items() if n == name and all(dict(lab).get(k) == x for k, x in labels.items()))
 
 
+def wait_until(proxy, ready, timeout_s: float = 15.0) -> dict[tuple[str, tuple], float]:
+    """Scrape until ``ready(samples)`` or the deadline; returns the last scrape (the test's
+    asserts then say what is missing)."""
+    deadline = time.monotonic() + timeout_s
+    samples = scrape(proxy)
+    while not ready(samples) and time.monotonic() < deadline:
+        time.sleep(0.1)
+        samples = scrape(proxy)
+    return samples
+
+
 @pytest.fixture(scope="module")
 def backends(tmp_path_factory):
     work = tmp_path_factory.mktemp("metrics")
@@ -52,7 +64,7 @@ def backends(tmp_path_factory):
 
 
 def groups(backends):
-    return {"fast": [Deployment.of(backends["fast"], "fast-8b")], "slow": [Deployment.of(backends["slow"], "slow-27b")]}
+    return {"fast": [BackendSpec.of(backends["fast"], "fast-8b")], "slow": [BackendSpec.of(backends["slow"], "slow-27b")]}
 
 
 def chat(proxy, messages, session="s-1", max_tokens=16):
@@ -75,15 +87,23 @@ def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
         below = [system, {"role": "user", "content": long_text(2_000)}]
         crossing = below + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": long_text(12_000)}]  # ≈2,980 tokens: past 60% of 4,096
         escalating = crossing + [{"role": "assistant", "content": "ok"}, {"role": "user", "content": long_text(20_000)}]
+        # preconditions, on the plugin's own estimator: below stays under the warm threshold,
+        # crossing passes it and still fits fast, escalating cannot fit fast
+        estimate = lambda m: estimate_request({"model": "fast", "messages": m, "max_tokens": 16},  # noqa: E731
+                                              estimator=calibrated_estimator("fast-8b")).routing
+        assert estimate(below) < 0.6 * FAST_WINDOW <= estimate(crossing) <= FAST_WINDOW - 256 < estimate(escalating)
         for messages in (below, crossing):
             assert chat(proxy, messages).status_code == 200
-        deadline = time.monotonic() + 10
-        while time.monotonic() < deadline and not [r for r in backend_requests(backends["slow"]) if r["max_tokens"] == 1]:
-            time.sleep(0.05)
-        time.sleep(0.3)
+        # the warm has finished (counted) before the escalated request, so it finds the cache
+        wait_until(proxy, lambda s: value(s, "kvwarm_warms_total", outcome="succeeded", target="slow") >= 1)
         assert chat(proxy, escalating).status_code == 200
-        time.sleep(1.5)  # success callbacks and one scrape round run after the response
-        samples = scrape(proxy)
+        # success callbacks and one scrape round of the backends run after the response
+        slow_label = f"127.0.0.1:{backends['slow'].port}/slow-27b"
+        samples = wait_until(proxy, lambda s: (
+            value(s, "kvwarm_prompt_tokens_total", model_group="slow", request_kind="escalated") > 0
+            and value(s, "kvwarm_estimate_ratio_count", model_group="fast", estimate="routing") >= 2
+            and value(s, "kvwarm_backend_prefix_cache_hit_ratio", deployment=slow_label) > 0
+        ))
     finally:
         proxy.stop()
 
@@ -110,7 +130,6 @@ def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
     assert value(samples, "kvwarm_estimate_ratio_count", model_group="fast", estimate="routing") == 2
     assert value(samples, "kvwarm_plugin_seconds_count", hook="pre_call") == 3
     # the backend's own counters, scraped (warms included)
-    slow_label = f"127.0.0.1:{backends['slow'].port}/slow-27b"
     assert 0 < value(samples, "kvwarm_backend_prefix_cache_hit_ratio", deployment=slow_label) < 1
 
 
@@ -129,8 +148,8 @@ def test_two_workers_totals_equal_requests_sent(backends, tmp_path):
         with ThreadPoolExecutor(6) as pool:
             codes = list(pool.map(lambda i: chat(proxy, [{"role": "user", "content": f"hello {i}"}], session=f"w{i}").status_code, range(sent)))
         assert codes == [200] * sent
-        time.sleep(1.0)
-        samples = scrape(proxy)
+        # the pre-call hook counts before each response; the other worker's file may lag a scrape
+        samples = wait_until(proxy, lambda s: total(s, "kvwarm_route_decisions_total") >= sent)
     finally:
         proxy.stop()
     assert total(samples, "kvwarm_route_decisions_total") == sent

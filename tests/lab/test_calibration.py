@@ -32,6 +32,12 @@ CHAT = [{"role": "user", "content": "Hi"}, {"role": "assistant", "content": "Hel
         # <bos><start_of_turn>user\nHi<end_of_turn>\n<start_of_turn>model\n… (checked token for token
         # against the jinja template of Gemma 3's tokenizer_config.json on 3,782 ShareGPT requests)
         ("gemma3", 8, "user\nHi\nmodel\nHello!\nuser\nBye\nmodel\n"),
+        # the official templates (tests/lab/test_chat_templates.py) give the same tokens for plain chat
+        ("hf-qwen2.5", 9, "system\nYou are Qwen, created by Alibaba Cloud. You are a helpful assistant.\n"
+         "user\nHi\nassistant\nHello!\nuser\nBye\nassistant\n"),
+        ("hf-llama3.2", 15, "system\n\nCutting Knowledge Date: December 2023\nToday Date: 26 Jul 2024\n\n"
+         "user\n\nHiassistant\n\nHello!user\n\nByeassistant\n\n"),
+        ("hf-deepseek-v3", 6, "HiHello!Bye"),
     ],
 )
 def test_templates_render_role_markers_as_special_tokens(template, specials, text):

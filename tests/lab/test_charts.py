@@ -12,6 +12,18 @@ def test_chart_of_committed_demo_run_is_a_png(tmp_path):
     assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
 
 
+def test_chart_of_a_run_where_one_conversation_never_escalated_in_one_arm(tmp_path):
+    """Every ``kvwarm demo`` run draws its chart, so a conversation without an escalated turn in an arm
+    (no marker, no bar there) or a failed request (no usage) must not stop it."""
+    demo = json.loads(DEMO.read_text())
+    item = demo["comparison"]["rows"][0]
+    item.update(warm_off=None, ratio=None, server_ratio=None, below_target_because="no request was served by slow")
+    demo["arms"][0]["rows"][0]["prompt_tokens"] = demo["arms"][0]["rows"][0]["cached_tokens"] = None
+    demo["comparison"]["rows"][1]["warm_on"] = None
+    data = draw(demo, tmp_path / "deep" / "chart.png").read_bytes()
+    assert data[:8] == b"\x89PNG\r\n\x1a\n" and len(data) > 20_000
+
+
 def test_committed_demo_run_meets_the_target_where_a_warm_could_fire():
     demo = json.loads(DEMO.read_text())
     rows = {r["conversation"]: r for r in demo["comparison"]["rows"]}

@@ -1,20 +1,25 @@
 """The demo's pure parts: arm settings, where a replay starts, the escalated-turn comparison,
-backend totals, which rows are printed, and the command line."""
+backend totals, which rows are printed, the command line, and the chart every run draws."""
 
 from __future__ import annotations
 
 import io
+import json
 from contextlib import redirect_stdout
+from pathlib import Path
 
 import pytest
 
+from litellm_kvwarm.lab import cli as cli_module
 from litellm_kvwarm.lab import demo
 from litellm_kvwarm.lab.cli import build_parser, main
+from litellm_kvwarm.lab.demo import run as demo_run
 from litellm_kvwarm.config import Settings
-from litellm_kvwarm.lab.conversations import Conversation
+from litellm_kvwarm.lab.datasets import Conversation
 from litellm_kvwarm.tokens import estimate_request
 from litellm_kvwarm.lab.demo import (
     ARMS,
+    ArmResult,
     EscalationComparison,
     RowPrinter,
     TurnRow,
@@ -24,7 +29,9 @@ from litellm_kvwarm.lab.demo import (
     explain,
     format_comparison,
     replay_start,
+    run_demo,
     scaled_cooldown_s,
+    summarize,
 )
 
 
@@ -214,7 +221,8 @@ def test_demo_help_documents_every_flag():
         main(["demo", "--help"])
     assert exit_info.value.code == 0
     for flag in ("--time-scale", "--conversations", "--no-bfcl", "--max-tokens", "--turns-after-escalation",
-                 "--start-fraction", "--think-time", "--arm", "--all-rows", "--json", "--workdir",
+                 "--start-fraction", "--think-time", "--arm", "--all-rows", "--json", "--workdir", "--chart",
+                 "--no-chart", ".kvwarm-run/demo/demo-warm-ahead.png",
                  "KVWARM_WARM_AHEAD=0", "300 s x time scale"):
         assert flag in out.getvalue(), flag
 
@@ -226,3 +234,71 @@ def test_demo_rejects_bad_flags(argv, capsys):
     with pytest.raises(SystemExit) as exit_info:
         build_parser().parse_args(argv)
     assert exit_info.value.code == 2
+
+
+# ------------------------------------------------------------------------ chart
+
+
+DEFAULT_CHART = Path(".kvwarm-run") / "demo" / "demo-warm-ahead.png"
+
+
+def _arm_result(arm_name: str, cached: int, ttft: float) -> ArmResult:
+    arm = ARMS[arm_name]
+    rows = [row(1, arm=arm_name), row(2, arm=arm_name, warms=[15_000] if cached else []),
+            row(3, "slow", prompt=17_000, cached=cached, ttft=ttft, arm=arm_name)]
+    return ArmResult(arm=arm, env=arm.env(0.05), rows=rows, summary=summarize(arm, rows, 1.0),
+                     backend=backend_totals([], []))
+
+
+@pytest.fixture
+def parsed_demo(monkeypatch):
+    """``kvwarm demo ...`` through the real command line, stopping at :func:`run_demo`'s arguments."""
+    calls: list[dict] = []
+    monkeypatch.setattr(demo_run, "run_demo", lambda options, arms, **kwargs: calls.append(kwargs) or 0)
+    monkeypatch.setattr(cli_module.signal, "signal", lambda *args: None)  # leave pytest's SIGTERM alone
+
+    def parse(*argv: str) -> dict:
+        assert main(["demo", *argv]) == 0
+        return calls.pop()
+
+    return parse
+
+
+def test_the_default_run_draws_the_chart_in_the_run_folder(parsed_demo):
+    kwargs = parsed_demo()
+    assert kwargs["chart_path"] == DEFAULT_CHART == demo.DEFAULT_CHART_PATH
+    assert kwargs["json_path"] is None and kwargs["command"] == "kvwarm demo"
+
+
+def test_chart_flags_move_or_drop_it_and_json_stays_separate(parsed_demo, tmp_path):
+    kwargs = parsed_demo("--chart", str(tmp_path / "c.png"), "--json", str(tmp_path / "rows.json"))
+    assert (kwargs["chart_path"], kwargs["json_path"]) == (tmp_path / "c.png", tmp_path / "rows.json")
+    assert kwargs["command"] == f"kvwarm demo --chart {tmp_path / 'c.png'} --json {tmp_path / 'rows.json'}"
+    assert parsed_demo("--no-chart")["chart_path"] is None
+
+
+def test_run_demo_prints_the_comparison_and_writes_chart_and_json(monkeypatch, tmp_path):
+    results = {"warm-on": _arm_result("warm-on", 15_000, 0.2), "warm-off": _arm_result("warm-off", 0, 1.2)}
+    conversation = _conversation(4_000, 3)
+    monkeypatch.setattr(demo_run, "load_conversations", lambda options: [conversation])
+    monkeypatch.setattr(demo_run, "run_arm", lambda arm, *args: results[arm.name])
+    out = io.StringIO()
+    chart, rows_json = tmp_path / "deep" / "chart.png", tmp_path / "rows.json"
+    status = run_demo(demo.DemoOptions(workdir=tmp_path / "work"), [ARMS["warm-on"], ARMS["warm-off"]],
+                      chart_path=chart, json_path=rows_json, out=out)
+    assert status == 0
+    text = out.getvalue()
+    assert "comparison: the escalated turn" in text and f"chart written to {chart}" in text
+    assert chart.read_bytes()[:8] == b"\x89PNG\r\n\x1a\n" and chart.stat().st_size > 20_000
+    (item,) = json.loads(rows_json.read_text())["comparison"]["rows"]
+    assert item["ratio"] == pytest.approx(6.0)
+
+
+def test_a_run_without_both_arms_says_why_it_has_no_chart(monkeypatch, tmp_path):
+    monkeypatch.setattr(demo_run, "load_conversations", lambda options: [_conversation(4_000, 3)])
+    monkeypatch.setattr(demo_run, "run_arm", lambda arm, *args: _arm_result("warm-on", 15_000, 0.2))
+    out = io.StringIO()
+    assert run_demo(demo.DemoOptions(workdir=tmp_path / "work"), [ARMS["warm-on"]],
+                    chart_path=tmp_path / "chart.png", out=out) == 0
+    assert "no chart: it compares warm-on with warm-off" in out.getvalue()
+    assert not (tmp_path / "chart.png").exists()

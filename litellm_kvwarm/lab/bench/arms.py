@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any, Mapping, Sequence
 
 from .. import demo
-from ..processes import Deployment, proxy_config
+from ..processes import BackendSpec, proxy_config
 
 __all__ = ["ARMS", "ARM_KEYS", "FLOOR", "BenchArm", "arm_config", "replayed_arms"]
 
@@ -80,14 +80,14 @@ def replayed_arms(keys: Sequence[str]) -> list[BenchArm]:
     return [arm for key, arm in ARMS.items() if key in wanted and arm.replayed]
 
 
-def arm_config(arm: BenchArm, fast: Deployment, slow: Deployment, *, fast_window: int, slow_window: int,
+def arm_config(arm: BenchArm, fast: BackendSpec, slow: BackendSpec, *, fast_window: int, slow_window: int,
                time_scale: float, extra_router_settings: Mapping[str, Any] | None = None,
                extra_env: Mapping[str, str] | None = None) -> dict[str, Any]:
     """The proxy config of ``arm`` over one fast and one slow deployment (pure); ``extra_env`` is
     added to a plugin arm's ``KVWARM_*`` settings (the real-vLLM scale's discovery budget)."""
     if arm.pre_call_checks:
-        fast = Deployment(fast.served_model_name, fast.api_base, fast.api_key, {"max_input_tokens": fast_window})
-        slow = Deployment(slow.served_model_name, slow.api_base, slow.api_key, {"max_input_tokens": slow_window})
+        fast = BackendSpec(fast.served_model_name, fast.api_base, fast.api_key, {"max_input_tokens": fast_window})
+        slow = BackendSpec(slow.served_model_name, slow.api_base, slow.api_key, {"max_input_tokens": slow_window})
     return proxy_config(
         {FAST_GROUP: [fast], SLOW_GROUP: [slow]},
         callbacks=arm.plugin,

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...config import DEFAULT_WARM_THRESHOLD
-from ..conversations import bfcl_conversation, longest_sharegpt
+from ..datasets import bfcl_conversation, longest_sharegpt
 from ...policy import clamp_output, decide_route, needs_exact_count
 from ...tokens import calibrated_estimator, estimate_request
 

@@ -19,7 +19,6 @@ each conversation's escalated request, sent twice straight to ``slow`` through t
 
 from __future__ import annotations
 
-import json
 import time
 from contextlib import ExitStack
 from dataclasses import dataclass, field
@@ -29,8 +28,9 @@ from typing import Any, Callable
 import httpx
 
 from .. import demo
-from ..conversations import Conversation
-from ..processes import Deployment, ManagedProcess, start_emulator, start_proxy, start_tap
+from ..datasets import Conversation
+from ..processes import BackendSpec, ManagedProcess, start_emulator, start_proxy, start_tap
+from ..sse import read_stream
 from ..vllm_server import FAST_NAME, SLOW_NAME, VllmPair
 from .arms import FLOOR_HOST, SLOW_GROUP, BenchArm, arm_config
 from .scales import Scale
@@ -99,7 +99,7 @@ def _start_stack(arm: BenchArm, scale: Scale, workdir: Path, stack: ExitStack,
                                   request_log=workdir / f"{arm.key}-fast.jsonl", **common))
     slow = started(start_emulator(demo.SLOW_MODEL, scale.slow_window, prefill_tokens_per_s=scale.slow_prefill_tps,
                                   request_log=workdir / f"{arm.key}-slow.jsonl", **common))
-    config = arm_config(arm, Deployment.of(fast, demo.FAST_MODEL), Deployment.of(slow, demo.SLOW_MODEL),
+    config = arm_config(arm, BackendSpec.of(fast, demo.FAST_MODEL), BackendSpec.of(slow, demo.SLOW_MODEL),
                         fast_window=scale.fast_window, slow_window=scale.slow_window, time_scale=scale.time_scale)
     proxy = started(start_proxy(config, workdir=workdir / f"proxy-{arm.key}"))
     say(f"  [{arm.key}] emulators and proxy healthy (proxy {proxy.startup_s:.1f}s)")
@@ -112,7 +112,7 @@ def _start_tapped_stack(arm: BenchArm, scale: Scale, vllm: VllmPair, workdir: Pa
     prepare_arm(vllm)
     fast = started(start_tap(vllm.fast, "fast", workdir=workdir, request_log=workdir / f"{arm.key}-fast.jsonl"))
     slow = started(start_tap(vllm.slow, "slow", workdir=workdir, request_log=workdir / f"{arm.key}-slow.jsonl"))
-    config = arm_config(arm, Deployment.of(fast, FAST_NAME), Deployment.of(slow, SLOW_NAME),
+    config = arm_config(arm, BackendSpec.of(fast, FAST_NAME), BackendSpec.of(slow, SLOW_NAME),
                         fast_window=scale.fast_window, slow_window=scale.slow_window, time_scale=scale.time_scale,
                         extra_env=PLUGIN_ENV)
     proxy = started(start_proxy(config, workdir=workdir / f"proxy-{arm.key}", health_timeout_s=120))
@@ -123,20 +123,13 @@ def _start_tapped_stack(arm: BenchArm, scale: Scale, vllm: VllmPair, workdir: Pa
 def _stream_once(client: httpx.Client, proxy: ManagedProcess, body: dict[str, Any], session: str) -> dict[str, Any]:
     headers = {"Authorization": f"Bearer {proxy.master_key}", demo.SESSION_HEADER: session}
     began = time.monotonic()
-    ttft, usage = None, None
     with client.stream("POST", proxy.base_url + "/v1/chat/completions", json=body, headers=headers,
                        timeout=REQUEST_TIMEOUT_S) as response:
         if response.status_code != 200:
             response.read()
             return {"status": response.status_code, "ttft_s": None, "usage": None}
-        for line in response.iter_lines():
-            if not line.startswith("data:") or line[5:].strip() == "[DONE]":
-                continue
-            chunk = json.loads(line[5:])
-            if ttft is None and chunk.get("choices"):
-                ttft = time.monotonic() - began
-            usage = chunk.get("usage") or usage
-    return {"status": 200, "ttft_s": ttft, "usage": usage}
+        result = read_stream(response.iter_lines(), began=began)
+    return {"status": 200, "ttft_s": result.ttft_s, "usage": result.usage}
 
 
 def measure_floor(conversation: Conversation, request: int, stack: demo.Stack, client: httpx.Client,

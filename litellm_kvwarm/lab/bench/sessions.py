@@ -27,7 +27,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ...config import DEFAULT_WARM_THRESHOLD
-from ..conversations import Conversation, bfcl_conversations, iter_sharegpt, longest_sharegpt
+from ..datasets import Conversation, bfcl_conversations, iter_sharegpt, longest_sharegpt
 from ..demo import DEFAULT_MAX_TOKENS, request_body
 from ...tokens import calibrated_estimator, estimate_request
 

@@ -30,8 +30,8 @@ from typing import Any, Callable
 import httpx
 
 from .. import demo
-from ..conversations import longest_sharegpt
-from ..processes import Deployment, ManagedProcess, proxy_config, start_emulator, start_proxy
+from ..datasets import longest_sharegpt
+from ..processes import BackendSpec, ManagedProcess, proxy_config, start_emulator, start_proxy
 from ...tokens import estimate_request
 from .stats import distribution, percentile, ratio
 
@@ -155,7 +155,7 @@ def run_throughput(options: ThroughputOptions, workdir: Path, say: Callable[[str
         for model, window in ((demo.FAST_MODEL, demo.FAST_WINDOW), (demo.SLOW_MODEL, demo.SLOW_WINDOW)):
             process = start_emulator(model, window, time_scale=0, workdir=workdir)
             stack.callback(process.stop)
-            emulators.append(Deployment.of(process, model))
+            emulators.append(BackendSpec.of(process, model))
         groups = {demo.FAST_GROUP: [emulators[0]], demo.SLOW_GROUP: [emulators[1]]}
         say("  throughput: starting two proxies (plugin / without) on zero-latency emulators")
         with ThreadPoolExecutor(2) as starter:

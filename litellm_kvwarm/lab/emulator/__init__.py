@@ -6,13 +6,15 @@ listing with ``max_model_len``, ``/tokenize``, context-length errors worded per 
 family, prefix caching with ``cache_salt`` and ``cached_tokens``, prefill/decode timing, and
 vLLM-named Prometheus metrics.
 
-Modules (pure ones first): ``errors`` (length checks and wordings per version family),
+Modules (pure ones first): ``error_bodies`` (length checks and wordings per version family),
 ``prefix_cache`` (hash-chained blocks, LRU), ``tokenizer`` (cl100k + Qwen2.5 ChatML
 template), ``request_body`` (reading and checking a request), ``openai_fields``
 (``--strict-fields``), ``faults`` (the injected-fault spec and error replies), ``config``,
-``clock`` (injectable time), ``metrics``, ``request_log``, ``engine`` (prefill slot, cache,
+``clock`` (injectable time), ``vllm_metrics``, ``request_log``, ``engine`` (prefill slot, cache,
 timing), ``responses`` (response bodies and SSE chunks), ``fault_state`` (faults in force,
-hangs, drips), ``auth`` (``--api-key``), ``app`` (FastAPI routes), ``__main__`` (CLI).
+hangs, drips), ``auth`` (``--api-key``), ``state`` (one server's parts), ``http_io``,
+``routes_info`` / ``routes_admin`` / ``routes_generation`` (FastAPI routes), ``app`` (the app
+factory), ``__main__`` (CLI).
 
 For tests of hostile backends: ``--api-key``, ``--strict-fields``, ``--lora-modules``,
 ``--faults`` and the runtime switch ``PUT/GET/DELETE /emulator/faults`` (helpers

@@ -7,18 +7,20 @@ Contract: every token count the emulator reports (``usage.prompt_tokens``, ``/to
 * Encoding: tiktoken ``cl100k_base``, loaded offline from the copy LiteLLM bundles
   (``litellm/litellm_core_utils/tokenizers``; ``TIKTOKEN_CACHE_DIR`` is pointed there unless
   already set). Special-token text such as ``<|endoftext|>`` is encoded as plain text.
-* Chat template: Qwen2.5's ChatML template, rendered in Python. A default system prompt is
-  added when the conversation has none (as Qwen2.5's template does). ``tools`` are rendered
-  into the system turn, one JSON schema per line inside ``<tools>``, so tool schemas cost
-  tokens as on a real server; assistant ``tool_calls`` become ``<tool_call>`` blocks
-  (``arguments`` given as a JSON string is parsed first, as vLLM does before templating) and
-  ``tool`` messages become ``<tool_response>`` blocks inside a user turn.
+* Chat template: Qwen2.5-Instruct's official Jinja template
+  (``lab/calibration/chat_templates/qwen2.5.jinja``, source in the README next to it), rendered
+  as Hugging Face ``apply_chat_template`` / vLLM do (:mod:`litellm_kvwarm.lab.calibration.hf_chat`).
+  So: a default system prompt when the conversation has none; ``tools`` in the system turn, one
+  JSON schema per line inside ``<tools>``, so tool schemas cost tokens as on a real server;
+  assistant ``tool_calls`` as ``<tool_call>`` blocks (``arguments`` given as a JSON string is
+  parsed first, as vLLM does before templating); ``tool`` messages as ``<tool_response>``
+  blocks inside a user turn; messages in other roles are dropped, as that template drops them.
 * Content may be a string, ``None`` or a list of parts; text parts are joined with
   ``"\\n"`` (vLLM's "string" content format). Every non-text part (image, audio, file)
   costs exactly :data:`MEDIA_PART_TOKENS` tokens, a fixed stand-in for a vision encoder.
 * ``response_format``: vLLM enforces it by guided decoding and does *not* put the schema in
   the prompt; the emulator does the same unless ``render_response_format=True``, which
-  appends the schema to the system turn (a pessimistic server).
+  appends the schema at the end of the system turn (a pessimistic server).
 """
 
 from __future__ import annotations
@@ -53,16 +55,6 @@ _MEDIA_PLACEHOLDER = " img" * MEDIA_PART_TOKENS  # " img" is one cl100k token an
 #: Generated text cycles through these; each is one cl100k token, with or without a leading space.
 FILLER_WORDS = ("the", "quick", "brown", "fox", "over", "a", "lazy", "dog", "and", "then", "runs", "far")
 
-_TOOLS_HEADER = (
-    "\n\n# Tools\n\nYou may call one or more functions to assist with the user query.\n\n"
-    "You are provided with function signatures within <tools></tools> XML tags:\n<tools>"
-)
-_TOOLS_FOOTER = (
-    "\n</tools>\n\nFor each function call, return a json object with function name and arguments "
-    'within <tool_call></tool_call> XML tags:\n<tool_call>\n{"name": <function-name>, '
-    '"arguments": <args-json-object>}\n</tool_call>'
-)
-_TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 
 
 def _bundled_tiktoken_dir() -> str | None:
@@ -99,34 +91,11 @@ def decode(token_ids: Sequence[int]) -> str:
     return get_encoding().decode(list(token_ids))
 
 
-def _content_text(content: Any) -> str:
-    if content is None:
-        return ""
-    if isinstance(content, str):
-        return content
-    if isinstance(content, Sequence):
-        pieces = []
-        for part in content:
-            if isinstance(part, str):
-                pieces.append(part)
-            elif isinstance(part, Mapping) and part.get("type", "text") in _TEXT_PART_TYPES:
-                pieces.append(str(part.get("text") or ""))
-            else:
-                pieces.append(_MEDIA_PLACEHOLDER)
-        return "\n".join(pieces)
-    return str(content)
+@functools.lru_cache(maxsize=1)
+def _qwen25_template() -> str:
+    from ..calibration.official_templates import TEMPLATE_DIR
 
-
-def _tool_call_text(call: Mapping[str, Any]) -> str:
-    function = call.get("function", call)
-    arguments = function.get("arguments")
-    if isinstance(arguments, str):
-        try:
-            arguments = json.loads(arguments)
-        except ValueError:
-            pass  # rendered as the JSON string it is
-    name = function.get("name")
-    return f'\n<tool_call>\n{{"name": "{name}", "arguments": {json.dumps(arguments, ensure_ascii=False)}}}\n</tool_call>'
+    return (TEMPLATE_DIR / "qwen2.5.jinja").read_text(encoding="utf-8")
 
 
 def _response_format_text(response_format: Mapping[str, Any] | None) -> str:
@@ -153,35 +122,15 @@ def render_chat(
         response_format: the request's ``response_format``; ignored unless
             ``render_response_format`` (see module docstring).
     """
-    messages = list(messages)
-    first_is_system = bool(messages) and messages[0].get("role") == "system"
-    system = _content_text(messages[0].get("content")) if first_is_system else DEFAULT_SYSTEM_PROMPT
-    if tools:
-        system += _TOOLS_HEADER + "".join("\n" + json.dumps(tool, ensure_ascii=False) for tool in tools) + _TOOLS_FOOTER
-    if render_response_format:
-        system += _response_format_text(response_format)
-    out = [f"<|im_start|>system\n{system}<|im_end|>\n"]
+    from ..calibration.hf_chat import render, server_messages
 
-    for index, message in enumerate(messages):
-        role = message.get("role")
-        if index == 0 and first_is_system:
-            continue
-        if role == "tool":
-            if index == 0 or messages[index - 1].get("role") != "tool":
-                out.append("<|im_start|>user")
-            out.append(f"\n<tool_response>\n{_content_text(message.get('content'))}\n</tool_response>")
-            if index == len(messages) - 1 or messages[index + 1].get("role") != "tool":
-                out.append("<|im_end|>\n")
-        elif role == "assistant" and message.get("tool_calls"):
-            content = _content_text(message.get("content"))
-            out.append("<|im_start|>assistant" + (f"\n{content}" if content else ""))
-            out.extend(_tool_call_text(call) for call in message["tool_calls"])
-            out.append("<|im_end|>\n")
-        else:
-            out.append(f"<|im_start|>{role}\n{_content_text(message.get('content'))}<|im_end|>\n")
-    if add_generation_prompt:
-        out.append("<|im_start|>assistant\n")
-    return "".join(out)
+    prompt = render(_qwen25_template(), server_messages(messages, media_text=_MEDIA_PLACEHOLDER), tools,
+                    bos_token=None, eos_token="<|im_end|>", add_generation_prompt=add_generation_prompt)
+    schema = _response_format_text(response_format) if render_response_format else ""
+    if schema:  # at the end of the system turn, which the template always renders first
+        end = prompt.index("<|im_end|>")
+        prompt = prompt[:end] + schema + prompt[end:]
+    return prompt
 
 
 def chat_token_ids(

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import json
 from collections.abc import AsyncIterator
 from typing import Any
 
@@ -13,6 +12,7 @@ import pytest
 from litellm_kvwarm.lab.emulator.app import EmulatorState, create_app
 from litellm_kvwarm.lab.emulator.clock import ManualClock
 from litellm_kvwarm.lab.emulator.config import EmulatorConfig
+from litellm_kvwarm.lab.sse import DONE, decode_payload, iter_payloads
 
 
 class Emulator:
@@ -48,12 +48,13 @@ def emulator_factory():
 
 
 def sse_events(text: str) -> list[Any]:
-    """The ``data:`` payloads of an SSE body, JSON-decoded (``"[DONE]"`` kept as a string)."""
-    events = []
-    for block in text.split("\n\n"):
-        if not block.strip():
-            continue
-        assert block.startswith("data: "), block
-        data = block[len("data: "):]
-        events.append(data if data == "[DONE]" else json.loads(data))
-    return events
+    """The ``data:`` payloads of an SSE body, JSON-decoded (``"[DONE]"`` kept as a string, and anything
+    after it too), read with the lab's SSE reader; the emulator's framing is asserted on the way: every
+    event is exactly one ``data: `` line ended by a blank line."""
+    blocks = [block for block in text.split("\n\n") if block.strip()]
+    for block in blocks:
+        assert block.startswith("data: ") and "\n" not in block, block
+    assert text.endswith("\n\n"), text[-200:]
+    payloads = list(iter_payloads(text.splitlines()))
+    assert len(payloads) == len(blocks)
+    return [payload if payload == DONE else decode_payload(payload) for payload in payloads]

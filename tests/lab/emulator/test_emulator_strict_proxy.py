@@ -12,7 +12,7 @@ from __future__ import annotations
 import httpx
 import pytest
 
-from litellm_kvwarm.lab.processes import Deployment, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
 
 pytestmark = pytest.mark.e2e
 
@@ -24,7 +24,7 @@ def stack(tmp_path_factory):
     work = tmp_path_factory.mktemp("strict")
     emulator = start_emulator("fast-8b", 16_384, workdir=work, time_scale=0, strict_fields=True, api_key=BACKEND_KEY)
     try:
-        deployment = Deployment("fast-8b", emulator.base_url + "/v1", api_key=BACKEND_KEY)
+        deployment = BackendSpec("fast-8b", emulator.base_url + "/v1", api_key=BACKEND_KEY)
         config = proxy_config({"fast": [deployment]}, callbacks=False, router_settings={"num_retries": 0})
         with start_proxy(config, workdir=work) as proxy:
             yield emulator, proxy

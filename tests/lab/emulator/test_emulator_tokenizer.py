@@ -97,3 +97,17 @@ def test_filler_is_exactly_n_tokens(n):
     assert len(pieces) == n
     assert count_tokens("".join(pieces)) == n
     assert all(count_tokens(piece) == 1 for piece in pieces[:12])
+
+
+def test_rendering_is_the_official_qwen25_template():
+    """The emulator renders Qwen2.5-Instruct's own Jinja template (vendored), as vLLM would."""
+    from litellm_kvwarm.lab.calibration.official_templates import render_text
+
+    conversation = MESSAGES + [
+        {"role": "assistant", "content": "Checking.",
+         "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "get_weather", "arguments": '{"city": "Paris"}'}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": "18C sunny"},
+        {"role": "user", "content": "Thanks"},
+    ]
+    for messages, tools in ((MESSAGES, None), (conversation, [WEATHER_TOOL]), (conversation[1:], None)):
+        assert render_chat(messages, tools) == render_text("hf-qwen2.5", messages, tools)

@@ -1,13 +1,14 @@
-"""Small pure helpers of hook.py that read LiteLLM's own objects."""
+"""The bridge to LiteLLM (litellm_bridge.py) and the view's provider reading."""
 
 import litellm
 import pytest
 
-from litellm_kvwarm.hook import _unreachable, litellm_messages, provider_of
+from litellm_kvwarm.litellm_bridge import litellm_messages, unreachable
+from litellm_kvwarm.view import provider_of
 
 
 @pytest.mark.parametrize(
-    "exc, unreachable",
+    "exc, expected",
     [
         # LiteLLM 1.108.7, hosted_vllm, port closed (aiohttp transport)
         (litellm.InternalServerError("Hosted_vllmException - Cannot connect to host 127.0.0.1:9 "
@@ -22,8 +23,8 @@ from litellm_kvwarm.hook import _unreachable, litellm_messages, provider_of
         (litellm.RateLimitError("slow down", "hosted_vllm", "x"), False),
     ],
 )
-def test_unreachable(exc, unreachable):
-    assert _unreachable(exc) is unreachable
+def test_unreachable(exc, expected):
+    assert unreachable(exc) is expected
 
 
 def test_messages_as_litellm_sends_them():

@@ -1,4 +1,4 @@
-"""Real conversations: the cut-short ShareGPT file, BFCL multi-turn tool conversations."""
+"""Real conversations (litellm_kvwarm.lab.datasets): the cut-short ShareGPT file, BFCL multi-turn tool conversations."""
 
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ import json
 import pytest
 from requires import require
 
-from litellm_kvwarm.lab import conversations as conv
-from litellm_kvwarm.lab.conversations import (
+from litellm_kvwarm.lab import datasets as conv
+from litellm_kvwarm.lab.datasets import (
     Conversation,
     bfcl_conversation,
     bfcl_tools,

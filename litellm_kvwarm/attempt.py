@@ -1,0 +1,136 @@
+"""One backend attempt (the deployment hook): a fallback hop's decision, then the output clamp.
+
+Per attempt, after LiteLLM chose a deployment:
+
+1. **Hop** (only on a fallback hop of a request the pre-call hook armed): read the backend's
+   rejection (:func:`~litellm_kvwarm.context_errors.parse_context_error`), gather the facts the
+   decision needs (the source's known window and an exact count or the safe estimate for a retry;
+   the step's window for an escalation), decide with :func:`~litellm_kvwarm.reactive.decide_hop`,
+   then retry clamped, escalate with the original budget, skip the hop (:class:`SkipHop`) or pass.
+2. **Clamp**: lower the output budget so prompt + output fits the deployment's window, on an exact
+   ``/tokenize`` count only (:func:`~litellm_kvwarm.planner.plan_clamp`), within what is left of
+   the request's I/O budget.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import Any
+
+from .context_errors import parse_context_error
+from .deadline import RequestBudget
+from .effects import Effects
+from .facts import AttemptFacts, Facts, known_window
+from .meta import ESCALATED_KEY
+from .output_budget import OutputBudget, cap_output, set_output
+from .planner import plan_clamp
+from .reactive import HopAction, decide_hop
+from .view import AttemptView
+
+logger = logging.getLogger("litellm_kvwarm")
+
+
+class SkipHop(Exception):
+    """Ends a fallback hop before any backend attempt (the hook raises it as LiteLLM's
+    ``ContextWindowExceededError``, which LiteLLM moves past)."""
+
+
+class Attempts:
+    """The deployment hook's work for one handler (see the module docstring)."""
+
+    def __init__(self, facts: Facts, effects: Effects):
+        self.facts, self.effects = facts, effects
+        self.settings = facts.settings
+
+    async def run(self, view: AttemptView, kwargs: dict[str, Any], budget: RequestBudget) -> None:
+        """Decide and apply the hop, then the clamp, on ``kwargs``.
+
+        Raises:
+            SkipHop: this hop must not reach a backend.
+        """
+        attempt = AttemptFacts(self.facts, view)
+        output = await self._hop(attempt, kwargs, budget)
+        await self._clamp(attempt, output, kwargs, budget)
+
+    async def _hop(self, attempt: AttemptFacts, kwargs: dict[str, Any], budget: RequestBudget) -> OutputBudget:
+        """On a fallback hop: retry, skip, escalate or abort. Returns the attempt's output budget
+        after the hop's decision (as the server will read it)."""
+        view = attempt.view
+        plan, hop_group = view.carried.plan, view.carried.model_group
+        if view.fallback_depth is None or view.fallback_depth < 1 or plan is None or hop_group is None:
+            return view.output
+        text = view.carried.previous_error
+        error = parse_context_error(text) if text else None
+        kind = view.kind or "chat"
+        info = attempt.info
+        prompt_count = None
+        known = known_window(info)
+        hop_window = None
+        if hop_group == plan.source and error is not None:
+            if info.deployment is not None:
+                known = known or self.facts.services.windows.peek(info.deployment)
+                if kind == "chat" and self.settings.exact_count:
+                    prompt_count = await attempt.exact_count(budget)
+            if prompt_count is None:
+                prompt_count = attempt.estimate(kind).safe
+        elif hop_group in plan.chain and error is not None:
+            hop_window = await attempt.window(budget)
+        decision = decide_hop(
+            plan=plan,
+            hop_group=hop_group,
+            error=error,
+            prompt_count=prompt_count,
+            known_window=known,
+            output_floor_tokens=self.settings.output_floor_tokens,
+            margin_tokens=self.settings.clamp_margin_tokens,
+            hop_window=hop_window,
+        )
+        if decision.window is not None and hop_group == plan.source and info.deployment is not None and info.operator_window is None:
+            self.facts.services.windows.learn(info.deployment, decision.window)
+        if decision.action is HopAction.PASS:
+            return view.output
+        if decision.action is HopAction.ABORT:
+            logger.info("[CONTEXT-ROUTE] reactive: %r failed with a non-context error: no retry, no escalation", plan.source)
+            raise SkipHop("not a context-length error")
+        if decision.action is HopAction.SKIP:
+            logger.info("[CONTEXT-ROUTE] reactive: skipping %r (%s)", hop_group, decision.reason)
+            raise SkipHop(decision.reason)
+        logger.info("[CONTEXT-ROUTE] reactive: %s", decision.reason)
+        self.effects.count_route(decision.action.value, plan.source, hop_group if decision.action is HopAction.ESCALATE else plan.target)
+        if decision.action is HopAction.ESCALATE:
+            kwargs["metadata"][ESCALATED_KEY] = "reactive"
+        elif decision.max_tokens is not None:
+            self.effects.metrics.output_clamps.labels(plan.source, "reactive").inc()
+        set_output(kwargs, decision.max_tokens)
+        # every output field the attempt carries (or max_tokens) now holds this value; None: none
+        return OutputBudget(sent=decision.max_tokens is not None, valid=True, effective=decision.max_tokens)
+
+    async def _clamp(self, attempt: AttemptFacts, output: OutputBudget, kwargs: dict[str, Any], budget: RequestBudget) -> None:
+        """Cut the output budget to the deployment's window, on an exact count only: asked for
+        only when the safe estimate says a cut may be needed; never on an estimate, so a request
+        that fits keeps the budget it asked for (the backstop corrects the rest)."""
+        view = attempt.view
+        kind = view.kind
+        if not self.settings.clamp_output or kind is None or not output.valid or output.effective is None:
+            return
+        window = await attempt.window(budget)
+        if window is None:
+            return
+        requested = output.effective
+        safe = attempt.estimate(kind).safe
+        if not plan_clamp(requested, window, safe, None, self.settings).needs_exact:
+            return
+        exact = None
+        if self.settings.exact_count and view.adapter is not None and view.adapter.exact_countable:
+            exact = await attempt.exact_count(budget)
+        if exact is None:
+            # No cut on an estimate: the routing estimate over-counts source code and JSON by up to
+            # ~1.6x (the differential suite found cuts of answers that fit). The server's own
+            # numbers correct an overflow on the backstop's retry.
+            logger.debug("[CONTEXT-ROUTE] clamp skipped on %s: no exact count", view.model)
+            return
+        plan = plan_clamp(requested, window, safe, exact, self.settings)
+        if plan.max_tokens is not None:
+            cap_output(kwargs, plan.max_tokens)
+            logger.info("[CONTEXT-ROUTE] clamp on %s: %s", view.model, plan.reason)
+            self.effects.metrics.output_clamps.labels(view.group_label, "exact").inc()

@@ -1,0 +1,118 @@
+"""The wording-table machinery: a :class:`Row` (one wording), the number pattern, refinements (pure).
+
+A row's ``pattern`` is a regular expression in which ``{n}`` stands for :data:`NUM`, a token
+count as printed. Named groups map to slots of :class:`~litellm_kvwarm.context_error_model.ContextError`;
+a ``refine`` function adjusts the result where a wording needs more than a mapping (the
+``_refine_*`` functions here, each documented with the wording it serves). The rows
+themselves are data: :data:`litellm_kvwarm.context_error_wordings.ROWS`.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, replace
+
+from .context_error_model import Certainty, ContextError, ErrorKind, LimitMeaning, Number, with_kind
+
+__all__ = [
+    "NUM",
+    "Refine",
+    "Row",
+    "refine_functions",
+    "refine_openrouter",
+    "refine_trtllm",
+    "refine_truncated_prompt",
+    "to_int",
+]
+
+#: A token count as printed: "16384", "16,384", "9351.0" (bounded: at most 20 digits).
+NUM = r"(?:\d{1,3}(?:,\d{3}){1,6}(?![\d,])|\d{1,20}(?!\d))(?:\.0+(?!\d))?"
+
+Refine = Callable[["dict[str, str]", ContextError], ContextError]
+
+
+@dataclass(frozen=True)
+class Row:
+    """One wording: ``pattern`` (``{n}`` stands for a number) with named groups mapped by
+    ``fields`` to ``(slot, certainty)``. Slots: window, prompt, output, total, limit,
+    prompt_chars, char_limit. ``kind`` ``None`` means: decide from the numbers (prompt over
+    window if the prompt alone exceeds it, else prompt + output). ``extras`` are searched
+    anywhere in the text for more groups; ``refine`` adjusts the result (documented per row).
+    """
+
+    family: str
+    pattern: str
+    fields: Mapping[str, tuple[str, Certainty]]
+    kind: ErrorKind | None = None
+    limit_meaning: LimitMeaning | None = None
+    extras: tuple[str, ...] = ()
+    refine: Refine | None = None
+    regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
+    extra_regexes: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "regex", _compile(self.pattern))
+        object.__setattr__(self, "extra_regexes", tuple(_compile(p) for p in self.extras))
+
+
+def _compile(pattern: str) -> re.Pattern[str]:
+    return re.compile(pattern.replace("{n}", NUM), re.IGNORECASE)
+
+
+def to_int(text: str | None) -> int | None:
+    """A printed count as an int ("16,384" → 16384, "9351.0" → 9351); ``None`` for none."""
+    if not text:
+        return None
+    digits = text.replace(",", "").split(".", 1)[0]
+    try:
+        return int(digits)
+    except ValueError:  # only on a malformed group; NUM bounds the length
+        return None
+
+
+def refine_functions(groups: dict[str, str], result: ContextError) -> ContextError:
+    """OpenAI functions wording: the prompt is messages + function definitions."""
+    messages, functions = to_int(groups.get("messages")), to_int(groups.get("functions"))
+    if messages is None or functions is None:
+        return result
+    return with_kind(replace(result, prompt_tokens=Number(messages + functions)), None)
+
+
+_OPENROUTER_PART = re.compile(rf"({NUM}) (of [a-z]+ input|in the output)", re.IGNORECASE)
+
+
+def refine_openrouter(groups: dict[str, str], result: ContextError) -> ContextError:
+    """OpenRouter: "(P1 of text input, P2 of tool input, C in the output)": sum the inputs."""
+    prompt, output = 0, None
+    for number, what in _OPENROUTER_PART.findall(groups.get("parts") or ""):
+        value = to_int(number)
+        if value is None:
+            continue
+        if what.lower() == "in the output":
+            output = value
+        else:
+            prompt += value
+    result = replace(
+        result,
+        prompt_tokens=Number(prompt, Certainty.APPROXIMATE) if prompt else None,
+        output_tokens=Number(output) if output is not None else None,
+    )
+    return with_kind(result, None)
+
+
+def refine_truncated_prompt(groups: dict[str, str], result: ContextError) -> ContextError:
+    """vLLM truncates a text prompt's tokenization at max_input + 1: P == L + 1 is a floor."""
+    p, lim = result.prompt_tokens, result.printed_limit
+    if p is not None and lim is not None and p.value == lim.value + 1:
+        return replace(result, prompt_tokens=Number(p.value, Certainty.LOWER_BOUND))
+    return result
+
+
+def refine_trtllm(groups: dict[str, str], result: ContextError) -> ContextError:
+    """TensorRT-LLM: max_seq_len is the window; max_num_tokens is a batch budget."""
+    lim = result.printed_limit
+    if lim is not None and (groups.get("which") or "").lower() == "max_seq_len":
+        return replace(result, window=Number(lim.value), printed_limit=None)
+    return result
+

@@ -1,0 +1,360 @@
+"""The wording table: every context-length error wording the parser knows (a data table).
+
+This module is **pure data** (two tuples, :data:`ROWS` and :data:`NEGATIVES`, and this
+docstring describing them), so it is exempt from the plugin's 300-line module limit:
+splitting a table only scatters it. The machinery is :mod:`litellm_kvwarm.context_error_rows`,
+the parser :mod:`litellm_kvwarm.context_errors`. A new wording is one more row; order
+matters (the first row that matches wins, generic fallbacks last).
+
+The table (family — wording — where seen; W window, P prompt, C requested output, T total,
+L a printed limit that is not the window):
+
+vLLM (and servers that reuse its text)
+  * ``vllm-chars-precheck`` — "maximum context length is W tokens. However, [you requested C
+    output tokens and] your prompt contains N characters (more than M characters, which is
+    the upper bound for L input tokens)": vLLM 0.18+ character pre-check. N and M are
+    characters (``prompt_chars``/``char_limit``), never tokens; L is W − C (INPUT_BUDGET).
+  * ``vllm-0.18-0.31`` — "maximum context length is W tokens. However, you requested C output
+    tokens and your prompt contains at least P input tokens, for a total of at least T
+    tokens." P and T are LOWER_BOUND.
+  * ``vllm-0.32+`` — "... However, your prompt contains at least P input tokens, which
+    exceeds this limit even without any output tokens." P is LOWER_BOUND.
+  * ``vllm-max-tokens-too-large`` — "'max_tokens' or 'max_completion_tokens' is too large: C.
+    This model's maximum context length is W tokens and your request has P input tokens
+    (C > W - P)": vLLM 0.10–0.17.
+  * ``vllm-you-passed`` — "You passed P input tokens and requested C output tokens. However,
+    the model's context length is only W tokens, resulting in a maximum input length of L
+    tokens": vLLM 0.10–0.17 (also seen from hosted vLLM gateways in 2026). L = W − C
+    (INPUT_BUDGET); P == L + 1 means vLLM truncated the tokenization, so P is LOWER_BOUND.
+  * ``vllm-request-has`` — "maximum context length is X tokens. However, your request has P
+    input tokens": vLLM 0.10–0.15. For ``/v1/completions`` on 0.11–0.15 X is W − max_tokens,
+    for chat it is W: reported as ``window`` with certainty LOWER_BOUND (the window is ≥ X).
+  * ``vllm-max-tokens-over-window`` — "max_tokens=C cannot be greater than max_model_len=W"
+    (0.32+), and ``vllm-max-tokens-over-window-old`` "max_tokens=Ccannot be greater than
+    max_model_len=max_total_tokens=W" (0.18–0.31 and main before PR #40324, 2026-04).
+  * ``vllm-output-below-one`` — "max_tokens must be at least 1, got N": N ≤ 0 is the output
+    budget the server computed (asked for, or window − prompt when max_tokens was absent);
+    reported in ``output_tokens`` as printed.
+  * ``vllm-decoder-prompt`` — "The decoder prompt (length P) is longer than the maximum model
+    length of W": vLLM V1 engine (~0.7–0.10, multimodal models).
+  * ``vllm-v0-scheduler`` — "Input prompt (P tokens) is too long and exceeds limit of W": V0
+    scheduler log line (≤0.7; the limit equals max_model_len because V0 requires
+    max_num_batched_tokens ≥ max_model_len without chunked prefill).
+OpenAI and OpenAI-compatible
+  * ``openai-requested`` — "maximum context length is W tokens. However, you requested T tokens
+    (P in the messages, C in the completion)": OpenAI chat (2023–), vLLM ≤0.9, DeepSeek,
+    Azure, FastChat, DeepInfra.
+  * ``openai-requested-functions`` — "... (M in the messages, F in the functions, and C in the
+    completion)": OpenAI functions API (2023–2025); ``prompt_tokens`` is M + F.
+  * ``openai-completions`` — "maximum context length is W tokens, however you requested T
+    tokens (P in your prompt; C for the completion)": OpenAI/Azure completions API (2022–2023).
+  * ``openai-messages-resulted`` — "... However, your messages resulted in P tokens": OpenAI,
+    Azure, Groq, FastChat, NVIDIA NIM.
+  * ``textgen-webui`` — "This model maximum context length is W tokens. However, your messages
+    resulted in over P tokens [and max_tokens is C]": text-generation-webui (P LOWER_BOUND).
+  * ``openai-input-limit`` — "Input tokens exceed the configured limit of L tokens. [Your
+    messages resulted in P tokens.]": OpenAI/Azure GPT-5 family; L is INPUT_LIMIT.
+  * ``openai-max-output`` — "max_tokens is too large: C. This model supports at most L
+    completion tokens": L is OUTPUT_LIMIT.
+  * ``openai-embeddings-request`` — "Requested P tokens, max L tokens per request": embeddings
+    batch limit (REQUEST_LIMIT).
+  * ``openrouter`` — "This endpoint's maximum context length is W tokens. However, you
+    requested about T tokens (P of text input, C in the output)": P, T APPROXIMATE.
+  * ``sglang-requested-total`` — "Requested token count exceeds the model's maximum context
+    length of W tokens. You requested a total of T tokens: P tokens from the input messages
+    and C tokens for the completion": SGLang ≥0.4.3 (also Chutes, Fireworks).
+Other servers
+  * ``anthropic-prompt-too-long`` "prompt is too long: P tokens > W maximum";
+    ``anthropic-input-and-max-tokens`` "input length and max_tokens exceed context limit: P +
+    C > W"; ``anthropic-max-output`` "max_tokens: C > L, which is the maximum allowed number of
+    output tokens" (OUTPUT_LIMIT). Also Bedrock/Vertex Claude.
+  * ``gemini`` "The input token count (P) exceeds the maximum number of tokens allowed (L)";
+    ``vertex-gemini`` "the input token count is P but model only supports up to L": L is the
+    model's input token limit (INPUT_LIMIT; output has its own limit).
+  * ``bedrock`` "Input is too long for requested model" (no numbers); ``bedrock-max-length``
+    "Malformed input request: expected maxLength: M, actual: N" (JSON-schema string length:
+    characters, ``char_limit``/``prompt_chars``).
+  * ``llamacpp-request`` "request (P tokens) exceeds the available context size (W tokens)";
+    ``llamacpp`` "the request exceeds the available context size" with optional body fields
+    ``n_prompt_tokens``/``n_ctx`` (PR #15780, 2025-09); ``llama-cpp-python`` "Requested tokens
+    (P) exceed context window of W".
+  * ``tgi-total`` "inputs tokens + max_new_tokens must be <= W. Given: P inputs tokens and C
+    max_new_tokens" (W is max_total_tokens); ``tgi-max-input`` "inputs must have less than L
+    tokens. Given: P" (L is max_input_length: INPUT_LIMIT); ``tgi-max-new-tokens``
+    "max_new_tokens must be <= L. Given: C" (OUTPUT_LIMIT). Also Together AI, HF Inference.
+  * ``sglang-context-length`` "The input (P tokens) is longer than the model's context length
+    (W tokens)"; ``sglang-max-allowed`` "Input length (P tokens) exceeds the maximum allowed
+    length (L tokens)": L = min(context_len, KV pool) − margin (KV_CAPACITY).
+  * ``trtllm-input`` "Prompt length (P) exceeds maximum input length (L)" (INPUT_LIMIT);
+    ``trtllm-sum`` "The sum of prompt length (P), query length (Q) should not exceed
+    max_num_tokens (L)" (BATCH_LIMIT; max_seq_len there is the window).
+  * ``lmstudio-input-length`` "Input length P exceeds context length W"; ``lmstudio-keep``
+    "Trying to keep the first P tokens when context the overflows. However, the model is
+    loaded with context length of only W tokens" (P LOWER_BOUND: the kept part of the prompt).
+  * ``ollama-truncate`` log "truncating input prompt" limit=W prompt=P (num_ctx).
+  * ``copilot`` "prompt token count of P exceeds the limit of L" (INPUT_LIMIT);
+    ``github-models`` "Request body too large for X model. Max size: L tokens" (INPUT_LIMIT);
+    ``dashscope`` "Range of input length should be [1, L]" (INPUT_LIMIT); ``xai`` "maximum
+    prompt length is L but the request contains P tokens" (INPUT_LIMIT);
+    ``generic-max-input-length`` "maximum input length is L tokens" and "Input too long: P
+    input tokens, limit is L" (INPUT_LIMIT).
+  * ``cerebras`` "Current length is T while limit is W" and ``moonshot`` "exceeded model token
+    limit: W (requested: T)": T is what was requested, prompt + max_tokens (``total_tokens``).
+  * ``mistral`` "Prompt contains P tokens [and D draft tokens], too large for model with W
+    maximum context length"; ``fireworks`` "prompt is too long: P, model maximum context
+    length: W"; ``cohere`` "total number of tokens in the prompt cannot exceed W - received P";
+    ``rkllama`` "Prompt is P tokens but the model context window is W tokens";
+    ``max-seq-len`` "length of prompt_tokens (P) must be less than max_seq_len (W)";
+    ``textgen-truncated`` "Context length: W, max_new_tokens: C, available context length: L"
+    (INPUT_BUDGET); ``candle-vllm`` "Requested max tokens C larger than available tokens L
+    ... (P tokens reserved for prompt)" (L = W − P: OUTPUT_BUDGET); ``deepseek-max-tokens``
+    "the valid range of max_tokens is [1, L]" (OUTPUT_LIMIT).
+  * ``generic`` — no usable numbers ("context_length_exceeded", "exceeds the context window",
+    "prompt is too long", MiniMax "context window exceeds limit", LM Studio "greater than the
+    context length", "too many tokens", LiteLLM's own "ContextWindowExceededError", …); a
+    bare "maximum context length is W tokens" keeps W.
+
+A result whose text carries no numbers at all has kind :attr:`ErrorKind.UNKNOWN`.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .context_error_model import Certainty, ErrorKind, LimitMeaning
+from .context_error_rows import Row, refine_functions, refine_openrouter, refine_trtllm, refine_truncated_prompt
+
+__all__ = ["NEGATIVES", "ROWS"]
+
+# Short names that keep each row on a few lines: certainties, (slot, certainty) pairs, kinds,
+# limit meanings, and the commonest phrase ("maximum context length is W tokens").
+E, LB, APPROX = Certainty.EXACT, Certainty.LOWER_BOUND, Certainty.APPROXIMATE
+W, P, C, T, L = ("window", E), ("prompt", E), ("output", E), ("total", E), ("limit", E)
+K = ErrorKind
+M = LimitMeaning
+MCL = r"maximum context length is (?P<window>{n}) tokens"
+
+
+ROWS: tuple[Row, ...] = (
+    # ---- vLLM
+    Row("vllm-chars-precheck",
+        MCL + r"\. However, (?:you requested (?P<output>{n}) output tokens and )?your prompt contains "
+        r"(?P<prompt_chars>{n}) characters \(more than (?P<char_limit>{n}) characters"
+        r"(?:, which is the upper bound for (?P<limit>{n}) input tokens)?",
+        {"window": W, "output": C, "prompt_chars": ("prompt_chars", E), "char_limit": ("char_limit", E),
+         "limit": L},
+        limit_meaning=M.INPUT_BUDGET),
+    Row("vllm-0.18-0.31",
+        MCL + r"\. However, you requested (?P<output>{n}) output tokens and your prompt contains at least "
+        r"(?P<prompt>{n}) input tokens(?:, for a total of at least (?P<total>{n}) tokens)?",
+        {"window": W, "output": C, "prompt": ("prompt", LB), "total": ("total", LB)}),
+    Row("vllm-0.32+",
+        MCL + r"\. However, your prompt contains at least (?P<prompt>{n}) input tokens",
+        {"window": W, "prompt": ("prompt", LB)}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-max-tokens-too-large",
+        r"'?max_tokens'? or '?max_completion_tokens'? is too large: (?P<output>{n})\.? This model's " + MCL
+        + r" and your request has (?P<prompt>{n}) input tokens",
+        {"window": W, "output": C, "prompt": P}),
+    Row("vllm-you-passed",
+        r"You passed (?P<prompt>{n}) input tokens and requested (?P<output>{n}) output tokens\. However, the "
+        r"model's context length is only (?P<window>{n}) tokens(?:, resulting in a maximum input length of "
+        r"(?P<limit>{n}) tokens)?",
+        {"window": W, "output": C, "prompt": P, "limit": L}, limit_meaning=M.INPUT_BUDGET,
+        refine=refine_truncated_prompt),
+    Row("vllm-request-has",
+        MCL + r"\. However, your request has (?P<prompt>{n}) input tokens",
+        {"window": ("window", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-max-tokens-over-window-old",
+        r"max_tokens=(?P<output>{n}) ?cannot be greater than max_model_len=max_total_tokens=(?P<window>{n})",
+        {"window": W, "output": C}, K.OUTPUT_OVER_WINDOW),
+    Row("vllm-max-tokens-over-window",
+        r"max_tokens=(?P<output>{n}) ?cannot be greater than max_model_len=(?P<window>{n})",
+        {"window": W, "output": C}, K.OUTPUT_OVER_WINDOW),
+    Row("vllm-output-below-one",
+        r"max_tokens must be at least 1, got (?P<output>-?{n})",
+        {"output": C}, K.OUTPUT_BELOW_ONE),
+    Row("vllm-decoder-prompt",
+        r"decoder prompt \(length (?P<prompt>{n})\) is longer than the maximum model length of (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-v0-scheduler",
+        r"Input prompt \((?P<prompt>{n}) tokens\) is too long and exceeds limit of (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    # ---- OpenAI and compatible
+    Row("openai-requested-functions",
+        MCL + r"\.? However, you requested (?P<total>{n}) tokens \((?P<messages>{n}) in the messages, "
+        r"(?P<functions>{n}) in the functions, and (?P<output>{n}) in the completion\)",
+        {"window": W, "total": T, "output": C}, refine=refine_functions),
+    Row("openai-requested",
+        MCL + r"\.? However, you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in the messages, "
+        r"(?P<output>{n}) in the completion\)",
+        {"window": W, "total": T, "prompt": P, "output": C}),
+    Row("openai-completions",
+        MCL + r", however you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in your prompt[;,] "
+        r"(?P<output>{n}) for the completion\)",
+        {"window": W, "total": T, "prompt": P, "output": C}),
+    Row("textgen-webui",
+        r"This model maximum context length is (?P<window>{n}) tokens\. However, your messages resulted in "
+        r"over (?P<prompt>{n}) tokens(?: and max_tokens is (?P<output>{n}))?",
+        {"window": W, "prompt": ("prompt", LB), "output": C}),
+    Row("openai-messages-resulted",
+        MCL + r"\.? However, your messages resulted in (?P<prompt>{n}) tokens",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("openai-input-limit",
+        r"Input tokens exceed the configured limit of (?P<limit>{n}) tokens\.?"
+        r"(?: Your messages resulted in (?P<prompt>{n}) tokens)?",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("openai-max-output",
+        r"max_tokens is too large: (?P<output>{n})\. This model supports at most (?P<limit>{n}) completion tokens",
+        {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    Row("openai-embeddings-request",
+        r"Requested (?P<prompt>{n}) tokens, max (?P<limit>{n}) tokens per request",
+        {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.REQUEST_LIMIT),
+    Row("openrouter",
+        r"endpoint's " + MCL + r"\. However, you requested about (?P<total>{n}) tokens \((?P<parts>[^)]{0,300})\)",
+        {"window": W, "total": ("total", APPROX)}, refine=refine_openrouter),
+    Row("sglang-requested-total",
+        r"Requested token count exceeds the model's maximum context length of (?P<window>{n}) tokens\. You "
+        r"requested a total of (?P<total>{n}) tokens: (?P<prompt>{n}) tokens from the input messages and "
+        r"(?P<output>{n}) tokens for the completion",
+        {"window": W, "total": T, "prompt": P, "output": C}),
+    # ---- Anthropic, Google, AWS
+    Row("anthropic-prompt-too-long",
+        r"prompt is too long: (?P<prompt>{n}) tokens ?> ?(?P<window>{n}) maximum",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("anthropic-input-and-max-tokens",
+        r"input length and max_tokens exceed context limit: (?P<prompt>{n}) ?\+ ?(?P<output>{n}) ?> ?(?P<window>{n})",
+        {"window": W, "prompt": P, "output": C}),
+    Row("anthropic-max-output",
+        r"max_tokens: (?P<output>{n}) ?> ?(?P<limit>{n}), which is the maximum allowed number of output tokens",
+        {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    Row("gemini",
+        r"input token count(?: \((?P<prompt>{n})\))? exceeds the maximum number of tokens allowed"
+        r"(?: \((?P<limit>{n})\))?",
+        {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("vertex-gemini",
+        r"input token count is (?P<prompt>{n}) but (?:the )?model only supports up to (?P<limit>{n})",
+        {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("bedrock-max-length",
+        r"Malformed input request: expected maxLength: (?P<char_limit>{n}), actual: (?P<prompt_chars>{n})",
+        {"char_limit": ("char_limit", E), "prompt_chars": ("prompt_chars", E)}, K.PROMPT_OVER_WINDOW),
+    Row("bedrock", r"Input is too long for requested model", {}, K.PROMPT_OVER_WINDOW),
+    # ---- local and self-hosted servers
+    Row("llamacpp-request",
+        r"request \((?P<prompt>{n}) tokens\) exceeds the available context size \((?P<window>{n}) tokens\)",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("llamacpp", r"exceeds the available context size", {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW,
+        extras=(r"n_prompt_tokens['\"]?\s?[:=]\s?(?P<prompt>{n})", r"n_ctx['\"]?\s?[:=]\s?(?P<window>{n})")),
+    Row("llama-cpp-python",
+        r"Requested tokens(?: \((?P<prompt>{n})\))? exceed context window of (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("tgi-total",
+        r"inputs tokens \+ max_new_tokens must be <= (?P<window>{n})\. Given: (?P<prompt>{n}) inputs tokens and "
+        r"(?P<output>{n}) max_new_tokens",
+        {"window": W, "prompt": P, "output": C}),
+    Row("tgi-max-input",
+        r"inputs must have less than (?P<limit>{n}) tokens\. Given: (?P<prompt>{n})",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("tgi-max-new-tokens",
+        r"(?<!\+ )max_new_tokens must be <= (?P<limit>{n})\. Given: (?P<output>{n})(?! inputs)",
+        {"limit": L, "output": C}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    Row("sglang-context-length",
+        r"The input \((?P<prompt>{n}) tokens\) is longer than the model's context length \((?P<window>{n}) tokens\)",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("sglang-max-allowed",
+        r"Input length \((?P<prompt>{n}) tokens\) exceeds the maximum allowed length \((?P<limit>{n}) tokens\)",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.KV_CAPACITY),
+    Row("trtllm-input",
+        r"Prompt length \((?P<prompt>{n})\) exceeds maximum input length \((?:(?P<limit>{n})|[^)]{0,40})\)",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("trtllm-sum",
+        r"sum of prompt length \((?P<prompt>{n})\),? (?:and )?query length \({n}\) should not exceed "
+        r"(?P<which>max_num_tokens|max_seq_len) \((?P<limit>{n})\)",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.BATCH_LIMIT, refine=refine_trtllm),
+    Row("lmstudio-input-length",
+        r"Input length (?P<prompt>{n}) exceeds context length (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("lmstudio-keep",
+        r"Trying to keep the first (?P<prompt>{n}) tokens when context the overflows(?:\. However, the model is "
+        r"loaded with context length of only (?P<window>{n}) tokens)?",
+        {"window": W, "prompt": ("prompt", LB)}, K.PROMPT_OVER_WINDOW),
+    Row("ollama-truncate",
+        r"truncating input prompt\"? limit=(?P<window>{n}) prompt=(?P<prompt>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("copilot",
+        r"prompt token count of (?P<prompt>{n}) exceeds the limit of (?P<limit>{n})",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("github-models",
+        r"Request body too large for .{1,200}? model\. Max size: (?P<limit>{n}) tokens",
+        {"limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("dashscope",
+        r"Range of input length should be \[ ?1 ?, ?(?P<limit>{n}) ?\]",
+        {"limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("xai",
+        r"maximum prompt length is (?P<limit>{n})(?: tokens)?\.?,? but the request contains (?P<prompt>{n}) tokens",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("generic-max-input-length",
+        r"Input too long: (?P<prompt>{n}) input tokens, limit is (?P<limit>{n})",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("generic-max-input-length",
+        r"maximum input length is (?P<limit>{n}) tokens",
+        {"limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("cerebras",
+        r"Current length is (?P<total>{n}) while limit is (?P<window>{n})",
+        {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("moonshot",
+        r"exceeded model token limit: (?P<window>{n}) \(re ?quested: (?P<total>{n})\)",
+        {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("mistral",
+        r"Prompt contains (?P<prompt>{n}) tokens(?: and {n} draft tokens)?, too large for model with "
+        r"(?P<window>{n}) maximum context length",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("fireworks",
+        r"prompt is too long: (?P<prompt>{n}), model maximum context length: (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("cohere",
+        r"total number of tokens in the prompt cannot exceed (?P<window>{n}) - received (?P<prompt>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("rkllama",
+        r"Prompt is (?P<prompt>{n}) tokens but the model context window is (?P<window>{n}) tokens",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("max-seq-len",
+        r"length of prompt_tokens \((?P<prompt>{n})\) must be less than max_seq_len \((?P<window>{n})\)",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("textgen-truncated",
+        r"Context length: (?P<window>{n}), max_new_tokens: (?P<output>{n}), available context length: (?P<limit>{n})",
+        {"window": W, "output": C, "limit": L}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, M.INPUT_BUDGET),
+    Row("candle-vllm",
+        r"Requested max tokens (?P<output>{n}) larger than available tokens (?P<limit>{n})"
+        r"(?:.{0,200}?\((?P<prompt>{n}) tokens reserved for prompt\))?",
+        {"output": C, "limit": L, "prompt": P}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, M.OUTPUT_BUDGET),
+    Row("deepseek-max-tokens",
+        r"valid range of max_tokens is \[ ?1 ?, ?(?P<limit>{n}) ?\]",
+        {"limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    # ---- generic fallbacks (last)
+    Row("generic", MCL, {"window": W}, K.UNKNOWN),
+    Row("generic",
+        r"context[ _-]?(?:length|window)[ _-]?(?:exceeded|exceeds)|exceeds? (?:the |this |its )?(?:model's )?"
+        r"(?:maximum |available )?context (?:window|length|size|limit)|(?:prompt|input) is too long|"
+        r"greater than the context length|exceeded model token limit|too many (?:input )?tokens|"
+        r"token limit exceeded|reduce the length of the (?:messages|input|prompt)|exceeds? context limit|"
+        r"model's maximum context (?:length|limit)|ContextWindowExceededError",
+        {}, K.UNKNOWN),
+)
+
+#: Known look-alikes, checked before :data:`ROWS`: a hit means "not a context-length error".
+NEGATIVES: tuple[re.Pattern[str], ...] = tuple(
+    re.compile(p, re.IGNORECASE)
+    for p in (
+        r"rate[ _-]?limit",  # "Rate limit reached for ... tokens", rate_limit_exceeded
+        r"tokens? per (?:min|minute|hour|day|second)|\b(?:[io]?tpm|rpm|tpd|rpd)\b",  # Groq/OpenAI/Anthropic TPM
+        r"quota|resource[_ ]exhausted|too many requests|service tier capacity exceeded",
+        r"(?:daily|weekly|monthly|hourly) (?:token )?(?:limit|usage)",
+        r"budget (?:has been )?exceeded|exceededbudget|max budget",  # LiteLLM budgets
+        r"string_above_max_length|invalid 'user'|string too long",  # OpenAI string-length validation (chars)
+        r"content[_ ](?:filter|policy|management)|responsibleaipolicyviolation|safety system",
+        r"maximum number of tools|too many tools",
+        r"request_too_large|payload too large|request entity too large",  # HTTP body bytes, not tokens
+        r"(?:invalid|incorrect) api[ _-]?key|\bunauthorized\b|authentication[_ ]error",
+    )
+)
+

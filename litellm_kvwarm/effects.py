@@ -1,0 +1,147 @@
+"""Effects: apply a decided plan to LiteLLM's request (``data`` / ``kwargs``) and its ``metadata``,
+and count and log what was done. Nothing here decides anything; the plans come from
+:mod:`~litellm_kvwarm.planner` and :mod:`~litellm_kvwarm.attempt`.
+
+Metadata is written through :func:`~litellm_kvwarm.meta.request_metadata` at the moment of each
+write, in the order the hook always wrote it (affinity, estimate, escalation, backstop), so a
+step's overrides that replace a field land exactly as before.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Callable, Mapping
+from typing import Any
+
+from . import identity
+from .config import Settings
+from .deadline import RequestBudget
+from .meta import AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, request_metadata
+from .metrics import Metrics
+from .planner import Backstop, RoutePlan
+from .view import AttemptView, PreCallView
+from .warm import WarmOutcome
+from .warm_gate import WarmCandidate, WarmGate
+
+logger = logging.getLogger("litellm_kvwarm")
+
+#: LiteLLM providers whose servers accept vLLM's ``cache_salt`` (vLLM ≥ 0.9, SGLang): only
+#: requests to these get it; OpenAI, Anthropic and other strict APIs reject unknown fields.
+SALTED_PROVIDERS = frozenset({"hosted_vllm", "vllm", "sglang"})
+
+
+class Effects:
+    """Writes, counters and log lines of one handler.
+
+    Args:
+        settings: plugin settings. metrics: collectors. warm_gate: queues warms.
+        secret: key of the tenant and session hashes (resolved on first use).
+        forbid: builds the exception that refuses a request (HTTP 403, from the bridge).
+    """
+
+    def __init__(self, settings: Settings, metrics: Metrics, warm_gate: WarmGate, *,
+                 secret: Callable[[], bytes], forbid: Callable[[str], Exception]):
+        self.settings, self.metrics, self.warm_gate = settings, metrics, warm_gate
+        self._secret, self._forbid = secret, forbid
+        #: warm outcomes seen by this process, by outcome value (for tests and the demo)
+        self.warm_outcomes: dict[str, int] = {}
+
+    # -- pre-call ----------------------------------------------------------------------------
+
+    def isolate_tenant(self, data: dict, view: PreCallView) -> None:
+        """With a cache-salt secret: drop any client-sent ``cache_salt`` and record the tenant's
+        salt in the request's metadata (:meth:`apply_cache_salt` sends it per attempt).
+
+        Raises:
+            the ``forbid`` exception (HTTP 403): no tenant can be told from the key (fail closed).
+        """
+        secret = self.settings.cache_salt_secret
+        if not secret:
+            return
+        if view.tenant is None:
+            raise self._forbid("litellm-kvwarm: tenant cache isolation needs a key with a team, user or token")
+        data.pop("cache_salt", None)
+        extra = data.get("extra_body")
+        if isinstance(extra, dict):
+            extra.pop("cache_salt", None)
+        request_metadata(data)[SALT_KEY] = identity.cache_salt(secret, view.tenant)
+
+    async def apply_route(self, plan: RoutePlan, view: PreCallView, data: dict) -> None:
+        """Apply a :class:`RoutePlan`: metadata, log line, counter, rewrite, fallbacks, warm."""
+        if plan.pin_session and view.session is not None:
+            request_metadata(data)[AFFINITY_KEY] = identity.affinity_key(view.session, self._secret())
+        if plan.estimate_record is not None:
+            request_metadata(data)[ESTIMATE_KEY] = dict(plan.estimate_record)
+        if plan.log_level == "info":
+            logger.info(plan.reason)
+        elif plan.log_level == "debug":
+            logger.debug(plan.reason)
+        if plan.label is not None:
+            self.count_route(plan.label, view.group or "", plan.counted_target)
+        if plan.escalation is not None:
+            data["model"] = plan.escalation.target
+            data.update(plan.escalation.overrides)  # the step's own overrides, as LiteLLM's fallback would apply them
+            meta = request_metadata(data)
+            meta[ESCALATED_KEY] = "proactive"
+            meta[ORIGIN_KEY] = dict(plan.escalation.origin)
+        if plan.backstop is not None:
+            self.arm(data, plan.backstop)
+        if plan.warm is not None and view.kind is not None:
+            w = plan.warm
+            candidate = WarmCandidate(w.target, True, w.target_window, w.tokens, w.source_window, view.session, w.growth_tokens)
+            await self.warm_gate.consider(candidate, data, kind=view.kind)
+
+    @staticmethod
+    def arm(data: dict, backstop: Backstop) -> None:
+        """Arm LiteLLM's fallbacks for this request and record the plan the hops read."""
+        entries = list(backstop.entries)
+        data["context_window_fallbacks"] = [{backstop.group: entries}]
+        if backstop.generic:
+            data["fallbacks"] = [{backstop.group: entries}]
+        request_metadata(data)[PLAN_KEY] = backstop.plan.to_dict()
+
+    # -- per attempt ---------------------------------------------------------------------------
+
+    @staticmethod
+    def apply_cache_salt(view: AttemptView, kwargs: dict[str, Any]) -> None:
+        """Send the tenant's ``cache_salt`` (vLLM prefix-cache isolation) on chat and text
+        completions to providers that accept it (:data:`SALTED_PROVIDERS`); nothing is added for
+        other providers or call types, whose APIs may reject unknown fields."""
+        salt = view.carried.salt
+        if salt is None or view.kind is None or view.provider not in SALTED_PROVIDERS:
+            return
+        identity.set_cache_salt(kwargs, salt)
+
+    @staticmethod
+    def record_budget(data: Mapping[str, Any], budget: RequestBudget, *, only_if_spent: bool) -> None:
+        """Carry the seconds of the request's I/O budget spent so far to its later hooks."""
+        meta = data.get("metadata")
+        if isinstance(meta, dict) and (budget.spent_s > 0 or not only_if_spent):
+            meta[BUDGET_KEY] = budget.to_metadata()
+
+    # -- counters -----------------------------------------------------------------------------
+
+    def count_route(self, kind: str, source: str, target: str | None) -> None:
+        self.metrics.route_decisions.labels(kind, source, target or "").inc()
+
+    def count_warm(self, outcome: WarmOutcome, target: str) -> None:
+        self.warm_outcomes[outcome.value] = self.warm_outcomes.get(outcome.value, 0) + 1
+        self.metrics.warms.labels(outcome.value, target).inc()
+
+    def warm_done(self, outcome: WarmOutcome, duration_s: float, target: str) -> None:
+        self.count_warm(outcome, target)
+        self.metrics.warm_seconds.labels(target).observe(duration_s)
+
+    def unreachable_target(self, origin: Mapping[str, Any], target: object, exc: Exception) -> str:
+        """Count and log a proactive escalation whose target could not be reached; returns the
+        detail of the context-length error LiteLLM alone would have given (HTTP 400)."""
+        source, window, tokens = origin.get("source"), origin.get("window"), origin.get("tokens")
+        self.count_route("target_unreachable", str(source), str(target))
+        logger.warning("[CONTEXT-ROUTE] escalation target %r unreachable (%s): answering the context-length error of %r",
+                       target, type(exc).__name__, source)
+        return (
+            f"This model's maximum context length is {window} tokens. However, your request has about {tokens} "
+            f"input tokens. Please reduce the length of the messages. (litellm-kvwarm: model group {source!r} "
+            f"cannot hold this request and its escalation target {target!r} could not be reached: "
+            f"{type(exc).__name__})"
+        )

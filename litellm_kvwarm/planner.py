@@ -1,0 +1,213 @@
+"""The plan of one request, decided from its view and its facts (pure: no I/O, no LiteLLM).
+
+:func:`plan_route` turns a :class:`~litellm_kvwarm.view.PreCallView` and its
+:class:`~litellm_kvwarm.facts.RouteFacts` into one :class:`RoutePlan`: stay, escalate or keep
+local (each with the counter label and the log line that say why), which fallbacks to arm, what
+to record in the request's metadata, and which group to warm. :func:`plan_clamp` decides an
+attempt's output clamp. Units: tokens; windows are ``max_model_len``.
+
+The rules (unchanged from the hook they came from): a request whose routing estimate (or exact
+count) plus the output floor fits its group's window stays; so does one an exact count could not
+settle while it is within 2× the window. Otherwise it goes to the first step of its usable chain
+whose window fits (:func:`~litellm_kvwarm.chain.first_fitting`), unless proactive routing is off
+or no step fits. The backstop is armed whenever the serving group has steps left, the generic
+``fallbacks`` only when an overflow is possible by the safe estimate and neither the operator nor
+the client set any. A warm goes to the group the session's next escalation would reach.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TYPE_CHECKING, Any
+
+from .chain import escalation_chain, first_fitting, next_step, rest_after
+from .output_budget import OutputBudget, read_output_budget
+from .policy import clamp_output, decide_route, needs_exact_count
+from .reactive import BackstopPlan, fallback_chain
+from .tokens import TokenEstimate
+
+if TYPE_CHECKING:  # types only: the planner imports no module that does I/O
+    from .config import Settings
+    from .facts import RouteFacts
+    from .view import PreCallView
+
+__all__ = ["Backstop", "ClampPlan", "Escalation", "Route", "RoutePlan", "WarmPlan", "plan_clamp", "plan_route", "wants_exact_count"]
+
+
+class Route(str, Enum):
+    UNTOUCHED = "untouched"  # not the plugin's request, or nothing is known to act on
+    STAY = "stay"  # dispatched to the group the client asked for
+    ESCALATE = "escalate"  # sent to a step of the escalation chain before dispatch
+    KEEP_LOCAL = "keep_local"  # does not fit, but no usable step fits either (or routing is off)
+
+
+@dataclass(frozen=True)
+class Backstop:
+    """LiteLLM fallbacks to arm for ``group`` (``entries``: its ``context_window_fallbacks`` list,
+    also set as ``fallbacks`` when ``generic``) and the :class:`BackstopPlan` the hops read."""
+
+    group: str
+    entries: tuple[Any, ...]
+    generic: bool
+    plan: BackstopPlan
+    reason: str
+
+
+@dataclass(frozen=True)
+class Escalation:
+    """Send the request to ``target`` with the step's own ``overrides`` (as LiteLLM's fallback
+    would merge them); ``origin``: ``{"source", "window", "tokens"}`` for the failure hook."""
+
+    target: str
+    overrides: Mapping[str, Any]
+    origin: Mapping[str, Any]
+
+
+@dataclass(frozen=True)
+class WarmPlan:
+    """Warm ``target`` (window ``target_window``, ``None``: unknown) for a session served in a
+    ``source_window`` group at ``tokens``; ``growth_tokens``: the routing estimate (re-warm scale)."""
+
+    target: str
+    target_window: int | None
+    tokens: int
+    source_window: int
+    growth_tokens: int
+    reason: str
+
+
+@dataclass(frozen=True)
+class RoutePlan:
+    """What the pre-call hook does. ``label``/``counted_target``: the ``route_decisions`` counter
+    (``label`` ``None``: nothing counted); ``reason`` is logged at ``log_level`` (``None``: not
+    logged); ``pin_session``: record the session's affinity key; ``estimate_record``: the
+    ``ESTIMATE_KEY`` metadata (``None``: not written)."""
+
+    route: Route
+    label: str | None = None
+    counted_target: str | None = None
+    reason: str = ""
+    log_level: str | None = None
+    pin_session: bool = False
+    estimate_record: Mapping[str, Any] | None = None
+    escalation: Escalation | None = None
+    backstop: Backstop | None = None
+    warm: WarmPlan | None = None
+
+
+def wants_exact_count(estimate: TokenEstimate, floor: int, window: int, chain: Sequence[str]) -> bool:
+    """Whether one exact count should settle the route (see :func:`policy.needs_exact_count`)."""
+    return needs_exact_count(estimate, floor, window, tuple(chain) or None)
+
+
+def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> RoutePlan:
+    """The :class:`RoutePlan` of one pre-call request."""
+    group = view.group
+    if not facts.listed or group is None:
+        return RoutePlan(Route.UNTOUCHED)
+    if not view.output.valid:
+        return RoutePlan(Route.UNTOUCHED, "client_output_error", None,
+                         "[CONTEXT-ROUTE] untouched: the client's own output budget is invalid", "debug")
+    floor, first = settings.output_floor_tokens, (facts.chain[0] if facts.chain else None)
+    pin = view.session is not None and settings.session_pinning
+    window, estimate, raw = facts.source_window, facts.estimate, facts.raw_estimate
+    if window is None or estimate is None or raw is None:
+        return RoutePlan(Route.UNTOUCHED, "unknown_window", first, f"[CONTEXT-ROUTE] untouched: window of {group!r} unknown", "debug",
+                         pin_session=pin, backstop=_backstop(group, facts.usable, None, None, view.output, facts, view.generic_fallbacks_sent, floor))
+    record = {"safe": estimate.safe, "routing": estimate.routing, "group": group,
+              "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": facts.tenant_hash}
+    tokens = facts.exact if facts.exact is not None else estimate.routing
+    # the estimate alone is not trusted this close to the window (code and JSON read up to ~1.6x
+    # high): stay, and let the server's own numbers escalate if it must
+    unsettled = facts.exact_asked and facts.exact is None and tokens + floor <= 2 * window
+    backstop = _backstop(group, facts.usable, window, estimate, view.output, facts, view.generic_fallbacks_sent, floor)
+    common = {"pin_session": pin, "estimate_record": record}
+    if tokens + floor <= window or unsettled:
+        if unsettled:
+            reason, level = (f"[CONTEXT-ROUTE] stay: est≈{tokens}tok + {floor} exceeds window {window} of {group!r} but no exact count "
+                             "could settle it; the backstop escalates if the server refuses"), "info"
+        else:
+            reason, level = f"[CONTEXT-ROUTE] stay: {tokens}tok + {floor} fits window {window} of {group!r}", "debug"
+        warm = _warm(facts.windows, window, tokens, estimate.routing, floor)
+        return RoutePlan(Route.STAY, "stay", first, reason, level, backstop=backstop, warm=warm, **common)
+    target, target_window = first_fitting(facts.windows, tokens + floor)
+    decision = decide_route(source=group, target=target or (facts.usable[0] if facts.usable else None), routing_estimate=tokens,
+                            output_floor_tokens=floor, source_window=window, target_window=target_window, exact=facts.exact is not None)
+    if target is None or not settings.proactive_routing:
+        if facts.chain and not facts.usable:
+            label = "kept_local_missing" if facts.chain_missing else "kept_local_forbidden"
+            reason = f"[CONTEXT-ROUTE] kept local: no step of {group!r}'s chain {list(facts.chain)} is in the model list and allowed for this key"
+        elif target is not None:
+            label, reason = "stay", f"[CONTEXT-ROUTE] not routed (KVWARM_PROACTIVE_ROUTING=0): {decision.describe()}"
+        else:
+            label, reason = decision.action.value, f"[CONTEXT-ROUTE] {decision.describe()}"
+        return RoutePlan(Route.KEEP_LOCAL, label, first, reason, "info", backstop=backstop, **common)
+    overrides = facts.step_params.get(target, {})
+    output = read_output_budget({**view.output_values, **overrides})  # the body after the step's overrides
+    sent = overrides["fallbacks"] is not None if "fallbacks" in overrides else view.generic_fallbacks_sent
+    rest = rest_after(facts.usable, target)
+    warm = None
+    if target_window is not None:
+        warm = _warm(tuple((g, w) for g, w in facts.windows if g in rest), target_window, tokens, estimate.routing, floor)
+    return RoutePlan(
+        Route.ESCALATE, "proactive", target, f"[CONTEXT-ROUTE] {decision.describe()}", "info",
+        escalation=Escalation(target, overrides, {"source": group, "window": window, "tokens": tokens}),
+        backstop=_backstop(target, rest, target_window, estimate, output, facts, sent, floor), warm=warm, **common,
+    )
+
+
+def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: TokenEstimate | None, output: OutputBudget,
+              facts: RouteFacts, generic_sent: bool, floor: int) -> Backstop | None:
+    """LiteLLM's fallbacks for ``group``, only when it has escalation steps left (``chain``: in the
+    model list, allowed for the key, not ruled out by the client): a retry slot on ``group`` when
+    the client sent an output budget, then every step. The generic ``fallbacks`` (for context
+    errors LiteLLM does not recognise; the deployment hook aborts any such hop that is not a
+    context error) only when an overflow is possible by the safe estimate and the operator set
+    none for the group; otherwise non-context failures go exactly as they would without the plugin."""
+    if not chain:
+        return None
+    params = facts.step_params
+    entries = tuple(fallback_chain(group, chain, output.effective, params))
+    possible = window is not None and estimate is not None and estimate.safe + (output.effective or floor) > window
+    operator_generic = escalation_chain(group, overrides={}, context_window_fallbacks=facts.operator_fallbacks)  # type: ignore[arg-type]
+    generic = possible and not operator_generic and not generic_sent
+    step_output = {g: out for g in chain if (out := read_output_budget(params.get(g, {})).effective) is not None}
+    plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=generic, step_output=step_output)
+    why = ("overflow possible by the safe estimate" if possible else "no overflow possible by the safe estimate") if not operator_generic else "the operator's own"
+    reason = f"fallbacks of {group!r} → {list(chain)}; generic fallbacks {'armed' if generic else 'untouched'} ({why})"
+    return Backstop(group, entries, generic, plan, reason)
+
+
+def _warm(rest: Sequence[tuple[str, int | None]], current_window: int, tokens: int, routing: int, floor: int) -> WarmPlan | None:
+    """Warm the group the next escalation of this session would reach (the first remaining step
+    whose window is larger than the one now serving it); ``None`` when there is none."""
+    target, target_window = next_step(rest, current_window, floor)
+    if target is None:
+        return None
+    return WarmPlan(target, target_window, tokens, current_window, routing,
+                    f"next escalation from window {current_window} at ≈{tokens}tok reaches {target!r}")
+
+
+@dataclass(frozen=True)
+class ClampPlan:
+    """An attempt's output clamp: ``max_tokens`` to cap every output field to (``None``: leave
+    them); ``needs_exact``: only an exact count can tell (the safe estimate would cut)."""
+
+    max_tokens: int | None = None
+    needs_exact: bool = False
+    reason: str = field(default="")
+
+
+def plan_clamp(requested: int, window: int, safe_estimate: int, exact: int | None, settings: Settings) -> ClampPlan:
+    """Lower the output budget so prompt + output fits ``window``. Cuts only on an ``exact`` count:
+    without one, a cut the safe estimate suggests is answered with ``needs_exact`` (the routing
+    estimate over-counts code and JSON by up to ~1.6x; the server's own numbers correct the rest)."""
+    floor = settings.output_floor_tokens
+    if exact is None:
+        first = clamp_output(requested=requested, prompt_tokens=safe_estimate, window=window, output_floor_tokens=floor, exact=False)
+        return ClampPlan(needs_exact=first.changed, reason=first.reason)
+    final = clamp_output(requested=requested, prompt_tokens=exact, window=window, output_floor_tokens=floor, exact=True,
+                         margin_tokens=settings.clamp_margin_tokens)
+    return ClampPlan(final.max_tokens if final.changed else None, reason=final.reason)

