@@ -63,6 +63,10 @@ class TurnRow:
 
 @dataclass(frozen=True)
 class Summary:
+    """An arm's rows in totals: requests by serving group, escalations (proactive: the plugin routed to
+    ``slow`` before dispatch; fallback: after a ``fast`` 400), failures, clamps, tokens (backend
+    ``usage``), mean client TTFT per group and the arm's wall time (seconds, process starts included)."""
+
     arm: str
     requests: int
     conversations: int
@@ -94,6 +98,8 @@ class BackendTotals:
 
 @dataclass
 class ArmResult:
+    """One arm's run: its settings (``env``: the ``KVWARM_*`` it set), rows, summary and backend totals."""
+
     arm: Arm
     env: dict[str, str]
     rows: list[TurnRow]
@@ -126,6 +132,7 @@ def _mean(values: Iterable[float | None]) -> float | None:
 
 
 def summarize(arm: Arm, rows: list[TurnRow], wall_s: float) -> Summary:
+    """The :class:`Summary` of ``arm``'s rows (pure)."""
     return Summary(
         arm=arm.name,
         requests=len(rows),

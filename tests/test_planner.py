@@ -1,0 +1,168 @@
+"""The pure planner as a table of cases: a view and its facts in, a named plan out (no I/O)."""
+
+from __future__ import annotations
+
+import ast
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from litellm_kvwarm import planner
+from litellm_kvwarm.config import Settings
+from litellm_kvwarm.facts import RouteFacts
+from litellm_kvwarm.planner import Route, plan_clamp, plan_route
+from litellm_kvwarm.tokens import RequestCounts, TokenEstimate
+from litellm_kvwarm.view import pre_call_view
+
+
+class Key:
+    team_id, user_id, token = "team-a", None, "hashed"
+
+
+def est(routing: int, safe: int | None = None) -> TokenEstimate:
+    return TokenEstimate(safe if safe is not None else routing + routing // 3, routing, RequestCounts(chars=0, messages=1))
+
+
+def facts(window: int | None = 4096, *, routing: int = 1000, safe: int | None = None, chain=("slow",), usable=None,
+          windows=(("slow", 32768),), **extra) -> RouteFacts:
+    estimate = est(routing, safe) if window is not None else None
+    options = dict(listed=True, chain=tuple(chain), usable=tuple(chain if usable is None else usable), source_window=window,
+                   estimate=estimate, raw_estimate=estimate, tenant_hash="t-hash" if window else None, windows=tuple(windows))
+    return RouteFacts(**{**options, **extra})
+
+
+# id, body extras, facts, settings, expected plan attributes
+# (target: escalation target; backstop: (group, entries, generic); warm: (target, target_window); record: ESTIMATE written)
+CASES = [
+    ("not listed", {}, RouteFacts(listed=False), {}, dict(route=Route.UNTOUCHED, label=None, backstop=None, pin=False)),
+    ("invalid client budget", {"max_tokens": 0}, facts(), {},
+     dict(route=Route.UNTOUCHED, label="client_output_error", counted=None, backstop=None, pin=False, level="debug")),
+    ("unknown window", {}, facts(None), {},
+     dict(route=Route.UNTOUCHED, label="unknown_window", counted="slow", backstop=("fast", ("slow",), False), record=False, pin=True)),
+    ("stay, fits", {}, facts(routing=1000), {},
+     dict(route=Route.STAY, label="stay", counted="slow", backstop=("fast", ("slow",), False), warm=("slow", 32768), record=True,
+          level="debug", reason="[CONTEXT-ROUTE] stay: 1000tok + 256 fits window 4096 of 'fast'")),
+    ("stay, retry slot for a client budget", {"max_tokens": 300}, facts(routing=1000), {},
+     dict(route=Route.STAY, backstop=("fast", ({"model": "fast", "max_tokens": 300}, "slow"), False))),
+    ("stay, overflow possible by the safe estimate: generic armed", {}, facts(routing=3700, safe=4000), {},
+     dict(route=Route.STAY, backstop=("fast", ("slow",), True))),
+    ("client sent its own fallbacks: generic untouched", {"fallbacks": ["x"]}, facts(routing=3700, safe=4000), {},
+     dict(route=Route.STAY, backstop=("fast", ("slow",), False))),
+    ("operator set generic fallbacks: untouched", {}, facts(routing=3700, safe=4000, operator_fallbacks=[{"fast": ["other"]}]), {},
+     dict(route=Route.STAY, backstop=("fast", ("slow",), False))),
+    ("no exact count could settle it: stay", {}, facts(routing=4000, exact_asked=True), {},
+     dict(route=Route.STAY, label="stay", level="info", target=None)),
+    ("exact count says it fits", {}, facts(routing=4000, exact_asked=True, exact=3000), {},
+     dict(route=Route.STAY, reason="[CONTEXT-ROUTE] stay: 3000tok + 256 fits window 4096 of 'fast'")),
+    ("exact count escalates", {}, facts(routing=3900, exact_asked=True, exact=5000), {},
+     dict(route=Route.ESCALATE, label="proactive", counted="slow", target="slow", origin_tokens=5000, backstop=None, warm=None)),
+    ("escalate", {}, facts(routing=6000), {},
+     dict(route=Route.ESCALATE, label="proactive", counted="slow", target="slow", origin_tokens=6000, backstop=None, warm=None,
+          level="info", record=True)),
+    ("escalate to the first fitting step; the rest stays armed and warm", {},
+     facts(routing=6000, chain=("mid", "large"), windows=(("mid", 8192), ("large", 65536))), {},
+     dict(route=Route.ESCALATE, target="mid", backstop=("mid", ("large",), True), warm=("large", 65536))),  # safe 8000 + 256 > 8192
+    ("a step too small is passed over", {},
+     facts(routing=10000, chain=("mid", "large"), windows=(("mid", 8192), ("large", 65536))), {},
+     dict(route=Route.ESCALATE, target="large", backstop=None, warm=None)),
+    ("the step's own output override applies", {"max_tokens": 2000},
+     facts(routing=6000, chain=("mid", "large"), windows=(("mid", 8192), ("large", 65536)), step_params={"mid": {"max_tokens": 512}}), {},
+     dict(route=Route.ESCALATE, target="mid", overrides={"max_tokens": 512},
+          backstop=("mid", ({"model": "mid", "max_tokens": 512}, "large"), True), requested=512)),
+    ("target window unknown: escalate, no warm", {}, facts(routing=6000, windows=(("slow", None),)), {},
+     dict(route=Route.ESCALATE, target="slow", warm=None)),
+    ("stay with the next step's window unknown: the gate decides", {}, facts(routing=1000, windows=(("slow", None),)), {},
+     dict(route=Route.STAY, warm=("slow", None))),
+    ("proactive routing off", {}, facts(routing=6000), {"proactive_routing": False},
+     dict(route=Route.KEEP_LOCAL, label="stay", counted="slow", target=None, backstop=("fast", ("slow",), True),
+          reason_starts="[CONTEXT-ROUTE] not routed (KVWARM_PROACTIVE_ROUTING=0): proactive:")),
+    ("no target", {}, facts(routing=6000, chain=(), windows=()), {},
+     dict(route=Route.KEEP_LOCAL, label="no_target", counted=None, backstop=None)),
+    ("target too small", {}, facts(routing=10000, windows=(("slow", 8192),)), {},
+     dict(route=Route.KEEP_LOCAL, label="target_too_small", counted="slow", backstop=("fast", ("slow",), True))),
+    ("forbidden", {}, facts(routing=6000, usable=(), windows=()), {},
+     dict(route=Route.KEEP_LOCAL, label="kept_local_forbidden", counted="slow", backstop=None,
+          reason="[CONTEXT-ROUTE] kept local: no step of 'fast''s chain ['slow'] is in the model list and allowed for this key")),
+    ("missing", {}, facts(routing=6000, usable=(), windows=(), chain_missing=True), {},
+     dict(route=Route.KEEP_LOCAL, label="kept_local_missing", counted="slow")),
+    ("session pinning off", {}, facts(), {"session_pinning": False}, dict(route=Route.STAY, pin=False)),
+]
+
+
+@pytest.mark.parametrize("name, extra, route_facts, settings, expected", CASES, ids=[c[0] for c in CASES])
+def test_plan_route(name, extra, route_facts, settings, expected):
+    body = {"model": "fast", "messages": [{"role": "user", "content": "hello"}], **extra}
+    plan = plan_route(pre_call_view(body, "acompletion", Key()), route_facts, Settings(**settings))
+    got = {
+        "route": plan.route, "label": plan.label, "counted": plan.counted_target, "level": plan.log_level, "reason": plan.reason,
+        "pin": plan.pin_session, "record": plan.estimate_record is not None,
+        "target": plan.escalation.target if plan.escalation else None,
+        "overrides": dict(plan.escalation.overrides) if plan.escalation else None,
+        "origin_tokens": plan.escalation.origin["tokens"] if plan.escalation else None,
+        "backstop": (plan.backstop.group, plan.backstop.entries, plan.backstop.generic) if plan.backstop else None,
+        "requested": plan.backstop.plan.requested if plan.backstop else None,
+        "warm": (plan.warm.target, plan.warm.target_window) if plan.warm else None,
+    }
+    starts = expected.pop("reason_starts", None)
+    assert {k: got[k] for k in expected} == expected
+    if starts:
+        assert plan.reason.startswith(starts), plan.reason
+
+
+def test_estimate_record_and_warm_numbers():
+    body = {"model": "fast", "messages": [{"role": "user", "content": "hello"}]}
+    f = facts(routing=3000, safe=3600, raw_estimate=est(2500, 3000))
+    plan = plan_route(pre_call_view(body, "acompletion", Key()), f, Settings())
+    assert plan.estimate_record == {"safe": 3600, "routing": 3000, "group": "fast", "raw_safe": 3000, "raw_routing": 2500, "tenant": "t-hash"}
+    assert (plan.warm.tokens, plan.warm.source_window, plan.warm.growth_tokens) == (3000, 4096, 3000)
+    assert plan.backstop.plan.to_dict() == {"source": "fast", "chain": ["slow"], "requested": None,
+                                            "own_generic_fallbacks": False, "step_output": {}}
+
+
+def test_no_session_no_pin():
+    body = {"model": "fast", "messages": [{"role": "user", "content": "hello"}]}
+
+    class NoTenant:
+        team_id = user_id = token = None
+
+    assert plan_route(pre_call_view(body, "acompletion", NoTenant()), facts(), Settings()).pin_session is False
+
+
+@pytest.mark.parametrize(
+    "requested, window, safe, exact, margin, expected",
+    [
+        (2000, 4096, 1000, None, 0, (None, False)),  # fits by the safe estimate
+        (2000, 4096, 3000, None, 0, (None, True)),  # would cut: only an exact count may
+        (2000, 4096, 3000, 3500, 0, (596, False)),
+        (2000, 4096, 3000, 3500, 100, (496, False)),
+        (2000, 4096, 3000, 3950, 0, (256, False)),  # never below the floor
+        (2000, 4096, 3000, 1000, 0, (None, False)),  # the exact count says it fits
+        (200, 4096, 3000, 3950, 0, (None, False)),  # below the floor already: untouched
+    ],
+)
+def test_plan_clamp(requested, window, safe, exact, margin, expected):
+    plan = plan_clamp(requested, window, safe, exact, Settings(clamp_margin_tokens=margin))
+    assert (plan.max_tokens, plan.needs_exact) == expected
+
+
+def test_wants_exact_count():
+    assert planner.wants_exact_count(est(3800, 4500), 256, 4096, ()) is True  # the estimates disagree
+    assert planner.wants_exact_count(est(6000), 256, 4096, ("slow",)) is True  # would escalate within 2x
+    assert planner.wants_exact_count(est(6000), 256, 4096, ()) is False  # nowhere to go
+    assert planner.wants_exact_count(est(9000), 256, 4096, ("slow",)) is False  # far past 2x
+
+
+IO_MODULES = {"httpx", "redis", "litellm", "asyncio", "fastapi", "aiohttp", "socket"}
+
+
+def test_the_planner_imports_no_io():
+    tree = ast.parse(Path(planner.__file__).read_text())
+    imported = {a.name.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.Import) for a in n.names}
+    imported |= {n.module.split(".")[0] for n in ast.walk(tree) if isinstance(n, ast.ImportFrom) and n.module and n.level == 0}
+    assert not imported & IO_MODULES
+    code = ("import sys; import litellm_kvwarm.planner; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'httpx', 'redis', 'litellm', 'fastapi', 'aiohttp'}))")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
+    assert out == "[]"
