@@ -251,3 +251,22 @@ async def test_filter_pins_a_session_only_on_escalation_targets(monkeypatch):
     assert len(pinned) == 1 and pinned == await h.async_filter_deployments("slow", healthy, None, kwargs)
     assert await h.async_filter_deployments("fast", healthy, None, kwargs) == healthy
     assert await h.async_filter_deployments("slow", healthy, None, {"metadata": {}}) == healthy
+
+
+def test_the_start_line_names_the_settings_and_hides_secrets(monkeypatch, caplog):
+    import logging
+
+    from litellm_kvwarm import startup
+
+    line = startup.settings_line(Settings(hash_secret="h" * 32, redis_url="redis://user:pw-123@cache:6380/0", output_floor_tokens=300), "9.9")
+    assert line.startswith("[KV-WARM] litellm-kvwarm 9.9 loaded: proactive_routing=True ")
+    assert "output_floor_tokens=300" in line and "hash_secret=***" in line and "cache_salt_secret=unset" in line
+    assert "redis_url=redis://user:***@cache:6380/0" in line and "pw-123" not in line and "h" * 32 not in line
+    logger = logging.getLogger("litellm_kvwarm")
+    logger.addHandler(caplog.handler)  # the plugin's logger does not propagate to the root
+    try:
+        handler(FakeRouter({"fast": 4096}), monkeypatch, cache_salt_secret="c" * 32)
+    finally:
+        logger.removeHandler(caplog.handler)
+    loaded = sorted({r.getMessage() for r in caplog.records if "loaded:" in r.getMessage()})
+    assert len(loaded) == 1 and "c" * 32 not in loaded[0] and "cache_salt_secret=***" in loaded[0]
