@@ -44,7 +44,7 @@ PROMPT_SHAPING_KEYS = (
 #: Request keys that change the prompt vLLM's text completion endpoint tokenizes. ``echo`` is
 #: left out: it changes what comes back, not what is prefilled.
 TEXT_PROMPT_KEYS = ("prompt", "suffix", "add_special_tokens", "cache_salt", "extra_body")
-#: Prompt keys per request kind (the kinds the hook handles: ``call_kind`` in hook.py).
+#: Prompt keys per request kind (the kinds the hook handles: ``view.ADAPTERS``).
 PROMPT_KEYS = {"chat": PROMPT_SHAPING_KEYS, "completion": TEXT_PROMPT_KEYS}
 #: Output budgets a server may read; a warm sets each one present to 1.
 OUTPUT_FIELDS = ("max_tokens", "max_completion_tokens")

@@ -24,7 +24,9 @@ LAB = "litellm_kvwarm.lab"
 MAX_LINES = 300
 HOOK_MAX_LINES = 199  # "under 200 lines"
 # Modules allowed over MAX_LINES because they are data tables (module name -> what the table is).
-DATA_TABLE_ALLOWLIST: dict[str, str] = {}
+DATA_TABLE_ALLOWLIST: dict[str, str] = {
+    "litellm_kvwarm.context_error_wordings": "the wording table of backend context-length errors (one Row per wording)",
+}
 IO_MODULES = ("httpx", "redis", "asyncio", "litellm", "fastapi", "socket")
 
 
@@ -176,7 +178,6 @@ def _line_count(path: Path) -> int:
     return len(path.read_text("utf-8").splitlines())
 
 
-@pytest.mark.xfail(strict=False, reason="issue 13 split in progress")
 def test_every_module_is_at_most_300_lines():
     too_long = {
         str(p.relative_to(ROOT)): _line_count(p)
@@ -193,7 +194,6 @@ def test_allowlisted_data_tables_exist_and_need_it():
         assert _line_count(path) > MAX_LINES, f"allowlisted {name} is within {MAX_LINES} lines: drop it"
 
 
-@pytest.mark.xfail(strict=False, reason="issue 13 split in progress")
 def test_hook_is_under_200_lines():
     lines = _line_count(PACKAGE / "hook.py")
     assert lines <= HOOK_MAX_LINES, f"litellm_kvwarm/hook.py has {lines} lines; issue 13 asks for under 200"
@@ -201,8 +201,6 @@ def test_hook_is_under_200_lines():
 
 def test_planner_imports_no_io_module():
     planner = PACKAGE / "planner.py"
-    if not planner.exists():
-        pytest.xfail("no litellm_kvwarm/planner.py yet (issue 13 item 2)")
     names = [(line, t) for line, t in imported_names(planner.read_text("utf-8"), "litellm_kvwarm.planner")]
     io = [f"planner.py:{line}: {t}" for line, t in names if t.split(".")[0] in IO_MODULES]
     assert io == [], "the planner must stay pure (no I/O imports):\n" + "\n".join(io)

@@ -235,7 +235,7 @@ def test_differential_run_has_the_bodies_the_readme_says():
 # The paragraphs that quote results, by their first words, and the numbers in them that are
 # settings or descriptions rather than results.
 RESULT_PARAGRAPHS = {
-    "What the demo shows": {"1.5", "2"},
+    "Every demo run prints": {"1.5", "2"},
     "**Benchmarks**": {"6", "750", "30", "8"},
     "The same replay on **two real vLLM servers**": {"0.32", "4,096", "16,384", "17"},
     "A recording tap in front of each server": {"8", "60", "4,096", "1.4", "53M", "4k"},
@@ -256,7 +256,7 @@ def test_every_number_in_a_results_paragraph_is_checked(start):
     text = re.sub(r"`[^`]*`|\([^)]*\.(?:json|md|png)\)|\[[^\]]*\]", " ", _paragraph(start))  # code, links
     found = set(NUMBER.findall(text))
     expected_here = {
-        "What the demo shows": _demo_figures(),
+        "Every demo run prints": _demo_figures(),
         "**Benchmarks**": _bench_figures(),
         "The same replay on **two real vLLM servers**": set(),
         "A recording tap in front of each server": _vllm_figures(),
