@@ -47,7 +47,7 @@ class RouterLike(Protocol):
 #: LiteLLM's access check: may this key use that group? (``False`` also when it cannot tell.)
 MayUse = Callable[[Any, str, Any], Awaitable[bool]]
 #: ``messages`` as LiteLLM rewrites them for ``(provider, served model)`` before sending.
-Translate = Callable[[list, str, str], list]
+Translate = Callable[[list, str, str, "str | None", object], list]
 
 
 @dataclass(frozen=True)
@@ -172,12 +172,13 @@ class Facts:
         families = {family_of(m) for m in served_models}
         return calibrated_estimator(families.pop() if len(families) == 1 else "any")
 
-    async def exact_count(self, deployment: Deployment, payload: Mapping[str, Any], provider: str | None, budget: RequestBudget) -> int | None:
+    async def exact_count(self, deployment: Deployment, payload: Mapping[str, Any], provider: str | None, budget: RequestBudget,
+                          model_info: object = None) -> int | None:
         """``/tokenize`` count of the messages as LiteLLM will send them to ``provider`` (its own
         translation: e.g. ``developer`` becomes ``system`` for all but OpenAI/Azure)."""
         messages = payload.get("messages")
         if isinstance(messages, list) and provider:
-            translated = self._translate(messages, provider, deployment.served_model)
+            translated = self._translate(messages, provider, deployment.served_model, deployment.api_base, model_info)
             if translated is not messages:
                 payload = {**payload, "messages": translated}
         return await self.services.exact.count(deployment, payload, budget)
@@ -283,5 +284,6 @@ class AttemptFacts:
         """``/tokenize`` count of the attempt's prompt on its deployment (``None``: no endpoint or no answer)."""
         if self.info.deployment is None:
             return None
-        return await self._facts.exact_count(self.info.deployment, self.view.payload, self.view.provider, budget)
+        return await self._facts.exact_count(self.info.deployment, self.view.payload, self.view.provider, budget,
+                                             self.view.model_info)
 

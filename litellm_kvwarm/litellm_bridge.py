@@ -13,6 +13,8 @@ Written against LiteLLM 1.108.7 (the names are stable through 1.109).
 
 from __future__ import annotations
 
+import inspect
+
 import logging
 from collections.abc import Mapping
 from typing import Any
@@ -42,10 +44,15 @@ def unreachable(exc: Exception) -> bool:
     return isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError)) and any(w in text for w in UNREACHABLE_WORDS)
 
 
-def litellm_messages(messages: list, provider: str, model: str = "") -> list:
+def litellm_messages(messages: list, provider: str, model: str = "", api_base: str | None = None,
+                     model_info: object = None) -> list:
     """``messages`` as LiteLLM's chat path rewrites them for ``provider`` before it sends them
     (``translate_developer_role_to_system_role`` of the provider's config); the list itself when
-    LiteLLM has no config for it or nothing changes."""
+    LiteLLM has no config for it or nothing changes.
+
+    1.108.x takes ``messages`` only; 1.109.x also ``model``, ``custom_llm_provider``, ``api_base``
+    and the deployment's ``model_info`` (``litellm/main.py`` l.6023 in 1.109.3: an OpenAI-compatible
+    model declared ``supports_mid_conversation_system: false`` gets one leading system message)."""
     from litellm.types.utils import LlmProviders
     from litellm.utils import ProviderConfigManager
 
@@ -54,7 +61,11 @@ def litellm_messages(messages: list, provider: str, model: str = "") -> list:
     config = ProviderConfigManager.get_provider_chat_config(model=model, provider=LlmProviders(provider))
     if config is None or not any(isinstance(m, Mapping) and m.get("role") == "developer" for m in messages):
         return messages
-    return config.translate_developer_role_to_system_role(messages=messages)
+    translate = config.translate_developer_role_to_system_role
+    if "model_info" in inspect.signature(translate).parameters:
+        return list(translate(messages=messages, model=model, custom_llm_provider=provider, api_base=api_base,
+                              model_info=model_info))
+    return translate(messages=messages)
 
 
 def resolve_secret(reference: str) -> str | None:

@@ -17,10 +17,17 @@ DST=.venv-newest
 say() { echo "[litellm-newest] $*"; }
 
 [ -x "$SRC/bin/python" ] || { echo "[litellm-newest] $SRC missing: run scripts/install.sh first" >&2; exit 1; }
-have() { "$DST/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("litellm") != sys.argv[1])' "$NEWEST" 2>/dev/null; }
+# What .venv holds (its installed distributions, by name and version) and the release asked for: a
+# .venv-newest made from another .venv (install.sh added or upgraded a package since) is made again.
+stamp() { (ls -1 "$SRC"/lib/python*/site-packages | grep -E '\.(dist|egg)-info$' | grep -v '^litellm-'; echo "litellm $NEWEST") | sha256sum | cut -c1-16; }
+want_stamp="$(stamp)"
+have() {
+  [ "$(cat "$DST/.kvwarm-source-stamp" 2>/dev/null)" = "$want_stamp" ] &&
+    "$DST/bin/python" -c 'import importlib.metadata as m, sys; sys.exit(m.version("litellm") != sys.argv[1])' "$NEWEST" 2>/dev/null
+}
 
 if [ -x "$DST/bin/python" ] && have; then
-  say "$DST already has litellm $NEWEST"
+  say "$DST already has litellm $NEWEST over the current $SRC"
 else
   if [ -e "$DST" ]; then
     say "removing a stale $DST"
@@ -46,6 +53,7 @@ else
   say "repointed $n console scripts at $dst_py"
   say "installing litellm==$NEWEST without dependencies"
   "$DST/bin/python" -m pip install -q --disable-pip-version-check --no-deps "litellm==$NEWEST"
+  echo "$want_stamp" > "$DST/.kvwarm-source-stamp"
 fi
 
 # The companion packages litellm $NEWEST's [proxy] extra pins (litellm-proxy-extras, litellm-enterprise):
