@@ -20,7 +20,7 @@ from typing import Any
 from .context_errors import parse_context_error
 from .deadline import RequestBudget
 from .effects import Effects
-from .facts import AttemptFacts, Facts, known_window
+from .facts import AttemptFacts, Facts
 from .meta import ESCALATED_KEY
 from .output_budget import OutputBudget, cap_output, set_output
 from .planner import plan_clamp
@@ -64,11 +64,11 @@ class Attempts:
         kind = view.kind or "chat"
         info = attempt.info
         prompt_count = None
-        known = known_window(info)
+        known = info.operator_window
         hop_window = None
         if hop_group == plan.source and error is not None:
             if info.deployment is not None:
-                known = known or self.facts.services.windows.peek(info.deployment)
+                known = attempt.known_window()  # operator, learned, the plugin's cache, LiteLLM's
                 if kind == "chat" and self.settings.exact_count:
                     prompt_count = await attempt.exact_count(budget)
             if prompt_count is None:

@@ -1,7 +1,7 @@
 """Reading LiteLLM's model list: deployments of a group, their served models, keys and windows.
 
-Pure functions over the shapes LiteLLM's Router exposes (``router.get_model_list(model_name=)``
-entries); nothing here imports LiteLLM, so the
+Pure functions over the shapes LiteLLM's Router exposes (a group's ``model_list`` entries, read
+through :class:`~litellm_kvwarm.router_view.RouterView`); nothing here imports LiteLLM, so the
 logic is testable with plain dicts.
 """
 
@@ -11,6 +11,7 @@ import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 
+from .litellm_model_info import model_id_of
 from .windows import Deployment
 
 #: Provider prefixes of ``litellm_params.model`` that are stripped to get the served model
@@ -24,10 +25,13 @@ OPENAI_COMPATIBLE_PREFIXES = frozenset(
 @dataclass(frozen=True)
 class DeploymentInfo:
     """One entry of a model group: the endpoint (``deployment``; ``None`` without ``api_base``),
-    and the window the operator set in ``model_info`` (tokens; ``None`` if not set)."""
+    the window the operator set in ``model_info`` (tokens; ``None`` if not set), and LiteLLM's id
+    of the deployment (``model_info.id``: the key of what LiteLLM discovered for it, see
+    :mod:`~litellm_kvwarm.litellm_model_info`; ``None`` when absent)."""
 
     deployment: Deployment | None
     operator_window: int | None
+    model_id: str | None = None
 
 
 #: Environment variable LiteLLM 1.108.7 falls back to for a provider's key when the deployment
@@ -109,11 +113,11 @@ def deployment_info(
             served_model=served_model_name(model),
             api_key=resolve_api_key(litellm_params, secret=secret),
         )
-    return DeploymentInfo(deployment=deployment, operator_window=operator_window(model_info))
+    return DeploymentInfo(deployment=deployment, operator_window=operator_window(model_info), model_id=model_id_of(model_info))
 
 
 def group_deployments(model_list: Iterable[object], *, secret: SecretResolver | None = None) -> list[DeploymentInfo]:
-    """:class:`DeploymentInfo` of each well-formed entry of ``router.get_model_list(model_name=group)``."""
+    """:class:`DeploymentInfo` of each well-formed ``model_list`` entry (e.g. a group's, :meth:`RouterView.deployments`)."""
     infos = []
     for entry in model_list or ():
         if isinstance(entry, Mapping) and isinstance(entry.get("litellm_params"), Mapping):

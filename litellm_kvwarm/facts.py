@@ -1,14 +1,16 @@
 """Facts of one request, gathered once before anything is decided (async; I/O through injected services).
 
-Pre-call (:meth:`Facts.route`): the group's deployments (one ``router.get_model_list`` call per
-group), the escalation chain and the steps the caller may use (LiteLLM's access check), the
-windows of the group and of those steps, the estimate, and an exact ``/tokenize`` count where
+Pre-call (:meth:`Facts.route`): the group's deployments (one router read per group), the
+escalation chain and the steps the caller may use (LiteLLM's access check), the windows of the
+group and of those steps, the estimate, and an exact ``/tokenize`` count where
 :func:`~litellm_kvwarm.planner.wants_exact_count` asks for one. Per attempt
 (:class:`AttemptFacts`): the chosen deployment, its window, the estimate and exact counts.
 
-The window of one deployment is read in one place, :func:`cached_window` (the seam where
-LiteLLM's own discovered ``model_info`` windows can be wired in); nothing here imports LiteLLM:
-its access check, secret resolver and message translation are injected.
+The router is read through :class:`~litellm_kvwarm.router_view.RouterView` (LiteLLM 1.109's entry
+points where it has them, the 1.108 members before). The window of a deployment is read in one
+place, :class:`~litellm_kvwarm.facts_windows.DeploymentWindows` (operator → learned → the plugin's
+cache → LiteLLM's discovered window → the plugin's own fetch). Nothing here imports LiteLLM: its
+access check, secret resolver and message translation are injected.
 """
 
 from __future__ import annotations
@@ -16,7 +18,7 @@ from __future__ import annotations
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Protocol
+from typing import Any
 
 from . import catalog
 from .catalog import DeploymentInfo
@@ -24,24 +26,18 @@ from .chain import escalation_chain, step_params
 from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
+from .facts_windows import DeploymentWindows
 from .output_budget import OUTPUT_FIELDS
 from .planner import wants_exact_count
 from .reactive import allowed_by_client
+from .router_view import RouterView
 from .runtime import Services
 from .tokens import Estimator, RatioEstimator, TokenEstimate, calibrated_estimator, estimate_request, family_of
 from .view import AttemptView, PreCallView, provider_of
-from .windows import MISS, Deployment, Miss, WindowCache
+from .windows import Deployment
 
-
-class RouterLike(Protocol):
-    """What the plugin reads of LiteLLM's ``Router``."""
-
-    model_names: Any
-    model_list: Any
-    context_window_fallbacks: Any
-    fallbacks: Any
-
-    def get_model_list(self, model_name: str) -> Any: ...
+#: LiteLLM's ``Router`` (1.108.x or 1.109.x), read only through :class:`RouterView`.
+RouterLike = Any
 
 
 #: LiteLLM's access check: may this key use that group? (``False`` also when it cannot tell.)
@@ -90,53 +86,19 @@ class RouteFacts:
     windows: tuple[tuple[str, int | None], ...] = ()
 
 
-def known_window(info: DeploymentInfo) -> int | None:
-    """THE SEAM for a deployment's window known without the plugin's own discovery (tokens): today
-    the operator's ``model_info.max_input_tokens``; the place to add the windows LiteLLM itself
-    discovered. ``None``: discover it (:func:`deployment_window`)."""
-    return info.operator_window
-
-
-def cached_window(info: DeploymentInfo, cache: WindowCache) -> int | None | Miss:
-    """A deployment's window without waiting: :func:`known_window`, else the discovery cache
-    (:data:`MISS`: not cached); ``None`` without an endpoint."""
-    window = known_window(info)
-    if window is not None or info.deployment is None:
-        return window
-    return cache.lookup(info.deployment)
-
-
-async def deployment_window(info: DeploymentInfo, cache: WindowCache, budget: RequestBudget) -> int | None:
-    """A deployment's window: :func:`known_window`, else discovered within ``budget``
-    (:meth:`WindowCache.get`); ``None`` when unknown or without an endpoint."""
-    window = known_window(info)
-    if window is not None or info.deployment is None:
-        return window
-    return await cache.get(info.deployment, budget)
-
-
-async def group_window(group: GroupFacts, cache: WindowCache, budget: RequestBudget) -> int | None:
-    """The smallest known window of the group's deployments (any may be picked); the misses are
-    discovered side by side, the cached ones without an event-loop round trip."""
-    known = [cached_window(i, cache) for i in group.infos]
-    missed = [i for i, w in zip(group.infos, known) if w is MISS]
-    if missed:
-        fetched = iter(await asyncio.gather(*(deployment_window(i, cache, budget) for i in missed)))
-        known = [next(fetched) if w is MISS else w for w in known]
-    return catalog.combine_windows(w for w in known if not isinstance(w, Miss))
-
-
 def target_groups(router: RouterLike, overrides: Mapping[str, str]) -> set[str]:
     """Every group some group of the model list escalates to."""
+    view = RouterView(router)
+    operator_cwf = view.context_window_fallbacks()
     groups: set[str] = set()
-    for name in router.model_names:
-        groups.update(escalation_chain(name, overrides=overrides, context_window_fallbacks=getattr(router, "context_window_fallbacks", None)))
+    for name in view.names():
+        groups.update(escalation_chain(name, overrides=overrides, context_window_fallbacks=operator_cwf))
     return groups
 
 
 def scrape_targets(router: RouterLike | None, secret: catalog.SecretResolver) -> list[Deployment]:
     """Every deployment of the model list that has an ``api_base`` (once each, with its key)."""
-    infos = catalog.group_deployments(getattr(router, "model_list", None) or [], secret=secret)
+    infos = catalog.group_deployments(RouterView(router).model_list() if router is not None else [], secret=secret)
     return list(dict.fromkeys(i.deployment for i in infos if i.deployment is not None))
 
 
@@ -147,16 +109,28 @@ class Facts:
         settings: plugin settings. services: the window cache and exact counter.
         correction: learned estimate factors. may_use / translate / secret: LiteLLM's access
         check, message translation and secret resolver (from the bridge). hash_key: keyed hash of a tenant.
+        router_getter: LiteLLM's Router, for the per-attempt facts (LiteLLM's discovered windows);
+        when not given, the one the last :meth:`route` call was handed.
     """
 
     def __init__(self, settings: Settings, services: Services, correction: EstimateCorrection, *,
-                 may_use: MayUse, translate: Translate, secret: catalog.SecretResolver, hash_key: Callable[[str], str]):
+                 may_use: MayUse, translate: Translate, secret: catalog.SecretResolver, hash_key: Callable[[str], str],
+                 router_getter: Callable[[], RouterLike | None] | None = None):
         self.settings, self.services, self.correction, self.secret = settings, services, correction, secret
         self._may_use, self._translate, self._hash_key = may_use, translate, hash_key
+        self.router_getter = router_getter
+
+    def router(self) -> RouterLike | None:
+        """LiteLLM's Router now (``None``: no getter known yet, or no router)."""
+        return self.router_getter() if self.router_getter is not None else None
+
+    def windows(self, router: RouterLike | None) -> DeploymentWindows:
+        """The window reader of one request (see :mod:`~litellm_kvwarm.facts_windows`)."""
+        return DeploymentWindows(self.services.windows, router, window_ttl_s=self.settings.window_ttl_s)
 
     def group(self, router: RouterLike, name: str) -> GroupFacts:
-        """The group's deployments: one ``get_model_list`` call."""
-        entries = [e for e in router.get_model_list(model_name=name) or [] if isinstance(e, Mapping) and isinstance(e.get("litellm_params"), Mapping)]
+        """The group's deployments: one router read (:meth:`RouterView.deployments`)."""
+        entries = [e for e in RouterView(router).deployments(name) if isinstance(e.get("litellm_params"), Mapping)]
         return GroupFacts(
             infos=tuple(catalog.group_deployments(entries, secret=self.secret)),
             providers=tuple(provider_of(e["litellm_params"]) for e in entries),
@@ -189,32 +163,36 @@ class Facts:
         group, s = view.group, self.settings
         if view.adapter is None or group is None:
             return RouteFacts(listed=False)
+        if self.router_getter is None:
+            self.router_getter = router_getter
         router = router_getter()
-        if router is None or group not in router.model_names:
+        rv = RouterView(router)
+        names = rv.names() if router is not None else ()
+        if group not in names:
             return RouteFacts(listed=False)
         if not view.output.valid:
             return RouteFacts(listed=True)
-        operator_cwf = getattr(router, "context_window_fallbacks", None)
+        operator_cwf = rv.context_window_fallbacks()
         chain = escalation_chain(group, overrides=s.escalation_targets, context_window_fallbacks=operator_cwf)
-        allowed = [g for g in chain if g in router.model_names and await self._key_may_use(view.key, g, router)]
+        allowed = [g for g in chain if g in names and await self._key_may_use(view.key, g, router)]
         usable = allowed_by_client(view.client_fallbacks, group, allowed)
         base = RouteFacts(
-            listed=True, chain=chain, chain_missing=all(g not in router.model_names for g in chain), usable=usable,
+            listed=True, chain=chain, chain_missing=all(g not in names for g in chain), usable=usable,
             step_params=self._step_params(group, view.client_fallbacks, operator_cwf),
-            operator_fallbacks=getattr(router, "fallbacks", None),
+            operator_fallbacks=rv.fallbacks(),
         )
-        source = self.group(router, group)
-        window = await group_window(source, self.services.windows, budget)
+        source, windows = self.group(router, group), self.windows(router)
+        window = await windows.group(source.infos, budget)
         if window is None:
             return base
         tenant = self._hash_key(view.tenant) if view.tenant else None
         raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models))
         estimate = self.correction.apply(group, tenant, raw) if s.learn_from_usage and tenant else raw
         asked = s.exact_count and wants_exact_count(estimate, s.output_floor_tokens, window, chain)
-        exact = await self._exact_for_group(source, view.payload, budget) if asked and view.adapter.exact_countable else None
-        windows = await asyncio.gather(*(group_window(self.group(router, g), self.services.windows, budget) for g in usable))
+        exact = await self._exact_for_group(source, windows, view.payload, budget) if asked and view.adapter.exact_countable else None
+        steps = await asyncio.gather(*(windows.group(self.group(router, g).infos, budget) for g in usable))
         return replace(base, source_window=window, estimate=estimate, raw_estimate=raw, tenant_hash=tenant,
-                       exact_asked=asked, exact=exact, windows=tuple(zip(usable, windows)))
+                       exact_asked=asked, exact=exact, windows=tuple(zip(usable, steps)))
 
     async def _key_may_use(self, key: Any, group: str, router: RouterLike) -> bool:
         return key is not None and await self._may_use(key, group, router)
@@ -234,12 +212,14 @@ class Facts:
             }
         return step_params(group, operator_cwf)
 
-    async def _exact_for_group(self, group: GroupFacts, payload: Mapping[str, Any], budget: RequestBudget) -> int | None:
-        """Exact prompt tokens on the group's smallest-window deployment (by discovered window)."""
-        candidates = [(i.deployment, p) for i, p in zip(group.infos, group.providers) if i.deployment is not None]
-        candidates.sort(key=lambda c: self.services.windows.peek(c[0]) or float("inf"))
-        for deployment, provider in candidates[:1]:
-            return await self.exact_count(deployment, payload, provider, budget)
+    async def _exact_for_group(self, group: GroupFacts, windows: DeploymentWindows, payload: Mapping[str, Any],
+                               budget: RequestBudget) -> int | None:
+        """Exact prompt tokens on the group's smallest-window deployment (by discovered window:
+        the plugin's or LiteLLM's)."""
+        candidates = [(i, p) for i, p in zip(group.infos, group.providers) if i.deployment is not None]
+        candidates.sort(key=lambda c: windows.discovered(c[0]) or float("inf"))
+        for info, provider in candidates[:1]:
+            return await self.exact_count(info.deployment, payload, provider, budget)  # type: ignore[arg-type]
         return None
 
 
@@ -258,9 +238,17 @@ class AttemptFacts:
             self._info = catalog.deployment_info(self.view.deployment_params, self.view.model_info, secret=self._facts.secret)
         return self._info
 
+    def windows(self) -> DeploymentWindows:
+        """The attempt's window reader (LiteLLM's discovered windows from the facts' router)."""
+        return self._facts.windows(self._facts.router())
+
     async def window(self, budget: RequestBudget) -> int | None:
         """The deployment's window (tokens), discovered within ``budget`` when not known."""
-        return await deployment_window(self.info, self._facts.services.windows, budget)
+        return await self.windows().get(self.info, budget)
+
+    def known_window(self) -> int | None:
+        """The deployment's window known now (tokens), without I/O (:meth:`DeploymentWindows.known`)."""
+        return self.windows().known(self.info)
 
     def estimate(self, kind: str) -> TokenEstimate:
         """The estimate of the prompt: the pre-call hook's (the same payload on every hop), else

@@ -8,7 +8,8 @@ the only modules that import them; imports are deferred to the call so this modu
 * :func:`context_window_error` / :func:`http_error`: the exceptions the hooks raise or return;
 * :func:`proxy_master_key` / :func:`proxy_router`: the running proxy's master key and Router.
 
-Written against LiteLLM 1.108.7 (the names are stable through 1.109).
+Written against LiteLLM 1.108.7 (the names are stable through 1.109). The Router's own members are
+read through :mod:`~litellm_kvwarm.router_view` (1.109 deprecates the 1.108 ones).
 """
 
 from __future__ import annotations
@@ -18,6 +19,8 @@ import inspect
 import logging
 from collections.abc import Mapping
 from typing import Any
+
+from .router_view import RouterView
 
 logger = logging.getLogger("litellm_kvwarm")
 
@@ -80,14 +83,17 @@ def resolve_secret(reference: str) -> str | None:
 
 async def key_may_use(user_api_key_dict: Any, group: str, router: Any) -> bool:
     """LiteLLM's own model-access check (``can_key_call_resolved_model``) of the caller's key and
-    team for ``group``. ``False`` on a denial and on a check that cannot complete (fails closed)."""
+    team for ``group``, handed the router's model list as the proxy hands it (read through
+    :class:`~litellm_kvwarm.router_view.RouterView`: ``registry().all()`` on 1.109, whose old
+    ``model_list`` attribute warns). ``False`` on a denial and on a check that cannot complete
+    (fails closed)."""
     if user_api_key_dict is None:
         return False
     try:
         from litellm.proxy.auth.auth_checks import can_key_call_resolved_model
 
         await can_key_call_resolved_model(
-            model=group, llm_model_list=router.model_list, valid_token=user_api_key_dict, llm_router=router
+            model=group, llm_model_list=RouterView(router).model_list(), valid_token=user_api_key_dict, llm_router=router
         )
     except Exception as exc:  # a denial is an exception; so is a check that cannot complete
         logger.debug("access check for %r denied or failed: %r", group, exc)

@@ -38,37 +38,58 @@ accessor above only ever returns discovered values. (LiteLLM's merged views, e.g
 listing, mix both and cannot tell them apart: never read those.) When the operator set
 ``max_input_tokens`` the accessor hides the discovered one; the operator's value wins in the
 plugin anyway (:func:`litellm_kvwarm.catalog.operator_window`).
+
+How the plugin uses it (:mod:`~litellm_kvwarm.facts_windows`): per deployment, the operator's
+window, then a window the plugin learned from a server's rejection, then what the plugin's own
+cache holds fresh, then LiteLLM's discovered window (only when :func:`litellm_windows_usable`),
+and only then its own ``/v1/models`` read (LoRA adapters, providers LiteLLM does not cover,
+requests before LiteLLM's first refresh ends, refresh off, or a TTL under 300 s).
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
+from .router_view import RouterView
+
 #: LiteLLM's discovered-limit keys, in the order :func:`discovered_window` trusts them.
 WINDOW_KEYS = ("max_tokens", "max_input_tokens")
+
+#: Seconds between LiteLLM's refreshes (``MODEL_INFO_REFRESH_SECONDS``, a ``Final`` 300 in
+#: ``litellm/llms/openai_like/model_info.py`` l.16 of 1.108.7 and 1.109.3; not configurable).
+LITELLM_REFRESH_S = 300
+
+
+def litellm_windows_usable(window_ttl_s: float) -> bool:
+    """Whether the plugin may take LiteLLM's discovered windows, given its own TTL (seconds,
+    ``KVWARM_WINDOW_TTL_S``): only when that TTL is at least :data:`LITELLM_REFRESH_S`. A shorter
+    TTL asks for fresher windows than LiteLLM keeps (a swap slot reloaded with another model or
+    ``max_model_len``: LiteLLM sees it only after its 300 s response cache, and keeps a model
+    gone from its slot for up to 600 s), so the plugin then reads the cards itself."""
+    return window_ttl_s >= LITELLM_REFRESH_S
 
 
 def deployment_id(deployment_entry: object) -> str | None:
     """``model_info.id`` of one ``router.model_list`` entry (a dict), else ``None``."""
     model_info = deployment_entry.get("model_info") if isinstance(deployment_entry, Mapping) else None
+    return model_id_of(model_info)
+
+
+def model_id_of(model_info: object) -> str | None:
+    """``id`` of one deployment's ``model_info`` dict (LiteLLM sets it on every deployment), else ``None``."""
     value = model_info.get("id") if isinstance(model_info, Mapping) else None
     return value if isinstance(value, str) and value else None
 
 
-def discovered_limits(deployment_entry: object, router: object) -> Mapping[str, int]:
-    """The limits (tokens, by LiteLLM key) LiteLLM's refresh discovered for this entry and the
-    operator did not set; empty when it has none (refresh off or not run yet, provider not
-    covered, card missing, entry replaced, 600 s without a successful refresh) or the router
-    has no such accessor (a release outside 1.108.7 .. 1.109.x). Never raises."""
-    model_id = deployment_id(deployment_entry)
+def limits_of_id(model_id: str | None, router: object) -> Mapping[str, int]:
+    """The limits (tokens, by LiteLLM key) LiteLLM's refresh discovered for the deployment
+    ``model_id`` and the operator did not set; empty when it has none (refresh off or not run yet,
+    provider not covered, card missing, entry replaced, 600 s without a successful refresh) or the
+    router has no such accessor (a release outside 1.108.7 .. 1.109.x). Never raises."""
     if model_id is None or router is None:
         return {}
     try:
-        registry = getattr(router, "registry", None)
-        if callable(registry):  # 1.109.x: the entry point (the old name warns there)
-            limits = registry().discovered_model_info(model_id)
-        else:  # 1.108.x
-            limits = router.get_discovered_model_info(model_id)  # type: ignore[attr-defined]
+        limits = RouterView(router).discovered_model_info(model_id)
     except Exception:  # noqa: BLE001  # an unknown router shape means "nothing discovered"
         return {}
     if not isinstance(limits, Mapping):
@@ -80,14 +101,24 @@ def discovered_limits(deployment_entry: object, router: object) -> Mapping[str, 
     }
 
 
-def discovered_window(deployment_entry: object, router: object) -> int | None:
+def window_of_id(model_id: str | None, router: object) -> int | None:
     """The context window (tokens: prompt + output, vLLM's ``max_model_len``) LiteLLM discovered for
-    one ``router.model_list`` entry, or ``None`` when it has nothing.
+    the deployment ``model_id``, or ``None`` when it has nothing.
 
     ``max_tokens`` (LiteLLM's name for the card's ``max_model_len``/``context_length``) first;
     else ``max_input_tokens`` (never larger; present alone when the card only states that, or
     when the operator set ``model_info.max_tokens``, which hides the discovered ``max_tokens``).
     Never the operator's own value: see the module docstring. Never raises.
     """
-    limits = discovered_limits(deployment_entry, router)
+    limits = limits_of_id(model_id, router)
     return next((limits[key] for key in WINDOW_KEYS if key in limits), None)
+
+
+def discovered_limits(deployment_entry: object, router: object) -> Mapping[str, int]:
+    """:func:`limits_of_id` of one ``router.model_list`` entry (a dict)."""
+    return limits_of_id(deployment_id(deployment_entry), router)
+
+
+def discovered_window(deployment_entry: object, router: object) -> int | None:
+    """:func:`window_of_id` of one ``router.model_list`` entry (a dict)."""
+    return window_of_id(deployment_id(deployment_entry), router)

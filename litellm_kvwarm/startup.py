@@ -6,17 +6,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Callable, Mapping
-from urllib.parse import urlsplit, urlunsplit
 
 from . import identity
 from .config import Settings
+from .config_render import describe
 
 logger = logging.getLogger("litellm_kvwarm")
-
-#: Settings whose value is a secret: the start line says only whether they are set.
-SECRET_WORDS = ("secret", "password", "token_key", "api_key")
-REDACTED = "***"
-
 
 def configure_logging(level: str) -> None:
     """Give the plugin's logger its own stderr handler (LiteLLM configures only its own loggers),
@@ -29,34 +24,10 @@ def configure_logging(level: str) -> None:
     logger.setLevel(level)
 
 
-def redact_url(url: str) -> str:
-    """``url`` with the password of its user-info replaced by ``***`` (``redis://:pw@h`` → ``redis://:***@h``)."""
-    try:
-        parts = urlsplit(url)
-        if parts.password is None:
-            return url
-        user = parts.username or ""
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port is not None else ""
-        return urlunsplit((parts.scheme, f"{user}:{REDACTED}@{host}{port}", parts.path, parts.query, parts.fragment))
-    except ValueError:  # not a URL we can read: say nothing of it
-        return REDACTED
-
-
-def _shown(name: str, value: object) -> object:
-    if any(word in name for word in SECRET_WORDS):
-        return REDACTED if value else "unset"
-    if isinstance(value, str) and "://" in value:
-        return redact_url(value)
-    return value
-
-
 def settings_line(settings: Settings, version: str) -> str:
-    """``[KV-WARM] litellm-kvwarm <version> loaded: name=value ...`` over every setting, secrets
-    (``*secret*``, passwords in URLs) redacted."""
-    values = settings.model_dump()
-    shown = " ".join(f"{name}={_shown(name, value)}" for name, value in values.items())
-    return f"[KV-WARM] litellm-kvwarm {version} loaded: {shown}"
+    """``[KV-WARM] litellm-kvwarm <version> loaded: name=value ...`` over every setting, as
+    :func:`litellm_kvwarm.config_render.describe` writes them (secrets and URL passwords redacted)."""
+    return f"[KV-WARM] litellm-kvwarm {version} loaded: " + describe(settings).removeprefix("litellm-kvwarm settings: ")
 
 
 def hash_secret(settings: Settings, master_key: Callable[[], str | None], environ: Mapping[str, str] = os.environ) -> bytes:

@@ -23,7 +23,10 @@ Contract:
   deployment. Each failure is reported by kind (``on_error``); a 401/403 is also logged once
   per deployment at WARNING.
 * :meth:`WindowCache.learn` records a window taken from the server's own error text
-  (see the reactive backstop); it replaces the entry at once.
+  (see the reactive backstop); it replaces the entry at once. :meth:`WindowCache.learned` reads
+  it back (it outranks what LiteLLM discovered: see :mod:`~litellm_kvwarm.facts_windows`).
+* :meth:`WindowCache.adopt` publishes a window read elsewhere (LiteLLM's own discovery) through
+  ``on_update`` and the log, once per change, without caching it: its freshness is LiteLLM's.
 
 Where the rest lives (each name still importable from here): the deployment type and the
 bounded backend call in :mod:`~litellm_kvwarm.backend_call`; the ``/v1/models`` URL, parser and
@@ -120,6 +123,7 @@ class WindowCache:
         self._entries: dict[Deployment, WindowEntry] = {}
         self._inflight: dict[Deployment, asyncio.Task[int | None]] = {}
         self._overrun_until: dict[Deployment, float] = {}
+        self._adopted: dict[Deployment, int] = {}
 
     def peek(self, deployment: Deployment) -> int | None:
         """The cached window if still within its TTL, without any I/O."""
@@ -167,6 +171,26 @@ class WindowCache:
         """Store a window the server itself reported (e.g. in a context-length error)."""
         self._store(deployment, max_model_len, source="learned")
 
+    def learned(self, deployment: Deployment) -> int | None:
+        """The window (tokens) :meth:`learn` stored for ``deployment`` if still within its TTL (no
+        later discovery replaced it), else ``None``. No I/O."""
+        entry = self._entries.get(deployment)
+        if entry is None or entry.source != "learned" or self._age(entry) >= self._lifetime(entry):
+            return None
+        return entry.max_model_len
+
+    def adopt(self, deployment: Deployment, max_model_len: int, *, source: str = "litellm") -> None:
+        """Publish a window (tokens) read elsewhere (``source``: LiteLLM's discovery) as if stored:
+        ``on_update`` and the log line, only when it differs from the last one adopted. Nothing is
+        cached: :meth:`lookup`/:meth:`get` do not see it."""
+        if self._adopted.get(deployment) == max_model_len:
+            return
+        self._adopted[deployment] = max_model_len
+        logger.info("[CONTEXT-ROUTE] window of %s model %r: %s (%s)", redact_url(deployment.api_base), deployment.served_model,
+                    max_model_len, source)
+        if self._on_update:
+            self._on_update(deployment, max_model_len)
+
     async def aclose(self) -> None:
         """Cancel and await background fetches."""
         tasks = list(self._inflight.values())
@@ -211,6 +235,7 @@ class WindowCache:
 
     def _store(self, deployment: Deployment, window: int | None, *, source: str) -> None:
         previous = self._entries.get(deployment)
+        self._adopted.pop(deployment, None)  # the gauge now shows this one: a later adopt publishes again
         self._entries[deployment] = WindowEntry(max_model_len=window, at=self._clock(), source=source)
         if previous is None or previous.max_model_len != window:
             logger.info(

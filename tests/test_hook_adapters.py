@@ -260,7 +260,7 @@ def test_the_start_line_names_the_settings_and_hides_secrets(monkeypatch, caplog
 
     line = startup.settings_line(Settings(hash_secret="h" * 32, redis_url="redis://user:pw-123@cache:6380/0", output_floor_tokens=300), "9.9")
     assert line.startswith("[KV-WARM] litellm-kvwarm 9.9 loaded: proactive_routing=True ")
-    assert "output_floor_tokens=300" in line and "hash_secret=***" in line and "cache_salt_secret=unset" in line
+    assert "output_floor_tokens=300" in line and "hash_secret=***" in line and "cache_salt_secret=(unset)" in line and "escalation_targets=(from context_window_fallbacks)" in line
     assert "redis_url=redis://user:***@cache:6380/0" in line and "pw-123" not in line and "h" * 32 not in line
     logger = logging.getLogger("litellm_kvwarm")
     logger.addHandler(caplog.handler)  # the plugin's logger does not propagate to the root

@@ -1,0 +1,93 @@
+"""What the plugin reads of LiteLLM's ``Router``, through the API each release of the range offers
+(pure, duck-typed: nothing here imports LiteLLM).
+
+LiteLLM 1.109 added entry points and deprecated the members the plugin read before
+(``litellm/router_deprecated.py``: each old member still answers, with a ``DeprecationWarning``
+naming its replacement; their removal is announced). Sources, 1.109.3 ``litellm/router_api.py``
+(``Router.registry()`` / ``Router.settings()`` themselves: ``litellm/router_python_core.py`` l.1341/1350,
+both cached on the router, so calling them per read is cheap):
+
+============================== ================================================ ===========================
+what                           1.109.x                                          1.108.x (the old members)
+============================== ================================================ ===========================
+a group's deployments          ``registry().deployments(group)`` (l.463)        ``get_model_list(model_name=)``
+every deployment               ``registry().all()`` (l.518, the live list)      ``model_list``
+the group names                ``registry().names(kind="group_set")`` (l.620)   ``model_names``
+context-window fallbacks       ``settings().context_window_fallbacks`` (l.1082) ``context_window_fallbacks``
+generic fallbacks              ``settings().fallbacks`` (l.1081)                ``fallbacks``
+discovered limits of an id     ``registry().discovered_model_info(id)`` (l.333) ``get_discovered_model_info(id)``
+============================== ================================================ ===========================
+
+The 1.109 shape is chosen when the router has a callable ``registry`` (1.108.7 has none), so the
+plugin's own calls raise no deprecation warning on either release. Every reader tolerates a
+router that lacks the member (a test double, an embedder's router): it answers empty.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Collection, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+
+@dataclass(frozen=True)
+class RouterView:
+    """The plugin's reads of one ``router`` (a ``litellm.Router`` of 1.108.x or 1.109.x, or a double
+    with the 1.108 members). Cheap to build: one per request or per call."""
+
+    router: Any
+
+    @property
+    def new_api(self) -> bool:
+        """Whether the router offers LiteLLM 1.109's entry points (``registry()``/``settings()``)."""
+        return callable(getattr(self.router, "registry", None))
+
+    def _registry(self) -> Any:
+        return self.router.registry()
+
+    def _setting(self, name: str) -> object:
+        if self.new_api and callable(getattr(self.router, "settings", None)):
+            return getattr(self.router.settings(), name, None)
+        return getattr(self.router, name, None)
+
+    def names(self) -> Collection[str]:
+        """The configured group names (a set on LiteLLM's Router); empty when unreadable."""
+        names = self._registry().names(kind="group_set") if self.new_api else getattr(self.router, "model_names", None)
+        return names if isinstance(names, Collection) and not isinstance(names, str) else ()
+
+    def deployments(self, group: str) -> list[Mapping[str, Any]]:
+        """The ``model_list`` entries (dicts) of ``group``, as the router resolves a group name."""
+        if self.new_api:
+            entries = self._registry().deployments(group)
+        else:
+            get = getattr(self.router, "get_model_list", None)
+            entries = get(model_name=group) if callable(get) else None
+        return [e for e in entries or () if isinstance(e, Mapping)]
+
+    def model_list(self) -> list[Any]:
+        """Every ``model_list`` entry, in configured order (the router's live list, or a copy)."""
+        entries = self._registry().all() if self.new_api else getattr(self.router, "model_list", None)
+        return entries if isinstance(entries, list) else list(entries or ())
+
+    def context_window_fallbacks(self) -> object:
+        """``router_settings.context_window_fallbacks`` as the router holds it (``None``: unset)."""
+        return self._setting("context_window_fallbacks")
+
+    def fallbacks(self) -> object:
+        """``router_settings.fallbacks`` as the router holds it (``None``: unset)."""
+        return self._setting("fallbacks")
+
+    def discovered_model_info(self, model_id: str) -> object:
+        """What LiteLLM's ``/v1/models`` refresh discovered for the deployment ``model_id`` and the
+        operator did not set (a mapping of limits in tokens, read by
+        :mod:`~litellm_kvwarm.litellm_model_info`). Raises what the router raises, or
+        ``AttributeError`` when it has no such accessor."""
+        if self.new_api:
+            return self._registry().discovered_model_info(model_id)
+        return self.router.get_discovered_model_info(model_id)
+
+
+def group_names(router: object) -> Collection[str]:
+    """:meth:`RouterView.names` of ``router`` (empty for ``None``)."""
+    return RouterView(router).names() if router is not None else ()
+
