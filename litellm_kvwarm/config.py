@@ -57,7 +57,7 @@ class Settings(BaseSettings):
     ``KVWARM_*`` variable exported in their shell. Raises pydantic's ``ValidationError`` there.
     """
 
-    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="forbid", case_sensitive=False)
+    model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="forbid", case_sensitive=True)
 
     proactive_routing: bool = Field(
         True, description="Route a request that cannot fit the group's window to its escalation target before dispatch."

@@ -21,9 +21,10 @@ Keys are built by :func:`litellm_kvwarm.identity.scoped_key` (tenant-scoped hash
   only; the embedded default when no Redis is configured. Its clock is injected (wall-clock
   seconds, ``time.time``, by default).
 * :class:`RedisCooldownStore`: every time is Redis's own, so replicas' clocks never meet.
-  A cooldown is one key, taken with Redis's native atomic ``SET key 1 NX PX <cooldown_ms>``:
+  A cooldown is one key, taken with Redis's native atomic ``SET key <deadline> NX PX <cooldown_ms>``:
   the key exists exactly while the cooldown runs (its expiry is the deadline, on Redis's
-  clock). Without a tenant rate that one command is the whole admission. With a tenant rate
+  clock; the value, the deadline in epoch seconds, is read only by replicas of the release
+  before, which compared it with their clock, so a rolling upgrade keeps one warm per cooldown). Without a tenant rate that one command is the whole admission. With a tenant rate
   (``KVWARM_WARM_TENANT_RATE``) a Lua script (``cooldown_admit.lua``, shipped with the
   package) is still needed: the cooldown and the tenant's window must be taken both or
   neither, and whether the window has room is a read (trim the sorted set of admission times
@@ -216,7 +217,8 @@ class RedisCooldownStore:
         key = f"{self._prefix}:{cooldown_key}"
         try:
             if not _rate_applies(rate_key, rate_limit):
-                taken = await self._client.set(key, 1, nx=True, px=_ms(cooldown_s))
+                # the value (deadline, epoch s) is read only by replicas of an earlier release (rolling upgrade)
+                taken = await self._client.set(key, f"{time.time() + cooldown_s:.3f}", nx=True, px=_ms(cooldown_s))
                 return Admission.ADMITTED if taken else Admission.COOLDOWN
             result = await self._script(
                 keys=[key, f"{self._prefix}:{rate_key}"],

@@ -15,7 +15,8 @@ redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now - tonumber(ARGV[3]))
 if redis.call('ZCARD', KEYS[2]) >= tonumber(ARGV[2]) then
   return 2
 end
-if not redis.call('SET', KEYS[1], '1', 'NX', 'PX', ARGV[1]) then
+-- the value is the deadline (epoch seconds), read by replicas of litellm-kvwarm before the SET NX PX cooldown
+if not redis.call('SET', KEYS[1], string.format('%.3f', now + tonumber(ARGV[1]) / 1000), 'NX', 'PX', ARGV[1]) then
   return 0
 end
 redis.call('ZADD', KEYS[2], now, ARGV[5])

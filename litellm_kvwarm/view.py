@@ -202,7 +202,10 @@ def pre_call_view(data: Mapping[str, Any], call_type: object, user_api_key_dict:
     """Build the :class:`PreCallView`. Never raises on odd input."""
     adapter = adapter_for(call_type)
     group = data.get("model") if isinstance(data.get("model"), str) else None
-    tenant = identity.tenant_of(user_api_key_dict)
+    try:
+        tenant = identity.tenant_of(user_api_key_dict)
+    except Exception:  # a key object that cannot be read has no tenant: no per-session state, and
+        tenant = None  # tenant isolation refuses it (closed for security)
     session = identity.session_of(data, tenant) if adapter is not None and group is not None and tenant else None
     return PreCallView(
         adapter=adapter,

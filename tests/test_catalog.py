@@ -30,6 +30,7 @@ def test_group_deployments_and_operator_window():
     infos = catalog.group_deployments(entries)
     assert [i.deployment for i in infos] == [Deployment("http://h:1/v1", "a"), Deployment("http://h:2/v1", "b"), None]
     assert [i.operator_window for i in infos] == [None, 8192, None]
+    assert [i.model_id for i in infos] == ["x", None, None]  # LiteLLM's id: the key of its discovered windows
 
 
 @pytest.mark.parametrize(

@@ -1,4 +1,5 @@
 import pytest
+from pydantic import ValidationError
 
 from litellm_kvwarm.config import Settings, SettingsError, describe, env_name
 from litellm_kvwarm.config_render import redact_url
@@ -138,3 +139,10 @@ def test_describe_defaults_show_unset_secrets():
 )
 def test_redact_url(url, redacted):
     assert redact_url(url) == redacted
+
+
+@pytest.mark.parametrize("spelling", ["WINDOW_TTL_S", "Window_Ttl_S", "window-ttl-s"])
+def test_direct_construction_refuses_other_spellings_of_a_field(spelling):
+    """As before pydantic-settings: a field is named exactly (extra fields forbidden, case-sensitive)."""
+    with pytest.raises(ValidationError):
+        Settings(**{spelling: 2})

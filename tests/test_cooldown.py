@@ -143,8 +143,20 @@ async def test_redis_key_expires_in_redis_too(redis_server):
     client = aioredis.Redis.from_url(redis_server.url)
     store = RedisCooldownStore(client, prefix="ttl")
     await store.acquire("t:y", 300)
-    assert await client.get("ttl:t:y") == b"1"  # SET key 1 NX PX: the key's expiry is the deadline
-    assert 299_000 < await client.pttl("ttl:t:y") <= 300_000
+    assert 299_000 < await client.pttl("ttl:t:y") <= 300_000  # SET NX PX: the key's expiry is the deadline
+    await store.aclose()
+
+
+@pytest.mark.parametrize("rate", [0, 5], ids=["set-nx-px", "script"])
+async def test_redis_value_is_the_deadline_an_earlier_release_reads(redis_server, rate):
+    """Rolling upgrade: replicas of the release before compared the key's value (a deadline in epoch
+    seconds) with their clock; both admission paths store it, so an old replica sees the cooldown."""
+    client = aioredis.Redis.from_url(redis_server.url)
+    store = RedisCooldownStore(client, prefix=f"dl{rate}")
+    before = time.time()
+    assert await store.admit("t:y", 300, "rate:t" if rate else None, rate, 60) is Admission.ADMITTED
+    deadline = float(await client.get(f"dl{rate}:t:y"))
+    assert before + 299 < deadline < time.time() + 301  # the old replica's test: deadline > now → cooldown runs
     await store.aclose()
 
 

@@ -4,6 +4,7 @@ directly on the returned body, its metadata and the counters."""
 from __future__ import annotations
 
 import json
+from types import SimpleNamespace
 
 import httpx
 import litellm
@@ -28,22 +29,67 @@ class Key:
 
 
 class FakeRouter:
-    """The parts of LiteLLM's Router the plugin reads."""
+    """The parts of LiteLLM 1.108's Router the plugin reads. ``discovered``: the windows LiteLLM's
+    own ``/v1/models`` refresh found, by group (its ``get_discovered_model_info``)."""
 
-    def __init__(self, groups: dict[str, int | None], *, chains: dict[str, list] | None = None, fallbacks=None):
-        self.model_list = []
+    def __init__(self, groups: dict[str, int | None], *, chains: dict[str, list] | None = None, fallbacks=None,
+                 discovered: dict[str, int] | None = None):
+        entries = []
         for name, window in groups.items():
             params = {"model": f"hosted_vllm/{name}-model", "api_base": f"http://{name}.test/v1"}
-            self.model_list.append({"model_name": name, "litellm_params": params,
-                                    "model_info": {"max_input_tokens": window} if window else {}})
-        self.model_names = list(groups)
-        self.context_window_fallbacks = [{g: steps} for g, steps in (chains or {}).items()]
-        self.fallbacks = fallbacks
+            info = {"id": f"{name}-0", **({"max_input_tokens": window} if window else {})}
+            entries.append({"model_name": name, "litellm_params": params, "model_info": info})
+        self._state = {"model_list": entries, "model_names": list(groups), "fallbacks": fallbacks,
+                       "context_window_fallbacks": [{g: steps} for g, steps in (chains or {}).items()]}
+        self.discovered = {f"{g}-0": w for g, w in (discovered or {}).items()}
         self.model_list_calls = 0
+
+    model_list = property(lambda self: self._state["model_list"])
+    model_names = property(lambda self: self._state["model_names"])
+    context_window_fallbacks = property(lambda self: self._state["context_window_fallbacks"])
+    fallbacks = property(lambda self: self._state["fallbacks"])
 
     def get_model_list(self, model_name: str):
         self.model_list_calls += 1
-        return [e for e in self.model_list if e["model_name"] == model_name]
+        return [e for e in self._state["model_list"] if e["model_name"] == model_name]
+
+    def get_discovered_model_info(self, model_id):
+        window = self.discovered.get(model_id)
+        return {"max_tokens": window, "max_input_tokens": window, "max_output_tokens": window} if window else {}
+
+
+class FakeRegistry:
+    def __init__(self, router: "FakeNewRouter"):
+        self.router = router
+
+    def deployments(self, model_name):
+        return FakeRouter.get_model_list(self.router, model_name)
+
+    def all(self):
+        return self.router._state["model_list"]
+
+    def names(self, *, kind="groups"):
+        assert kind == "group_set"
+        return set(self.router._state["model_names"])
+
+    def discovered_model_info(self, id):
+        return FakeRouter.get_discovered_model_info(self.router, id)
+
+
+class FakeNewRouter(FakeRouter):
+    """LiteLLM 1.109's shape: ``registry()`` / ``settings()``; every old member raises (it warns there)."""
+
+    def registry(self):
+        return FakeRegistry(self)
+
+    def settings(self):
+        return SimpleNamespace(context_window_fallbacks=self._state["context_window_fallbacks"], fallbacks=self._state["fallbacks"])
+
+    def _deprecated(self, *args, **kwargs):
+        raise AssertionError("a deprecated Router member was read")
+
+    model_list = model_names = context_window_fallbacks = fallbacks = property(_deprecated)
+    get_model_list = get_discovered_model_info = _deprecated
 
 
 def no_network(request: httpx.Request) -> httpx.Response:

@@ -96,3 +96,17 @@ def test_affinity_and_failure_views():
     assert affinity_of(None) is None and affinity_of({"metadata": {AFFINITY_KEY: 1}}) is None
     failed = failure_view({"model": "slow", "metadata": {ESCALATED_KEY: "proactive"}})
     assert (failed.model, failed.carried.escalated, failed.carried.origin) == ("slow", "proactive", None)
+
+
+def test_a_key_object_that_cannot_be_read_has_no_tenant():
+    """Fail open for speed, closed for security: an unreadable key object does not raise out of the
+    hook; it has no tenant (no per-session state; tenant isolation then refuses it with a 403)."""
+
+    class Unreadable:
+        @property
+        def team_id(self):
+            raise RuntimeError("broken key object")
+
+    view = pre_call_view({"model": "fast", "messages": [{"role": "user", "content": "hi"}],
+                          "litellm_session_id": "s-1"}, "acompletion", Unreadable())
+    assert view.tenant is None and view.session is None and view.group == "fast"

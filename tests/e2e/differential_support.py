@@ -147,7 +147,9 @@ class DifferentialStack:
     both :func:`start_emulator` calls (``vllm_version``, ``faults``, …); ``gc_probe``: both
     proxies record their garbage-collection pauses (:data:`GC_PROBE_SOURCE`, read back by
     :meth:`gc_pause_s`): LiteLLM's heap makes a full collection stop a proxy for ~0.4 s about
-    every 30 s under load, in both proxies alike, which is not the plugin's latency. Attributes: ``fast``,
+    every 30 s under load, in both proxies alike, which is not the plugin's latency.
+    ``model_info_refresh``: False turns LiteLLM's own ``/v1/models`` refresh off in both proxies
+    (``disable_model_info_refresh``), so the plugin reads every window itself. Attributes: ``fast``,
     ``slow`` (emulators), ``fast_api``, ``slow_api`` (what the proxies call: a recorder or the
     emulator), ``with_plugin``, ``without``, ``windows`` ({api base → window tokens}).
     Use as a context manager; everything started is stopped on exit, also after a failed start.
@@ -168,6 +170,7 @@ class DifferentialStack:
         emulator_flags: Mapping[str, Any] | None = None,
         proxy_env: Mapping[str, str] | None = None,
         gc_probe: bool = False,
+        model_info_refresh: bool = True,
     ) -> None:
         self.workdir = Path(workdir)
         self.record = record
@@ -180,6 +183,7 @@ class DifferentialStack:
         self.emulator_flags = dict(emulator_flags or {})
         self.proxy_env = dict(proxy_env or {})
         self.gc_probe = gc_probe
+        self.model_info_refresh = model_info_refresh
         self.gc_logs: dict[str, Path] = {}
         self._started: list[ManagedProcess] = []
 
@@ -210,6 +214,7 @@ class DifferentialStack:
                     groups, callbacks=callbacks, fallbacks=fallbacks,
                     env_vars=self.plugin_env if callbacks else None,
                     router_settings=self.router_settings, litellm_settings=self.litellm_settings,
+                    model_info_refresh=self.model_info_refresh,
                 )
 
             envs = {"with_plugin": dict(self.proxy_env), "without": dict(self.proxy_env)}

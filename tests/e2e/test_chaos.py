@@ -24,7 +24,9 @@ a closed Redis port; the slow backend stopped (SIGSTOP, then killed) while warms
 operator ``fallbacks``.
 
 A ``/v1/models`` fault only matters before a window is known (a discovered window is cached), so
-each such case has its own faulted emulator, faulted from its start, in its own model group.
+each such case has its own faulted emulator, faulted from its start, in its own model group. Both
+proxies run with LiteLLM's own ``/v1/models`` refresh off (``disable_model_info_refresh``), so every
+window is the plugin's own read, the path these faults test.
 """
 
 from __future__ import annotations
@@ -119,6 +121,8 @@ def chaos(tmp_path_factory):
             plugin_env={"KVWARM_REDIS_URL": redis.url, "KVWARM_REQUEST_BUDGET_MS": int(BUDGET_MS)},
             router_settings={"timeout": ROUTER_TIMEOUT_S, "fallbacks": [{"fastfb": ["slow"]}]},
             extra_groups=groups, extra_fallbacks=fallbacks, gc_probe=True,
+            # the /v1/models faults are faults of the plugin's own window read: LiteLLM's read is off
+            model_info_refresh=False,
         ).start()
         # one-time costs (imports, tokenizer tables, connection pools) are paid here, not in a case
         with httpx.Client(trust_env=False) as client:

@@ -48,6 +48,8 @@ def proxy(backends, tmp_path_factory):
         groups,
         fallbacks=[{"fast": ["slow"]}, {"swap": ["slow"]}, {"opaque": ["slow"]}],
         # warm-ahead off: these tests count every request a backend receives (warms are tested in test_warm)
+        # a 3 s TTL (under LiteLLM's 300 s refresh): the plugin reads every window itself, so a swap
+        # slot's new max_model_len is seen after the TTL (LiteLLM's own windows: test_litellm_discovery)
         env_vars={"KVWARM_WINDOW_TTL_S": TTL_S, "KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_WARM_AHEAD": 0},
     )
     proc = start_proxy(config, workdir=tmp_path_factory.mktemp("proxy"))

@@ -90,13 +90,17 @@ def proxy_config(
     router_settings: Mapping[str, Any] | None = None,
     general_settings: Mapping[str, Any] | None = None,
     litellm_settings: Mapping[str, Any] | None = None,
+    model_info_refresh: bool = True,
 ) -> dict[str, Any]:
     """The standard proxy config: one ``model_list`` entry per backend, the plugin callback,
     ``context_window_fallbacks`` (default ``[{"fast": ["slow"]}]`` when both groups exist),
     a random master key, and the plugin's ``KVWARM_*`` settings as ``environment_variables``.
 
     ``callbacks``: True -> the plugin only; False -> none; a list -> exactly those.
-    The ``*_settings`` mappings are merged over the defaults.
+    ``model_info_refresh``: False sets ``general_settings.disable_model_info_refresh`` (LiteLLM then
+    reads no ``/v1/models`` itself, and the plugin reads every window with its own fetch; tests of that
+    fetch, e.g. faults injected into ``/v1/models``, turn it off). The ``*_settings`` mappings are
+    merged over the defaults (a ``general_settings`` entry wins over ``model_info_refresh``).
     """
     model_list = [dep.to_model_list_entry(group) for group, deps in groups.items() for dep in deps]
     if fallbacks is None:
@@ -112,6 +116,8 @@ def proxy_config(
         lsettings["callbacks"] = list(callbacks)
     lsettings.update(litellm_settings or {})
     general: dict[str, Any] = {"master_key": master_key or new_master_key()}
+    if not model_info_refresh:
+        general["disable_model_info_refresh"] = True
     general.update(general_settings or {})
     config: dict[str, Any] = {"model_list": model_list}
     if lsettings:

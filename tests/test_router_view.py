@@ -1,0 +1,103 @@
+"""litellm_kvwarm.router_view against a real ``litellm.Router`` of the venv's release (CI: 1.108.7 in
+.venv, 1.109.3 in .venv-newest): the same answers through either API, and no ``Router.*``
+deprecation warning from the plugin's own calls (LiteLLM 1.109 warns on every old member, see
+``litellm/router_deprecated.py``), also when the hooks run end to end on that Router with
+LiteLLM's own access check and LiteLLM's own discovered windows."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import warnings
+from pathlib import Path
+
+import httpx
+import litellm
+from prometheus_client import CollectorRegistry
+
+from litellm_kvwarm.config import Settings
+from litellm_kvwarm.hook import KVWarmHandler
+from litellm_kvwarm.meta import ESCALATED_KEY
+from litellm_kvwarm.metrics import Metrics
+from litellm_kvwarm.router_view import RouterView
+
+from test_litellm_model_info import _deployment, _entries, _refresh, models  # noqa: F401  (models: a fixture)
+
+PLUGIN_DIR = str(Path(__file__).resolve().parents[1] / "litellm_kvwarm")
+NEW_API = importlib.metadata.version("litellm") >= "1.109"
+TEXT = "The quick brown fox jumps over the lazy dog while the river keeps running to the sea. "
+
+
+def _router(base: str) -> litellm.Router:
+    return litellm.Router(
+        model_list=[_deployment("fast", "small", base), _deployment("slow", "big", base)],
+        context_window_fallbacks=[{"fast": ["slow"]}],
+        fallbacks=[{"fast": ["other"]}],
+    )
+
+
+def _deprecation_uses() -> dict[str, int]:
+    """LiteLLM 1.109's own tally of outside uses of deprecated Router members (empty on 1.108)."""
+    try:
+        from litellm.router_deprecated import DEPRECATED_ROUTER_MEMBER_USES
+    except ImportError:
+        return {}
+    return dict(DEPRECATED_ROUTER_MEMBER_USES)
+
+
+def _router_warnings(caught: list[warnings.WarningMessage]) -> list[str]:
+    return [f"{w.filename}:{w.lineno}: {w.message}" for w in caught
+            if issubclass(w.category, DeprecationWarning) and str(w.message).startswith("Router.")]
+
+
+def test_the_view_reads_the_same_through_either_api(models):
+    router = _router(models.base)
+    assert RouterView(router).new_api is NEW_API
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        view = RouterView(router)
+        assert set(view.names()) == {"fast", "slow"}
+        assert [e["model_name"] for e in view.deployments("fast")] == ["fast"]
+        assert view.deployments("missing") == []
+        assert [e["model_name"] for e in view.model_list()] == ["fast", "slow"]
+        assert view.context_window_fallbacks() == [{"fast": ["slow"]}]
+        assert view.fallbacks() == [{"fast": ["other"]}]
+        assert view.discovered_model_info(view.deployments("fast")[0]["model_info"]["id"]) == {}
+    assert _router_warnings(caught) == []
+
+
+async def test_the_hooks_on_a_real_router_raise_no_deprecation_warning(models, monkeypatch):
+    from litellm.proxy._types import UserAPIKeyAuth
+
+    router = _router(models.base)
+    await _refresh(router, monkeypatch)  # LiteLLM's own /v1/models read: fast 16,384, slow 131,072
+    hits = models.hits
+    plugin_calls: list[str] = []
+
+    def no_backend(request: httpx.Request) -> httpx.Response:
+        plugin_calls.append(request.url.path)
+        return httpx.Response(404, json={"error": "not found"})
+
+    settings = Settings(estimator="ratio", exact_count=False, warm_ahead=False, hash_secret="s" * 32)
+    handler = KVWarmHandler(settings, router_getter=lambda: router, metrics_=Metrics.create(CollectorRegistry()),
+                            http_client=httpx.AsyncClient(transport=httpx.MockTransport(no_backend)))
+    key = UserAPIKeyAuth(api_key="sk-caller", token="hashed-caller", team_id="team-a")
+    uses = _deprecation_uses()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        long = {"model": "fast", "messages": [{"role": "user", "content": TEXT * 1_400}], "max_tokens": 64}
+        data = await handler.async_pre_call_hook(key, None, long, "acompletion")
+        assert data["model"] == "slow" and data["metadata"][ESCALATED_KEY] == "proactive"  # on LiteLLM's windows
+        short = {"model": "fast", "messages": [{"role": "user", "content": "Hello"}], "max_tokens": 20_000}
+        data = await handler.async_pre_call_hook(key, None, short, "acompletion")
+        assert data["model"] == "fast" and data["context_window_fallbacks"]
+        entry = _entries(router, "fast")[0]
+        kwargs = {**entry["litellm_params"], "model_info": entry["model_info"], "messages": short["messages"],
+                  "max_tokens": 20_000, "metadata": {"model_group": "fast"}}
+        await handler.async_pre_call_deployment_hook(kwargs, "acompletion")
+        healthy = [{"model_info": {"id": f"d{i}"}} for i in range(3)]
+        assert len(await handler.async_filter_deployments("slow", healthy, None, {"metadata": {"kvwarm_affinity": "k"}})) == 1
+    assert _router_warnings(caught) == []
+    assert [w for w in caught if w.filename.startswith(PLUGIN_DIR)] == []
+    assert _deprecation_uses() == uses  # LiteLLM's own count of outside uses did not move
+    assert plugin_calls == [] and models.hits == hits  # no card read a second time
+    await handler.aclose()
