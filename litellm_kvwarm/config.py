@@ -106,7 +106,7 @@ class Settings(BaseSettings):
         description="With KVWARM_ESTIMATOR=ratio: characters per token of the routing (under-)estimate used for routing.",
     )
     window_ttl_s: float = Field(
-        DEFAULT_WINDOW_TTL_S, gt=0, description="How long a discovered max_model_len is trusted, per deployment."
+        DEFAULT_WINDOW_TTL_S, gt=0, description="How long a discovered max_model_len is trusted, per deployment. At 300 or more the window LiteLLM's own /v1/models refresh keeps (every 300 s) is used first; below 300 the plugin reads the cards itself."
     )
     request_budget_ms: int = Field(
         DEFAULT_REQUEST_BUDGET_MS,

@@ -80,7 +80,7 @@ class KVWarmHandler(CustomLogger):
                                  scrape_targets=lambda: scrape_targets(self._router_getter(), bridge.resolve_secret))
         self.facts = Facts(self.settings, self.services, self.correction, may_use=bridge.key_may_use,
                            translate=bridge.litellm_messages, secret=bridge.resolve_secret,
-                           hash_key=lambda tenant: identity.hash_key(self.hash_secret, tenant))
+                           hash_key=lambda tenant: identity.hash_key(self.hash_secret, tenant), router_getter=router_getter)
         self.attempts = Attempts(self.facts, self.effects)
 
     @property

@@ -32,7 +32,7 @@ Sources (the same logic in every release of the tested range, 1.108.7 .. 1.109.3
   deployment's ``model_info``, and nothing once the deployment dict was replaced (identity check).
 
 So the operator's ``model_info.max_input_tokens`` and a discovered one are told apart: the
-deployment entry (``router.get_model_list(...)``) only ever holds the operator's value, and the
+deployment entry (:meth:`~litellm_kvwarm.router_view.RouterView.deployments`) only ever holds the operator's value, and the
 accessor above only ever returns discovered values. (LiteLLM's merged views, e.g.
 ``get_deployment_model_info``, ``get_model_group_info``, ``/model/info`` and the ``/v1/models``
 listing, mix both and cannot tell them apart: never read those.) When the operator set
