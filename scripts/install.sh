@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Creates .venv (if missing) and installs litellm-kvwarm with its test and data extras.
+# Creates .venv (if missing) and installs litellm-kvwarm with its lab, test and calibrate extras.
 # Idempotent: a second run only checks that everything is present.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -13,7 +13,7 @@ if [ ! -x .venv/bin/python ]; then
   echo "[install] creating .venv"
   "$PY" -m venv .venv
 fi
-echo "[install] installing litellm-kvwarm with its test and calibrate extras into .venv (first run: ~3-6 min)"
+echo "[install] installing litellm-kvwarm with its lab, test and calibrate extras into .venv (first run: ~3-6 min)"
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,lab,calibrate]'
 # Installed without their dependencies (used for their data files only):
 #   bfcl-eval: its dependencies pull CUDA PyTorch (several GB);
