@@ -109,8 +109,7 @@ class Facts:
         settings: plugin settings. services: the window cache and exact counter.
         correction: learned estimate factors. may_use / translate / secret: LiteLLM's access
         check, message translation and secret resolver (from the bridge). hash_key: keyed hash of a tenant.
-        router_getter: LiteLLM's Router, for the per-attempt facts (LiteLLM's discovered windows);
-        when not given, the one the last :meth:`route` call was handed.
+        router_getter: LiteLLM's Router, for the per-attempt facts (LiteLLM's discovered windows).
     """
 
     def __init__(self, settings: Settings, services: Services, correction: EstimateCorrection, *,
@@ -163,8 +162,6 @@ class Facts:
         group, s = view.group, self.settings
         if view.adapter is None or group is None:
             return RouteFacts(listed=False)
-        if self.router_getter is None:
-            self.router_getter = router_getter
         router = router_getter()
         rv = RouterView(router)
         names = rv.names() if router is not None else ()

@@ -63,14 +63,18 @@ def _text(content: Any) -> str:
     return str(content)
 
 
-def _arguments(call: Mapping[str, Any]) -> Any:
-    arguments = call.get("function", {}).get("arguments")
+def parsed_arguments(arguments: Any) -> Any:
+    """A tool call's ``arguments``: the JSON string decoded, kept as is when it is not JSON."""
     if isinstance(arguments, str):
         try:
             return json.loads(arguments)
         except ValueError:
             return arguments
     return arguments
+
+
+def _arguments(call: Mapping[str, Any]) -> Any:
+    return parsed_arguments(call.get("function", {}).get("arguments"))
 
 
 def _chatml(messages: Sequence[Message], tools: Sequence[Any] | None, default_system: str | None) -> list[Segment]:

@@ -32,6 +32,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from datetime import datetime
 from typing import Any
 
+from .handwritten import parsed_arguments
+
 __all__ = ["render", "server_messages", "split_specials"]
 
 Segment = tuple[str, int]
@@ -113,14 +115,7 @@ def _content(content: Any, media_text: str) -> str:
 
 
 def _arguments(arguments: Any) -> Any:
-    if not arguments:
-        return {}
-    if isinstance(arguments, str):
-        try:
-            return json.loads(arguments)
-        except ValueError:
-            return arguments
-    return arguments
+    return parsed_arguments(arguments) if arguments else {}
 
 
 def server_messages(messages: Iterable[Mapping[str, Any]], *, media_text: str = "") -> list[dict[str, Any]]:
