@@ -15,13 +15,14 @@ Per attempt, after LiteLLM chose a deployment:
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from typing import Any
 
 from .context_errors import parse_context_error
 from .deadline import RequestBudget
 from .effects import Effects
 from .facts import AttemptFacts, Facts
-from .meta import ESCALATED_KEY
+from .meta import ESCALATED_KEY, request_metadata
 from .output_budget import OutputBudget, cap_output, set_output
 from .planner import plan_clamp
 from .reactive import HopAction, decide_hop
@@ -38,9 +39,23 @@ class SkipHop(Exception):
 class Attempts:
     """The deployment hook's work for one handler (see the module docstring)."""
 
-    def __init__(self, facts: Facts, effects: Effects):
+    def __init__(self, facts: Facts, effects: Effects, *, native_messages: Callable[[str, str | None], bool] = lambda m, p: False):
         self.facts, self.effects = facts, effects
         self.settings = facts.settings
+        self._native_messages = native_messages
+
+    def skipped_source(self, view: AttemptView) -> str | None:
+        """The context-length error to raise instead of the source group's first attempt of a
+        proactive escalation made by fallback (``planner.Escalation.via_fallback``), else ``None``."""
+        origin, target = view.carried.origin, view.carried.skip_source
+        if target is None or origin is None or view.fallback_depth or view.carried.model_group != origin.get("source"):
+            return None
+        return self.effects.skipped_source(origin, target)
+
+    def bridged(self, view: AttemptView) -> bool:
+        """An Anthropic Messages attempt LiteLLM bridges to chat (no native ``/v1/messages`` for its
+        provider): the bridged ``acompletion`` attempt does the work, not this one."""
+        return view.kind == "messages" and not self._native_messages(view.model.split("/", 1)[-1], view.provider)
 
     async def run(self, view: AttemptView, kwargs: dict[str, Any], budget: RequestBudget) -> None:
         """Decide and apply the hop, then the clamp, on ``kwargs``.
@@ -69,7 +84,7 @@ class Attempts:
         if hop_group == plan.source and error is not None:
             if info.deployment is not None:
                 known = attempt.known_window()  # operator, learned, the plugin's cache, LiteLLM's
-                if kind == "chat" and self.settings.exact_count:
+                if view.adapter is not None and view.adapter.exact_countable and self.settings.exact_count:
                     prompt_count = await attempt.exact_count(budget)
             if prompt_count is None:
                 prompt_count = attempt.estimate(kind).safe
@@ -98,10 +113,10 @@ class Attempts:
         logger.info("[CONTEXT-ROUTE] reactive: %s", decision.reason)
         self.effects.count_route(decision.action.value, plan.source, hop_group if decision.action is HopAction.ESCALATE else plan.target)
         if decision.action is HopAction.ESCALATE:
-            kwargs["metadata"][ESCALATED_KEY] = "reactive"
+            request_metadata(kwargs, view.metadata_field)[ESCALATED_KEY] = "reactive"
         elif decision.max_tokens is not None:
             self.effects.metrics.output_clamps.labels(plan.source, "reactive").inc()
-        set_output(kwargs, decision.max_tokens)
+        set_output(kwargs, decision.max_tokens, view.adapter.output_field if view.adapter is not None else "max_tokens")
         # every output field the attempt carries (or max_tokens) now holds this value; None: none
         return OutputBudget(sent=decision.max_tokens is not None, valid=True, effective=decision.max_tokens)
 

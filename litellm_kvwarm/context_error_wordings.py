@@ -31,7 +31,10 @@ vLLM (and servers that reuse its text)
     for chat it is W: reported as ``window`` with certainty LOWER_BOUND (the window is ≥ X).
   * ``vllm-max-tokens-over-window`` — "max_tokens=C cannot be greater than max_model_len=W"
     (0.32+), and ``vllm-max-tokens-over-window-old`` "max_tokens=Ccannot be greater than
-    max_model_len=max_total_tokens=W" (0.18–0.31 and main before PR #40324, 2026-04).
+    max_model_len=max_total_tokens=W" (0.18–0.31 and main before PR #40324, 2026-04); the
+    field is ``max_output_tokens`` on ``/v1/responses`` (0.32, ``responses/serving.py``).
+  * ``vllm-engine-prompt`` — "The engine prompt length P exceeds the max_model_len W. Please
+    reduce prompt.": vLLM 0.32 ``/v1/responses`` (a prompt that fills the whole window).
   * ``vllm-output-below-one`` — "max_tokens must be at least 1, got N": N ≤ 0 is the output
     budget the server computed (asked for, or window − prompt when max_tokens was absent);
     reported in ``output_tokens`` as printed.
@@ -165,14 +168,17 @@ ROWS: tuple[Row, ...] = (
         MCL + r"\. However, your request has (?P<prompt>{n}) input tokens",
         {"window": ("window", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-max-tokens-over-window-old",
-        r"max_tokens=(?P<output>{n}) ?cannot be greater than max_model_len=max_total_tokens=(?P<window>{n})",
+        r"max_(?:output_|completion_)?tokens=(?P<output>{n}) ?cannot be greater than max_model_len=max_total_tokens=(?P<window>{n})",
         {"window": W, "output": C}, K.OUTPUT_OVER_WINDOW),
     Row("vllm-max-tokens-over-window",
-        r"max_tokens=(?P<output>{n}) ?cannot be greater than max_model_len=(?P<window>{n})",
+        r"max_(?:output_|completion_)?tokens=(?P<output>{n}) ?cannot be greater than max_model_len=(?P<window>{n})",
         {"window": W, "output": C}, K.OUTPUT_OVER_WINDOW),
     Row("vllm-output-below-one",
         r"max_tokens must be at least 1, got (?P<output>-?{n})",
         {"output": C}, K.OUTPUT_BELOW_ONE),
+    Row("vllm-engine-prompt",
+        r"engine prompt length (?P<prompt>{n}) exceeds the max_model_len (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-decoder-prompt",
         r"decoder prompt \(length (?P<prompt>{n})\) is longer than the maximum model length of (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),

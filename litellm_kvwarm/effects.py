@@ -16,7 +16,9 @@ from typing import Any
 from . import identity
 from .config import Settings
 from .deadline import RequestBudget
-from .meta import AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, request_metadata
+from .meta import (
+    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, SKIP_SOURCE_KEY, request_metadata,
+)
 from .metrics import Metrics
 from .planner import Backstop, RoutePlan
 from .view import AttemptView, PreCallView
@@ -28,6 +30,9 @@ logger = logging.getLogger("litellm_kvwarm")
 #: LiteLLM providers whose servers accept vLLM's ``cache_salt`` (vLLM ≥ 0.9, SGLang): only
 #: requests to these get it; OpenAI, Anthropic and other strict APIs reject unknown fields.
 SALTED_PROVIDERS = frozenset({"hosted_vllm", "vllm", "sglang"})
+#: Call kinds whose attempts carry ``cache_salt`` (vLLM's chat, completion and Responses requests
+#: read it). An Anthropic Messages attempt gets it on its bridged chat attempt.
+SALTED_KINDS = frozenset({"chat", "completion", "responses"})
 
 
 class Effects:
@@ -64,14 +69,14 @@ class Effects:
         extra = data.get("extra_body")
         if isinstance(extra, dict):
             extra.pop("cache_salt", None)
-        request_metadata(data)[SALT_KEY] = identity.cache_salt(secret, view.tenant)
+        request_metadata(data, _field(view))[SALT_KEY] = identity.cache_salt(secret, view.tenant)
 
     async def apply_route(self, plan: RoutePlan, view: PreCallView, data: dict) -> None:
         """Apply a :class:`RoutePlan`: metadata, log line, counter, rewrite, fallbacks, warm."""
         if plan.pin_session and view.session is not None:
-            request_metadata(data)[AFFINITY_KEY] = identity.affinity_key(view.session, self._secret())
+            request_metadata(data, _field(view))[AFFINITY_KEY] = identity.affinity_key(view.session, self._secret())
         if plan.estimate_record is not None:
-            request_metadata(data)[ESTIMATE_KEY] = dict(plan.estimate_record)
+            request_metadata(data, _field(view))[ESTIMATE_KEY] = dict(plan.estimate_record)
         if plan.log_level == "info":
             logger.info(plan.reason)
         elif plan.log_level == "debug":
@@ -79,26 +84,44 @@ class Effects:
         if plan.label is not None:
             self.count_route(plan.label, view.group or "", plan.counted_target)
         if plan.escalation is not None:
-            data["model"] = plan.escalation.target
-            data.update(plan.escalation.overrides)  # the step's own overrides, as LiteLLM's fallback would apply them
-            meta = request_metadata(data)
+            esc = plan.escalation
+            meta = request_metadata(data, _field(view))
             meta[ESCALATED_KEY] = "proactive"
-            meta[ORIGIN_KEY] = dict(plan.escalation.origin)
+            meta[ORIGIN_KEY] = dict(esc.origin)
+            if esc.via_fallback is not None:  # keep the group, skip its first attempt (see Escalation)
+                data["context_window_fallbacks"] = [{esc.origin["source"]: list(esc.via_fallback)}]
+                meta[SKIP_SOURCE_KEY] = esc.target
+            else:
+                data["model"] = esc.target
+                data.update(esc.overrides)  # the step's own overrides, as LiteLLM's fallback would apply them
         if plan.backstop is not None:
-            self.arm(data, plan.backstop)
+            self.arm(data, plan.backstop, _field(view))
         if plan.warm is not None and view.kind is not None:
             w = plan.warm
             candidate = WarmCandidate(w.target, True, w.target_window, w.tokens, w.source_window, view.session, w.growth_tokens)
             await self.warm_gate.consider(candidate, data, kind=view.kind)
 
     @staticmethod
-    def arm(data: dict, backstop: Backstop) -> None:
-        """Arm LiteLLM's fallbacks for this request and record the plan the hops read."""
+    def arm(data: dict, backstop: Backstop, metadata_field: str = "metadata") -> None:
+        """Arm LiteLLM's fallbacks for this request and record the plan the hops read (in
+        ``data[metadata_field]``)."""
         entries = list(backstop.entries)
         data["context_window_fallbacks"] = [{backstop.group: entries}]
         if backstop.generic:
             data["fallbacks"] = [{backstop.group: entries}]
-        request_metadata(data)[PLAN_KEY] = backstop.plan.to_dict()
+        request_metadata(data, metadata_field)[PLAN_KEY] = backstop.plan.to_dict()
+
+    def skipped_source(self, origin: Mapping[str, Any], target: object) -> str:
+        """The context-length error the source group's skipped first attempt raises
+        (:attr:`Escalation.via_fallback`): LiteLLM's ``context_window_fallbacks`` then take the
+        request to the target, and if the target fails, this 400 is what the client gets, as
+        with LiteLLM alone. Worded as vLLM words it, so clients that read context errors read it."""
+        source, window, tokens = origin.get("source"), origin.get("window"), origin.get("tokens")
+        return (
+            f"This model's maximum context length is {window} tokens. However, your request has {tokens} input "
+            f"tokens. Please reduce the length of the messages. (litellm-kvwarm: model group {source!r} cannot hold "
+            f"this request: sent to {target!r})"
+        )
 
     # -- per attempt ---------------------------------------------------------------------------
 
@@ -108,14 +131,15 @@ class Effects:
         completions to providers that accept it (:data:`SALTED_PROVIDERS`); nothing is added for
         other providers or call types, whose APIs may reject unknown fields."""
         salt = view.carried.salt
-        if salt is None or view.kind is None or view.provider not in SALTED_PROVIDERS:
+        if salt is None or view.kind not in SALTED_KINDS or view.provider not in SALTED_PROVIDERS:
             return
         identity.set_cache_salt(kwargs, salt)
 
     @staticmethod
-    def record_budget(data: Mapping[str, Any], budget: RequestBudget, *, only_if_spent: bool) -> None:
-        """Carry the seconds of the request's I/O budget spent so far to its later hooks."""
-        meta = data.get("metadata")
+    def record_budget(data: Mapping[str, Any], budget: RequestBudget, *, only_if_spent: bool, field: str = "metadata") -> None:
+        """Carry the seconds of the request's I/O budget spent so far to its later hooks
+        (in ``data[field]``)."""
+        meta = data.get(field)
         if isinstance(meta, dict) and (budget.spent_s > 0 or not only_if_spent):
             meta[BUDGET_KEY] = budget.to_metadata()
 
@@ -145,3 +169,8 @@ class Effects:
             f"cannot hold this request and its escalation target {target!r} could not be reached: "
             f"{type(exc).__name__})"
         )
+
+
+def _field(view: PreCallView) -> str:
+    """Where the request carries its LiteLLM metadata (:attr:`CallAdapter.metadata_field`)."""
+    return view.adapter.metadata_field if view.adapter is not None else "metadata"

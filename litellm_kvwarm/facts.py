@@ -27,6 +27,7 @@ from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
 from .facts_windows import DeploymentWindows
+from .image_tokens import image_rule_for
 from .output_budget import OUTPUT_FIELDS
 from .planner import wants_exact_count
 from .reactive import allowed_by_client
@@ -44,6 +45,8 @@ RouterLike = Any
 MayUse = Callable[[Any, str, Any], Awaitable[bool]]
 #: ``messages`` as LiteLLM rewrites them for ``(provider, served model)`` before sending.
 Translate = Callable[[list, str, str, "str | None", object], list]
+#: ``(kind, body)`` → the chat body LiteLLM would send for it, ``None`` when it cannot tell.
+ToChat = Callable[[str, Mapping[str, Any]], "Mapping[str, Any] | None"]
 
 
 @dataclass(frozen=True)
@@ -114,9 +117,10 @@ class Facts:
 
     def __init__(self, settings: Settings, services: Services, correction: EstimateCorrection, *,
                  may_use: MayUse, translate: Translate, secret: catalog.SecretResolver, hash_key: Callable[[str], str],
-                 router_getter: Callable[[], RouterLike | None] | None = None):
+                 router_getter: Callable[[], RouterLike | None] | None = None, to_chat: ToChat | None = None):
         self.settings, self.services, self.correction, self.secret = settings, services, correction, secret
         self._may_use, self._translate, self._hash_key = may_use, translate, hash_key
+        self._to_chat = to_chat
         self.router_getter = router_getter
 
     def router(self) -> RouterLike | None:
@@ -136,14 +140,26 @@ class Facts:
         )
 
     def estimator(self, served_models: Sequence[str] = ()) -> Estimator:
-        """The configured estimator; calibrated weights of the deployments' family when they agree."""
+        """The configured estimator; calibrated weights of the deployments' family when they agree;
+        images priced by the served models' vision rule (:func:`image_rule_for`)."""
         s = self.settings
+        images = image_rule_for(served_models)
         if s.estimator == "ratio":
-            return RatioEstimator(s.safe_chars_per_token, s.routing_chars_per_token)
+            return RatioEstimator(s.safe_chars_per_token, s.routing_chars_per_token, image_rule=images)
         if s.estimator_family:
-            return calibrated_estimator(s.estimator_family)
+            return replace(calibrated_estimator(s.estimator_family), image_rule=images)
         families = {family_of(m) for m in served_models}
-        return calibrated_estimator(families.pop() if len(families) == 1 else "any")
+        return replace(calibrated_estimator(families.pop() if len(families) == 1 else "any"), image_rule=images)
+
+    def chat_payload(self, kind: str | None, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+        """The chat-completions body ``/tokenize`` counts for a request of ``kind``: a chat body as
+        it is; Anthropic Messages and Responses bodies translated by LiteLLM's own adapters (the
+        bridge); ``None`` when it cannot be counted (text completions, a failed translation)."""
+        if kind == "chat":
+            return payload
+        if kind in ("messages", "responses") and self._to_chat is not None:
+            return self._to_chat(kind, payload)
+        return None
 
     async def exact_count(self, deployment: Deployment, payload: Mapping[str, Any], provider: str | None, budget: RequestBudget,
                           model_info: object = None) -> int | None:
@@ -185,8 +201,9 @@ class Facts:
         tenant = self._hash_key(view.tenant) if view.tenant else None
         raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models))
         estimate = self.correction.apply(group, tenant, raw) if s.learn_from_usage and tenant else raw
-        asked = s.exact_count and wants_exact_count(estimate, s.output_floor_tokens, window, chain)
-        exact = await self._exact_for_group(source, windows, view.payload, budget) if asked and view.adapter.exact_countable else None
+        asked = s.exact_count and (raw.counts.template_dependent or wants_exact_count(estimate, s.output_floor_tokens, window, chain))
+        countable = self.chat_payload(view.kind, view.payload) if asked and view.adapter.exact_countable else None
+        exact = await self._exact_for_group(source, windows, countable, budget) if countable is not None else None
         steps = await asyncio.gather(*(windows.group(self.group(router, g).infos, budget) for g in usable))
         return replace(base, source_window=window, estimate=estimate, raw_estimate=raw, tenant_hash=tenant,
                        exact_asked=asked, exact=exact, windows=tuple(zip(usable, steps)))
@@ -267,8 +284,8 @@ class AttemptFacts:
 
     async def exact_count(self, budget: RequestBudget) -> int | None:
         """``/tokenize`` count of the attempt's prompt on its deployment (``None``: no endpoint or no answer)."""
-        if self.info.deployment is None:
+        payload = self._facts.chat_payload(self.view.kind, self.view.payload)
+        if self.info.deployment is None or payload is None:
             return None
-        return await self._facts.exact_count(self.info.deployment, self.view.payload, self.view.provider, budget,
-                                             self.view.model_info)
+        return await self._facts.exact_count(self.info.deployment, payload, self.view.provider, budget, self.view.model_info)
 

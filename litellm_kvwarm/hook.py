@@ -80,8 +80,9 @@ class KVWarmHandler(CustomLogger):
                                  scrape_targets=lambda: scrape_targets(self._router_getter(), bridge.resolve_secret))
         self.facts = Facts(self.settings, self.services, self.correction, may_use=bridge.key_may_use,
                            translate=bridge.litellm_messages, secret=bridge.resolve_secret,
-                           hash_key=lambda tenant: identity.hash_key(self.hash_secret, tenant), router_getter=router_getter)
-        self.attempts = Attempts(self.facts, self.effects)
+                           hash_key=lambda tenant: identity.hash_key(self.hash_secret, tenant), router_getter=router_getter,
+                           to_chat=bridge.chat_payload)
+        self.attempts = Attempts(self.facts, self.effects, native_messages=bridge.native_messages)
 
     @property
     def hash_secret(self) -> bytes:
@@ -114,7 +115,8 @@ class KVWarmHandler(CustomLogger):
         except Exception:  # fail open: LiteLLM serves the request as if the plugin were absent
             logger.warning("[CONTEXT-ROUTE] routing skipped after an internal error", exc_info=True)
         finally:
-            self.effects.record_budget(data, budget, only_if_spent=True)
+            self.effects.record_budget(data, budget, only_if_spent=True,
+                                       field=view.adapter.metadata_field if view.adapter is not None else "metadata")
         self.metrics.plugin_seconds.labels("pre_call").observe(time.perf_counter() - started)
         return data
 
@@ -124,6 +126,10 @@ class KVWarmHandler(CustomLogger):
         a hop (a ``ContextWindowExceededError`` LiteLLM moves past)."""
         started = time.perf_counter()
         view = attempt_view(kwargs, call_type)
+        if (skip := self.attempts.skipped_source(view)) is not None:  # an escalation by fallback: no backend attempt
+            raise bridge.context_window_error(skip, view.model)
+        if self.attempts.bridged(view):
+            return kwargs  # LiteLLM bridges it to chat: that attempt (``acompletion``) does the work
         try:
             self.effects.apply_cache_salt(view, kwargs)
         except Exception:  # fail open
@@ -136,7 +142,7 @@ class KVWarmHandler(CustomLogger):
         except Exception:  # fail open
             logger.warning("[CONTEXT-ROUTE] clamp skipped after an internal error", exc_info=True)
         finally:
-            self.effects.record_budget(kwargs, budget, only_if_spent=False)
+            self.effects.record_budget(kwargs, budget, only_if_spent=False, field=view.metadata_field)
             self.metrics.plugin_seconds.labels("deployment").observe(time.perf_counter() - started)
         return kwargs
 
@@ -147,8 +153,7 @@ class KVWarmHandler(CustomLogger):
         (HTTP 400 naming the source window), not as an opaque 500. Anything else: untouched."""
         try:
             view = failure_view(request_data)
-            state = view.carried
-            if state.escalated != "proactive" or state.origin is None or not bridge.unreachable(original_exception):
+            if (state := view.carried).escalated != "proactive" or state.origin is None or not bridge.unreachable(original_exception):
                 return None
             return bridge.http_error(400, self.effects.unreachable_target(state.origin, view.model, original_exception))
         except Exception:
@@ -186,9 +191,8 @@ class KVWarmHandler(CustomLogger):
         router = self._router_getter()
         if router is None:
             raise RuntimeError("LiteLLM router is gone")
-        if kind == "completion":
-            return await router.atext_completion(**body)
-        return await router.acompletion(**body)
+        send = {"completion": router.atext_completion, "messages": router.aanthropic_messages, "responses": router.aresponses}
+        return await send.get(kind, router.acompletion)(**body)
 
     async def aclose(self) -> None:
         """Cancel every background task and close every client (see :class:`Services`)."""

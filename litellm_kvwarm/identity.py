@@ -102,6 +102,23 @@ def conversation_fingerprint(messages: object) -> str | None:
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
+def conversation_of(data: Mapping[str, object]) -> object:
+    """The request's conversation as chat-style messages, for :func:`conversation_fingerprint`:
+    ``messages`` (chat; Anthropic Messages with its top-level ``system`` first), else a
+    Responses body's ``instructions`` and ``input`` (a string is one user message)."""
+    messages = data.get("messages")
+    if isinstance(messages, list):
+        system = data.get("system")
+        return [{"role": "system", "content": system}, *messages] if system else messages
+    items = data.get("input")
+    if isinstance(items, str):
+        items = [{"role": "user", "content": items}]
+    if not isinstance(items, list):
+        return None
+    instructions = data.get("instructions")
+    return [{"role": "system", "content": instructions}, *items] if instructions else items
+
+
 def session_of(data: Mapping[str, object], tenant: str | None) -> Session | None:
     """The :class:`Session` of a request, or ``None`` when it has neither a session id nor a
     conversation to fingerprint.
@@ -114,7 +131,7 @@ def session_of(data: Mapping[str, object], tenant: str | None) -> Session | None
     sid = client_session_id(data)
     if sid is not None:
         return Session(tenant=tenant, session_id=sid, source="litellm")
-    fingerprint = conversation_fingerprint(data.get("messages"))
+    fingerprint = conversation_fingerprint(conversation_of(data))
     if fingerprint is None:
         return None
     return Session(tenant=tenant, session_id="fp:" + fingerprint, source="fingerprint")

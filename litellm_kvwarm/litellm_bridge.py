@@ -136,3 +136,68 @@ def proxy_router() -> Any:
     from litellm.proxy import proxy_server
 
     return proxy_server.llm_router
+
+
+def native_messages(model: str, provider: str | None) -> bool:
+    """Whether LiteLLM sends an Anthropic Messages request for ``model`` of ``provider`` to a
+    native ``/v1/messages`` endpoint (``ProviderConfigManager.get_provider_anthropic_messages_config``,
+    1.108), rather than bridging it to ``/v1/chat/completions`` (``hosted_vllm``, ``openai``, ...).
+    Unknown provider or any error: ``False`` (the bridged chat attempt then does the work)."""
+    try:
+        import litellm
+        from litellm.utils import ProviderConfigManager
+
+        if provider is None or provider not in {p.value for p in litellm.LlmProviders}:
+            return False
+        return ProviderConfigManager.get_provider_anthropic_messages_config(model=model, provider=litellm.LlmProviders(provider)) is not None
+    except Exception:
+        return False
+
+
+def chat_payload(kind: str, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
+    """The chat-completions body (``messages``, ``tools``) LiteLLM builds from an Anthropic
+    Messages body (``LiteLLMAnthropicMessagesAdapter.translate_anthropic_to_openai``, the bridge
+    LiteLLM 1.108 uses for providers without a native ``/v1/messages``) or a Responses body
+    (``LiteLLMCompletionResponsesConfig.transform_responses_api_request_to_chat_completion_request``;
+    vLLM's own ``/v1/responses`` renders the same items into chat messages). ``None`` on any
+    error (the caller then has no exact count)."""
+    try:
+        if kind == "messages":
+            from litellm.llms.anthropic.pass_through.adapters.transformation import LiteLLMAnthropicMessagesAdapter
+
+            body = {k: v for k, v in payload.items() if k in ("model", "messages", "system", "tools", "tool_choice", "max_tokens")}
+            request, _ = LiteLLMAnthropicMessagesAdapter().translate_anthropic_to_openai(body)  # type: ignore[arg-type]
+        elif kind == "responses":
+            from litellm.responses.litellm_completion_transformation.transformation import LiteLLMCompletionResponsesConfig
+
+            options = {k: v for k, v in payload.items() if k in ("instructions", "tools", "tool_choice")}
+            request = LiteLLMCompletionResponsesConfig.transform_responses_api_request_to_chat_completion_request(
+                model=str(payload.get("model") or ""), input=payload.get("input") or "", responses_api_request=options,  # type: ignore[arg-type]
+                custom_llm_provider="hosted_vllm")
+        else:
+            return None
+    except Exception:
+        logger.debug("chat translation of a %s body failed", kind, exc_info=True)
+        return None
+    messages = request.get("messages") if isinstance(request, Mapping) else None
+    if not isinstance(messages, list):
+        return None
+    out: dict[str, Any] = {"messages": [dict(m) if isinstance(m, Mapping) else m for m in messages]}
+    if request.get("tools"):
+        out["tools"] = request["tools"] if kind != "responses" else _without_added_strict(request["tools"], payload.get("tools"))
+    return out
+
+
+def _without_added_strict(translated: object, sent: object) -> object:
+    """LiteLLM's Responses → chat translation adds ``"strict": false`` to every function tool; vLLM's
+    own ``/v1/responses`` renders the tools as sent (4 tokens a tool on Qwen2.5, found by the
+    differential suite): drop ``strict`` where the client's tool had none."""
+    if not isinstance(translated, list) or not isinstance(sent, list) or len(translated) != len(sent):
+        return translated
+    out = []
+    for tool, original in zip(translated, sent):
+        function = tool.get("function") if isinstance(tool, Mapping) else None
+        if isinstance(function, Mapping) and "strict" in function and isinstance(original, Mapping) and "strict" not in original:
+            tool = {**tool, "function": {k: v for k, v in function.items() if k != "strict"}}
+        out.append(tool)
+    return out

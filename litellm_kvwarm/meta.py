@@ -23,6 +23,9 @@ ESCALATED_KEY = "kvwarm_escalated"
 ESTIMATE_KEY = "kvwarm_estimate"
 #: {"source": group, "window": N, "tokens": N}: where a proactively escalated request came from
 ORIGIN_KEY = "kvwarm_origin"
+#: the target of a proactive escalation made by skipping the source group's first attempt
+#: (Anthropic Messages: ``planner.Escalation.via_fallback``)
+SKIP_SOURCE_KEY = "kvwarm_skip_source"
 #: the tenant's cache_salt (an HMAC), applied per attempt to backends that accept it
 SALT_KEY = "kvwarm_cache_salt"
 #: seconds of the per-request I/O budget already spent by earlier hooks of this request
@@ -33,12 +36,13 @@ PREFIX = "kvwarm_"
 METADATA_FIELDS = ("metadata", "litellm_metadata")
 
 
-def request_metadata(data: dict) -> dict:
-    """``data["metadata"]``, created when absent or not a dict."""
-    meta = data.get("metadata")
+def request_metadata(data: dict, field: str = "metadata") -> dict:
+    """``data[field]`` (``"metadata"``; ``"litellm_metadata"`` for the APIs whose own body has a
+    ``metadata`` field: Anthropic Messages, Responses), created when absent or not a dict."""
+    meta = data.get(field)
     if not isinstance(meta, dict):
         meta = {}
-        data["metadata"] = meta
+        data[field] = meta
     return meta
 
 

@@ -17,8 +17,10 @@ from typing import Any
 
 __all__ = ["OUTPUT_FIELDS", "OutputBudget", "cap_output", "read_output_budget", "set_output"]
 
-#: Output-budget fields of chat and text completions, in the order vLLM prefers them (first wins).
-OUTPUT_FIELDS = ("max_completion_tokens", "max_tokens")
+#: Output-budget fields, in the order the server prefers them (first wins): chat's
+#: ``max_completion_tokens`` over ``max_tokens`` (vLLM), Responses' ``max_output_tokens``,
+#: ``max_tokens`` (chat, text completions, Anthropic Messages). An API's body carries only its own.
+OUTPUT_FIELDS = ("max_completion_tokens", "max_output_tokens", "max_tokens")
 
 
 @dataclass(frozen=True)
@@ -54,13 +56,13 @@ def cap_output(payload: MutableMapping[str, Any], cap: int) -> None:
             payload[name] = cap
 
 
-def set_output(payload: MutableMapping[str, Any], value: int | None) -> None:
+def set_output(payload: MutableMapping[str, Any], value: int | None, default_field: str = "max_tokens") -> None:
     """Set the output budget of a fallback hop: every field the payload carries gets ``value``
-    (``max_tokens`` is added when none is there); ``None`` removes them all."""
+    (``default_field``, the API's own field, is added when none is there); ``None`` removes them all."""
     if value is None:
         for name in OUTPUT_FIELDS:
             payload.pop(name, None)
         return
     carried = [name for name in OUTPUT_FIELDS if name in payload]
-    for name in carried or ["max_tokens"]:
+    for name in carried or [default_field]:
         payload[name] = value

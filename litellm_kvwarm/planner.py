@@ -58,11 +58,18 @@ class Backstop:
 @dataclass(frozen=True)
 class Escalation:
     """Send the request to ``target`` with the step's own ``overrides`` (as LiteLLM's fallback
-    would merge them); ``origin``: ``{"source", "window", "tokens"}`` for the failure hook."""
+    would merge them); ``origin``: ``{"source", "window", "tokens"}`` for the failure hook.
+    ``via_fallback``: the LiteLLM ``context_window_fallbacks`` entries of the source group (the
+    target first, then the rest of the chain) when the request keeps its group and the source's
+    first attempt is skipped instead (Anthropic Messages: LiteLLM 1.108's ``/v1/messages``
+    endpoint ignores what the failure hook returns, so a target that fails must leave the
+    source's context-length 400 as the request's original error, as LiteLLM alone would);
+    ``None``: ``model`` is rewritten to ``target``."""
 
     target: str
     overrides: Mapping[str, Any]
     origin: Mapping[str, Any]
+    via_fallback: tuple[Any, ...] | None = None
 
 
 @dataclass(frozen=True)
@@ -110,6 +117,9 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     if not view.output.valid:
         return RoutePlan(Route.UNTOUCHED, "client_output_error", None,
                          "[CONTEXT-ROUTE] untouched: the client's own output budget is invalid", "debug")
+    if view.server_state:
+        return RoutePlan(Route.UNTOUCHED, "server_state", None,
+                         "[CONTEXT-ROUTE] untouched: the request continues state stored on its server (previous_response_id)", "debug")
     floor, first = settings.output_floor_tokens, (facts.chain[0] if facts.chain else None)
     pin = view.session is not None and settings.session_pinning
     window, estimate, raw = facts.source_window, facts.estimate, facts.raw_estimate
@@ -121,7 +131,8 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     tokens = facts.exact if facts.exact is not None else estimate.routing
     # the estimate alone is not trusted this close to the window (code and JSON read up to ~1.6x
     # high): stay, and let the server's own numbers escalate if it must
-    unsettled = facts.exact_asked and facts.exact is None and tokens + floor <= 2 * window
+    # (nor when the request holds messages some templates drop: only the server's count sizes it)
+    unsettled = facts.exact_asked and facts.exact is None and (tokens + floor <= 2 * window or estimate.counts.template_dependent)
     backstop = _backstop(group, facts.usable, window, estimate, view.output, facts, view.generic_fallbacks_sent, floor)
     common = {"pin_session": pin, "estimate_record": record}
     if tokens + floor <= window or unsettled:
@@ -151,9 +162,16 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     warm = None
     if target_window is not None:
         warm = _warm(tuple((g, w) for g, w in facts.windows if g in rest), target_window, tokens, estimate.routing, floor)
+    origin = {"source": group, "window": window, "tokens": tokens}
+    if view.kind == "messages":
+        entries = tuple(fallback_chain(group, (target, *rest), None, facts.step_params))
+        return RoutePlan(
+            Route.ESCALATE, "proactive", target, f"[CONTEXT-ROUTE] {decision.describe()} (by skipping {group!r})", "info",
+            escalation=Escalation(target, {}, origin, entries), warm=warm, **common,
+        )
     return RoutePlan(
         Route.ESCALATE, "proactive", target, f"[CONTEXT-ROUTE] {decision.describe()}", "info",
-        escalation=Escalation(target, overrides, {"source": group, "window": window, "tokens": tokens}),
+        escalation=Escalation(target, overrides, origin),
         backstop=_backstop(target, rest, target_window, estimate, output, facts, sent, floor), warm=warm, **common,
     )
 

@@ -10,67 +10,48 @@ The estimators (:mod:`litellm_kvwarm.token_estimators`) turn a :class:`RequestCo
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from operator import itemgetter
 
 from .deep_json import lenient_json_text as _json_text
+from .request_counts import RequestCounts
+from .token_blocks import Collected, collect_blocks
+from .token_counts_agents import AGENT_COUNTERS
 
 __all__ = ["RequestCounts", "count_request"]
 
-_TEXT_PART_TYPES = frozenset({"text", "input_text", "output_text"})
 _PROMPT_SHAPING_KEYS = ("tools", "functions", "response_format")
 
 
-@dataclass(frozen=True)
-class RequestCounts:
-    """What the estimates are computed from.
-
-    Attributes:
-        chars: characters of rendered text (message text, tool calls/results, schemas).
-        messages: number of chat messages (0 for a text completion).
-        other_parts: content parts that are not text (images, audio, files).
-        exact_tokens: token ids sent as ``prompt`` (exact count), else ``None``.
-        tools: tool / function schemas sent with a chat request.
-        parts: the rendered text pieces, in order (their joined length is ``chars``), for the
-            calibrated estimator; :attr:`text` joins them.
-    """
-
-    chars: int
-    messages: int
-    other_parts: int = 0
-    exact_tokens: int | None = None
-    tools: int = 0
-    parts: tuple[str, ...] | list[str] = field(default=(), repr=False, compare=False)
-
-    @property
-    def text(self) -> str:
-        """The rendered text, joined (O(characters); the estimators never need it)."""
-        return "".join(self.parts)
-
-
 def count_request(payload: Mapping[str, object], *, call_kind: str | None = None) -> RequestCounts:
-    """Collect the counts (and the rendered text) of a chat or text-completion request body.
+    """Collect the counts (and the rendered text) of one request body.
 
     Args:
-        payload: the OpenAI-style request body (``messages`` or ``prompt``, ``tools``, ...).
-        call_kind: ``"chat"`` reads ``messages`` only, ``"completion"`` reads ``prompt`` only;
-            ``None`` reads ``messages`` when present, else ``prompt``.
+        payload: the request body as the client sent it.
+        call_kind: the API (:data:`litellm_kvwarm.view.ADAPTERS`): ``"chat"`` reads ``messages``
+            (OpenAI chat), ``"completion"`` reads ``prompt`` only, ``"messages"`` reads an
+            Anthropic Messages body (``system``, ``messages``, ``tools``), ``"responses"`` a
+            Responses body (``instructions``, ``input``, ``tools``); ``None`` reads ``messages``
+            when present, else ``prompt``.
 
     Never raises on odd input: anything it does not understand is counted by its JSON
     text (a deliberate over-count), or skipped when it cannot be serialised. Nesting depth
     is the client's to choose: nothing here recurses on it (see :func:`json_text`).
     """
+    if call_kind in AGENT_COUNTERS:
+        return AGENT_COUNTERS[call_kind](payload)
     use_messages = call_kind == "chat" or (call_kind is None and "messages" in payload)
     if use_messages:
         raw = payload.get("messages")
         plain = _plain_contents(raw)
         if plain is not None:
             parts, chars = plain
-            messages, other = len(raw), 0  # type: ignore[arg-type]
+            messages, other, images = len(raw), 0, ()  # type: ignore[arg-type]
+            odd_roles = not _STANDARD_ROLES.issuperset(m["role"] for m in raw if "role" in m)  # type: ignore[union-attr]
         else:
-            parts = []
-            messages, other = _collect_messages(raw, parts)
+            collected = Collected()
+            messages, odd_roles = _collect_messages(raw, collected)
+            parts, other, images = collected.parts, collected.other, tuple(collected.images)
             chars = sum(map(len, parts))
         tools = 0
         for key in _PROMPT_SHAPING_KEYS:
@@ -81,11 +62,15 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
                 chars += len(schema)
                 if key != "response_format" and isinstance(value, list):
                     tools += len(value)
-        return RequestCounts(chars=chars, messages=messages, other_parts=other, tools=tools, parts=parts)
+        return RequestCounts(chars=chars, messages=messages, other_parts=other, tools=tools, parts=parts, images=images,
+                             template_dependent=odd_roles)
     return _count_prompt(payload.get("prompt"))
 
 
 _CONTENT = itemgetter("content")
+#: Roles every chat template renders; any other (the legacy ``function``, made-up roles) makes the
+#: count template-dependent (:attr:`RequestCounts.template_dependent`).
+_STANDARD_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
 
 
 def _plain_contents(messages: object) -> tuple[list[str], int] | None:
@@ -104,42 +89,31 @@ def _plain_contents(messages: object) -> tuple[list[str], int] | None:
     return [text], len(text)
 
 
-def _collect_messages(messages: object, parts: list[str]) -> tuple[int, int]:
+def _collect_messages(messages: object, into: Collected) -> tuple[int, bool]:
+    """Add every message's text to ``into``; returns (messages, whether a role outside
+    :data:`_STANDARD_ROLES` appears)."""
     if not isinstance(messages, list):
-        return 0, 0
-    other = 0
+        return 0, False
+    odd = False
     for message in messages:
         if not isinstance(message, Mapping):
-            parts.append(_json_text(message))
+            into.text(message)
             continue
+        odd = odd or message.get("role") not in _STANDARD_ROLES
         content = message.get("content")
-        if isinstance(content, str):
-            parts.append(content)
-        elif isinstance(content, list):
-            other += _collect_parts(content, parts)
+        if isinstance(content, (str, list)):
+            collect_blocks(content, into)
         elif content is not None:
-            parts.append(_json_text(content))
+            into.text(content)  # not a chat content shape: its JSON text (a deliberate over-count)
         for key in ("name", "tool_call_id", "reasoning_content"):
             value = message.get(key)
             if isinstance(value, str):
-                parts.append(value)
+                into.parts.append(value)
         for key in ("tool_calls", "function_call"):
             value = message.get(key)
             if value:
-                parts.append(_json_text(value))
-    return len(messages), other
-
-
-def _collect_parts(content: Iterable[object], parts: list[str]) -> int:
-    other = 0
-    for part in content:
-        if isinstance(part, str):
-            parts.append(part)
-        elif isinstance(part, Mapping) and part.get("type") in _TEXT_PART_TYPES and isinstance(part.get("text"), str):
-            parts.append(part["text"])  # type: ignore[arg-type]
-        else:
-            other += 1
-    return other
+                into.parts.append(_json_text(value))
+    return len(messages), odd
 
 
 def _count_prompt(prompt: object) -> RequestCounts:

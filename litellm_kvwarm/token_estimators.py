@@ -18,6 +18,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Protocol
 
+from .image_tokens import UNKNOWN_RULE, ImageRule, images_tokens
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_features_and_regime
 
@@ -37,8 +38,9 @@ ROUTING_TOKENS_PER_MESSAGE = 3
 #: Tokens the template adds once (generation prompt, BOS, tool preamble share).
 SAFE_TOKENS_PER_REQUEST = 16
 ROUTING_TOKENS_PER_REQUEST = 0
-#: Tokens counted for a non-text content part (image, audio, file): a placeholder, since
-#: its real cost depends on the model's encoder. Routing counts none of it.
+#: Tokens counted for a non-text content part that is not an image (audio, file, unknown
+#: part types): a placeholder, since its real cost depends on the model's encoder. Routing
+#: counts none of it. Images are priced by :mod:`litellm_kvwarm.image_tokens`.
 SAFE_TOKENS_PER_OTHER_PART = 1024
 
 
@@ -66,11 +68,13 @@ class RatioEstimator:
     safe_chars_per_token: float = 3.0
     routing_chars_per_token: float = 4.0
     name: str = "ratio"
+    image_rule: ImageRule = UNKNOWN_RULE
 
     def estimate_counts(self, counts: RequestCounts) -> TokenEstimate:
         if counts.exact_tokens is not None:
             return _exact(counts)
-        safe = (
+        image_safe, image_routing = images_tokens(counts.images, self.image_rule)
+        safe = image_safe + (
             math.ceil(counts.chars / self.safe_chars_per_token)
             + SAFE_TOKENS_PER_MESSAGE * counts.messages
             + SAFE_TOKENS_PER_OTHER_PART * counts.other_parts
@@ -80,6 +84,7 @@ class RatioEstimator:
             int(counts.chars // self.routing_chars_per_token)
             + ROUTING_TOKENS_PER_MESSAGE * counts.messages
             + ROUTING_TOKENS_PER_REQUEST
+            + image_routing
         )
         return TokenEstimate(safe=safe, routing=min(routing, safe), counts=counts)
 
@@ -118,14 +123,16 @@ class CalibratedEstimator:
     family: str
     weights: LinearWeights
     name: str = "calibrated"
+    image_rule: ImageRule = UNKNOWN_RULE
 
     def estimate_counts(self, counts: RequestCounts) -> TokenEstimate:
         if counts.exact_tokens is not None:
             return _exact(counts)
         features, english = request_features_and_regime(counts)
         w_safe, w_routing = self.weights.pick(english)
-        safe = math.ceil(_dot(w_safe, features)) + SAFE_TOKENS_PER_OTHER_PART * counts.other_parts
-        routing = max(0, math.floor(_dot(w_routing, features)))
+        image_safe, image_routing = images_tokens(counts.images, self.image_rule)
+        safe = math.ceil(_dot(w_safe, features)) + SAFE_TOKENS_PER_OTHER_PART * counts.other_parts + image_safe
+        routing = max(0, math.floor(_dot(w_routing, features))) + image_routing
         return TokenEstimate(safe=safe, routing=min(routing, safe), counts=counts)
 
 

@@ -1,4 +1,5 @@
-"""Features of rendered text for the calibrated estimator: character classes, ``dense``, sampling (pure).
+"""Features of rendered text for the calibrated estimator: character classes, ``dense``, ``indented_lines``,
+sampling (pure).
 
 Cost (details and benchmark in ``docs/estimator.md``): character classes are counted at
 C speed (one ``bytes.translate`` deleting letters, then ``translate``/``count`` on the
@@ -26,18 +27,30 @@ __all__ = [
 ]
 
 #: Character classes, in the order :func:`char_classes` returns them.
-#: ``latin_ext``: U+0080–U+017F (accented Latin, ``°``, ``×``; lead bytes C2–C5); ``utf8_2``: the
-#: other 2-byte characters (Greek, Cyrillic, Hebrew, Arabic, …); ``symbols``: U+2000–U+2FFF
-#: (curly quotes, dashes, arrows, box drawing; lead byte E2); ``cjk``: U+3000–U+DFFF (CJK
-#: punctuation, kana, Han, Hangul); ``utf8_3``: other 3-byte (Indic, Thai, Vietnamese tone
-#: marks, fullwidth forms); ``utf8_4``: emoji and other astral characters. Scripts within one
+#: ``spaces``: spaces outside runs; ``indent``: spaces in runs of two or more (indentation, aligned
+#: columns, pretty-printed JSON), counted as 2 × the non-overlapping ``"  "`` pairs (a run of n
+#: spaces gives 2⌊n/2⌋; one ``bytes.count``). Byte-level BPEs merge such a run into one token,
+#: so these spaces cost far less than word-separating ones.
+#: ``gen_punct``: U+2000–U+203F (curly quotes, dashes, bullets, ellipsis; E2 80 xx), common in prose;
+#: ``symbols``: the rest of U+2000–U+2FFF (arrows, math, box drawing, Braille, dingbats), which
+#: a vocabulary may spell byte by byte (3 tokens each).
+#: ``latin_ext``: U+0080–U+017F (accented Latin, ``°``, ``×``; lead bytes C2–C5); ``cyrillic``:
+#: U+0400–U+04FF (lead bytes D0–D3); ``utf8_2``: the other 2-byte characters (Greek, Hebrew,
+#: Arabic, IPA, …); ``cjk``: U+3000–U+DFFF (CJK punctuation, kana, Han, Hangul); ``indic``:
+#: U+0800–U+0FFF (Devanagari, Bengali, Tamil, Thai, Lao, Tibetan; lead byte E0); ``utf8_3``:
+#: other 3-byte (Vietnamese tone marks, Georgian, Ethiopic, fullwidth forms); ``utf8_4``: emoji
+#: and other astral characters. Scripts within one
 #: class cost alike in most vocabularies; the classes that differ by an order of magnitude
 #: (isolated accents vs Cyrillic words, curly quotes vs Devanagari) are kept apart.
 CHAR_CLASSES = (
-    "letters", "digits", "spaces", "breaks", "punct", "latin_ext", "utf8_2", "symbols", "cjk", "utf8_3", "utf8_4",
+    "letters", "digits", "spaces", "indent", "breaks", "punct", "latin_ext", "cyrillic", "utf8_2", "gen_punct", "symbols",
+    "cjk", "indic", "utf8_3", "utf8_4",
 )
-#: Inputs of the calibrated linear estimates, in weight order.
-FEATURES = ("const", "messages", "tools", *CHAR_CLASSES, "dense")
+#: Inputs of the calibrated linear estimates, in weight order. ``indented_lines``: line breaks
+#: followed by a space (one ``bytes.count``), i.e. indentation *runs*: byte-level BPEs spend about
+#: one token per run whatever its length, which ``indent`` (per space) cannot price — its weight
+#: fitted to ~0 and 4-space-indented code read 0.65× its tokens.
+FEATURES = ("const", "messages", "tools", *CHAR_CLASSES, "dense", "indented_lines")
 #: Above this many characters, classes are counted on a sample of this many (see module doc).
 SAMPLE_CHARS = 8192
 SAMPLE_BLOCK_CHARS = 256
@@ -67,8 +80,8 @@ def _byte_set(ranges: Iterable[tuple[int, int]]) -> bytes:
 # one character (ASCII non-letter, or the lead byte of a multi-byte character).
 _LETTERS_AND_CONTINUATION = _byte_set([(0x41, 0x5A), (0x61, 0x7A), (0x80, 0xBF)])
 _CODE = {
-    "digits": b"0", "spaces": b" ", "breaks": b"\n", "punct": b"!", "latin_ext": b"L", "utf8_2": b"2",
-    "symbols": b"S", "cjk": b"C", "utf8_3": b"3", "utf8_4": b"4",
+    "digits": b"0", "spaces": b" ", "breaks": b"\n", "punct": b"!", "latin_ext": b"L", "cyrillic": b"R", "utf8_2": b"2",
+    "symbols": b"S", "cjk": b"C", "indic": b"I", "utf8_3": b"3", "utf8_4": b"4",
 }
 _CODE_TABLE = bytes(
     _CODE["digits"][0] if 0x30 <= b <= 0x39
@@ -76,14 +89,18 @@ _CODE_TABLE = bytes(
     else _CODE["breaks"][0] if b in (0x09, 0x0A, 0x0B, 0x0C, 0x0D)
     else _CODE["punct"][0] if b < 0x80
     else _CODE["latin_ext"][0] if 0xC0 <= b <= 0xC5  # U+0080–U+017F (C0/C1 never lead valid UTF-8)
+    else _CODE["cyrillic"][0] if 0xD0 <= b <= 0xD3  # U+0400–U+04FF
     else _CODE["utf8_2"][0] if 0xC6 <= b <= 0xDF
     else _CODE["symbols"][0] if b == 0xE2  # U+2000–U+2FFF
     else _CODE["cjk"][0] if 0xE3 <= b <= 0xED  # U+3000–U+DFFF: CJK punctuation, kana, Han, Hangul
-    else _CODE["utf8_3"][0] if 0xE0 <= b <= 0xEF
+    else _CODE["indic"][0] if b == 0xE0  # U+0800–U+0FFF
+    else _CODE["utf8_3"][0] if 0xE1 <= b <= 0xEF
     else _CODE["utf8_4"][0]
     for b in range(256)
 )
-_NON_ASCII_CLASSES = ("latin_ext", "utf8_2", "symbols", "cjk", "utf8_3", "utf8_4")
+_NON_ASCII_CLASSES = ("latin_ext", "cyrillic", "utf8_2", "symbols", "cjk", "indic", "utf8_3", "utf8_4")
+_INDENTED_LINE = b"\n "
+_GEN_PUNCT_LEAD = b"\xe2\x80"  # U+2000–U+203F: split off ``symbols`` after counting
 # For ``dense``: ASCII letters/digits -> b"a"; every other byte (separators, and non-ASCII,
 # which its own classes price) -> b"|".
 _DENSE_TABLE = bytes(
@@ -93,17 +110,19 @@ _DENSE_TABLE = bytes(
 
 def char_classes(text: str) -> tuple[float, ...]:
     """Characters of ``text`` per class of :data:`CHAR_CLASSES` (they sum to ``len(text)``)."""
-    return text_features(text)[:-1]
+    return text_features(text)[: len(CHAR_CLASSES)]
 
 
 def text_features(text: str) -> tuple[float, ...]:
-    """:data:`CHAR_CLASSES` counts of ``text`` followed by its ``dense`` score; see :func:`parts_features`."""
+    """:data:`CHAR_CLASSES` counts of ``text`` followed by its ``dense`` score and ``indented_lines``;
+    see :func:`parts_features`."""
     return parts_features((text,), len(text))
 
 
 def parts_features(parts: Sequence[str], total: int) -> tuple[float, ...]:
     """:data:`CHAR_CLASSES` counts of the text ``"".join(parts)`` (``total`` characters long)
-    followed by its ``dense`` score (characters).
+    followed by its ``dense`` score (characters) and ``indented_lines`` (line breaks followed by a
+    space).
 
     Counted at C speed: the text (or, past :data:`SAMPLE_CHARS`, a sample of evenly spaced
     blocks taken from the parts without joining them, scaled back up to ``total``) is UTF-8
@@ -118,7 +137,7 @@ def parts_features(parts: Sequence[str], total: int) -> tuple[float, ...]:
 def _features(parts: Sequence[str], total: int) -> tuple[tuple[float, ...], bool]:
     """:func:`parts_features` and whether the text is in the English regime (one pass)."""
     if total == 0:
-        return (0.0,) * (len(CHAR_CLASSES) + 1), False
+        return (0.0,) * (len(CHAR_CLASSES) + 2), False
     sample = _sample(parts, total)
     ascii_only = sample.isascii()
     data = sample.encode("ascii") if ascii_only else sample.encode("utf-8", "surrogatepass")
@@ -135,11 +154,16 @@ def _features(parts: Sequence[str], total: int) -> tuple[tuple[float, ...], bool
             counts[name] = no_spaces.count(_CODE[name])
     counts["punct"] = len(no_spaces) - sum(counts[k] for k in counts if k != "spaces")
     counts["letters"] = len(sample) - len(rest)
+    counts["indent"] = 2 * sample.count("  ") if counts["spaces"] > 1 else 0  # str: 1/3 the length of CJK bytes
+    indented = data.count(_INDENTED_LINE) if counts["spaces"] and counts["breaks"] else 0
+    counts["spaces"] -= counts["indent"]
+    counts["gen_punct"] = data.count(_GEN_PUNCT_LEAD) if counts["symbols"] else 0
+    counts["symbols"] -= counts["gen_punct"]
     scale = total / len(sample)
     english = False
     if sum(counts[name] for name in _NON_ASCII_CLASSES if name != "symbols") < ENGLISH_MAX_NON_ASCII_SHARE * len(sample):
         english = data.count(ENGLISH_MARKER) * 100 >= ENGLISH_MIN_MARKERS_PER_100_CHARS * len(sample)
-    return (*(counts[name] * scale for name in CHAR_CLASSES), _dense(data) * scale), english
+    return (*(counts[name] * scale for name in CHAR_CLASSES), _dense(data) * scale, indented * scale), english
 
 
 def _dense(data: bytes) -> int:

@@ -19,12 +19,15 @@ Two estimators compute them (same inputs, same :class:`TokenEstimate`):
   real data it is below the truth on 5–7% of requests and does not lean low (see
   ``docs/estimator.md``).
 * :class:`CalibratedEstimator`: two linear functions of :data:`FEATURES` — a constant,
-  messages, tool schemas, eleven character classes (:data:`CHAR_CLASSES`: ASCII letters,
-  digits, spaces, line breaks/tabs, other ASCII, accented Latin, other 2-byte scripts,
-  general punctuation/symbols, CJK/kana/Hangul, other 3-byte, 4-byte) and a
-  ``dense`` score (letters in long unbroken runs: base64, hashes, identifiers) — with
-  weights fitted by quantile regression per tokenizer family
-  (``python -m litellm_kvwarm.lab.calibration``) and shipped in ``data/token_weights.json``.
+  messages, tool schemas, fifteen character classes (:data:`CHAR_CLASSES`: ASCII letters,
+  digits, single spaces, ``indent`` (spaces in runs of two or more), line breaks/tabs, other
+  ASCII, accented Latin U+0080–U+017F, Cyrillic, other 2-byte scripts, general punctuation
+  U+2000–U+203F, other symbols U+2040–U+2FFF, CJK/kana/Hangul, Indic/Thai U+0800–U+0FFF,
+  other 3-byte, 4-byte), a ``dense`` score (letters in long unbroken runs: base64, hashes,
+  identifiers) and ``indented_lines`` (line breaks followed by a space: one indentation run
+  each, ~1 token whatever its length) — with weights fitted by quantile regression per
+  tokenizer family (``python -m litellm_kvwarm.lab.calibration``) and shipped in
+  ``data/token_weights.json``.
 
 Cost (details and benchmark in ``docs/estimator.md``): character classes are counted at
 C speed (one ``bytes.translate`` deleting letters, then ``translate``/``count`` on the
@@ -36,7 +39,7 @@ features computed exactly this way, so sampling noise is inside their margins.
 Where each part lives (this module re-exports all of them; import from here):
 
 * :mod:`litellm_kvwarm.token_counts` — request collection (:func:`count_request`, :class:`RequestCounts`);
-* :mod:`litellm_kvwarm.token_features` — character classes, ``dense``, sampling (:data:`FEATURES`);
+* :mod:`litellm_kvwarm.token_features` — character classes, ``dense``, ``indented_lines``, sampling (:data:`FEATURES`);
 * :mod:`litellm_kvwarm.token_estimators` — :class:`RatioEstimator`, :class:`CalibratedEstimator`,
   :class:`TokenEstimate`, :func:`estimate_request`;
 * :mod:`litellm_kvwarm.token_weights` — the packaged weights and :func:`family_of`;

@@ -25,6 +25,23 @@ def field(obj: Any, name: str) -> Any:
     return getattr(obj, name, None)
 
 
+def prompt_usage(usage: Any) -> tuple[object, object]:
+    """``(prompt tokens, cached prompt tokens)`` of a response's ``usage`` in any API's shape:
+    chat/completions (``prompt_tokens``, ``prompt_tokens_details.cached_tokens``), Anthropic
+    Messages (``input_tokens`` excludes the cache: + ``cache_read_input_tokens`` +
+    ``cache_creation_input_tokens``; cached = ``cache_read_input_tokens``), Responses
+    (``input_tokens``, ``input_tokens_details.cached_tokens``). Values as found (may be ``None``)."""
+    prompt = field(usage, "prompt_tokens")
+    if prompt is not None:
+        return prompt, field(field(usage, "prompt_tokens_details"), "cached_tokens")
+    prompt = field(usage, "input_tokens")
+    read = field(usage, "cache_read_input_tokens")
+    if isinstance(prompt, int) and isinstance(read, int):
+        created = field(usage, "cache_creation_input_tokens")
+        return prompt + read + (created if isinstance(created, int) else 0), read
+    return prompt, field(field(usage, "input_tokens_details"), "cached_tokens")
+
+
 def request_kind(meta: Mapping[str, Any]) -> str:
     if meta.get(WARM_MARKER):
         return "warm"
@@ -39,11 +56,9 @@ def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any) -> bool:
     meta = find_metadata(kwargs)
     if meta is None:
         return False
-    usage = field(response_obj, "usage")
-    prompt = field(usage, "prompt_tokens")
+    prompt, cached = prompt_usage(field(response_obj, "usage"))
     if not isinstance(prompt, int) or prompt <= 0:
         return False
-    cached = field(field(usage, "prompt_tokens_details"), "cached_tokens")
     group = str(meta.get("model_group") or kwargs.get("model_group") or kwargs.get("model"))
     kind = request_kind(meta)
     metrics.prompt_tokens.labels(group, kind).inc(prompt)
@@ -86,7 +101,7 @@ def usage_observation(kwargs: Any, response_obj: Any) -> UsageObservation | None
     tenant = estimate.get("tenant")
     if not isinstance(tenant, str) or not tenant:
         return None
-    prompt = field(field(response_obj, "usage"), "prompt_tokens")
+    prompt = prompt_usage(field(response_obj, "usage"))[0]
     raw_routing, raw_safe = estimate.get("raw_routing"), estimate.get("raw_safe")
     if not all(isinstance(v, int) and v > 0 for v in (prompt, raw_routing, raw_safe)):
         return None

@@ -11,8 +11,9 @@ into them). The views hold:
 * the tenant and session (:mod:`~litellm_kvwarm.identity`);
 * the plugin's own state carried from earlier hooks (:class:`Carried`; keys of :mod:`~litellm_kvwarm.meta`).
 
-**Adding an API** (e.g. Anthropic Messages, Responses) means one more :class:`CallAdapter` in
-:data:`ADAPTERS`: its LiteLLM call types, and whether ``/tokenize`` can count its prompt.
+**Adding an API** means one more :class:`CallAdapter` in :data:`ADAPTERS` (its LiteLLM call types,
+output field, metadata field, whether ``/tokenize`` can count its prompt), a counter in
+:mod:`~litellm_kvwarm.token_counts_agents` and its prompt keys in :mod:`~litellm_kvwarm.warm_body`.
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from . import identity
+from .call_adapters import ADAPTERS, CallAdapter, adapter_for, call_kind
 from .meta import (
     AFFINITY_KEY,
     BUDGET_KEY,
@@ -30,8 +32,10 @@ from .meta import (
     ESTIMATE_KEY,
     METADATA_FIELDS,
     ORIGIN_KEY,
+    PREFIX,
     PLAN_KEY,
     SALT_KEY,
+    SKIP_SOURCE_KEY,
 )
 from .output_budget import OUTPUT_FIELDS, OutputBudget, read_output_budget
 from .reactive import BackstopPlan, backend_error_text
@@ -39,42 +43,8 @@ from .tokens import RequestCounts, TokenEstimate
 
 __all__ = [
     "ADAPTERS", "AttemptView", "CallAdapter", "Carried", "FailureView", "PreCallView", "adapter_for", "affinity_of",
-    "attempt_view", "call_kind", "carried", "failure_view", "pre_call_view", "provider_of",
+    "attempt_view", "call_kind", "carried", "failure_view", "plugin_metadata_field", "pre_call_view", "provider_of",
 ]
-
-
-@dataclass(frozen=True)
-class CallAdapter:
-    """What the plugin needs to know about one API.
-
-    ``kind``: the name the estimator and the warm builder use (``"chat"``: ``messages``;
-    ``"completion"``: ``prompt``); ``call_types``: LiteLLM's call types of this API (proxy strings
-    and ``CallTypes`` values); ``exact_countable``: vLLM's ``/tokenize`` can count its prompt."""
-
-    kind: str
-    call_types: frozenset[str]
-    exact_countable: bool
-
-
-#: The APIs the plugin handles, one adapter each (the seam for the next ones).
-ADAPTERS: tuple[CallAdapter, ...] = (
-    CallAdapter("chat", frozenset({"completion", "acompletion"}), exact_countable=True),
-    CallAdapter("completion", frozenset({"text_completion", "atext_completion"}), exact_countable=False),
-)
-_BY_CALL_TYPE = {call_type: adapter for adapter in ADAPTERS for call_type in adapter.call_types}
-
-
-def adapter_for(call_type: object) -> CallAdapter | None:
-    """The adapter of a LiteLLM ``call_type`` (string or ``CallTypes`` member), ``None`` when the
-    plugin does not handle it (embeddings, images, ...)."""
-    value = getattr(call_type, "value", call_type)
-    return _BY_CALL_TYPE.get(value) if isinstance(value, str) else None
-
-
-def call_kind(call_type: object) -> str | None:
-    """``"chat"`` / ``"completion"`` for the call types the plugin handles, else ``None``."""
-    adapter = adapter_for(call_type)
-    return adapter.kind if adapter is not None else None
 
 
 def provider_of(kwargs: Mapping[str, Any]) -> str | None:
@@ -104,7 +74,8 @@ class Carried:
     ``"proactive"`` / ``"reactive"``; ``origin``: ``ORIGIN_KEY`` (source group, its window, the
     prompt tokens); ``salt``: the tenant's ``cache_salt``; ``affinity``: the session's rendezvous
     key; ``model_group``: LiteLLM's group of this attempt; ``previous_error``: the last backend
-    error of the fallback hops so far (``previous_models``)."""
+    error of the fallback hops so far (``previous_models``); ``skip_source``: the target of a
+    proactive escalation made by skipping the source group's first attempt (``SKIP_SOURCE_KEY``)."""
 
     estimate: TokenEstimate | None = None
     estimate_tenant: str | None = None
@@ -116,6 +87,7 @@ class Carried:
     affinity: str | None = None
     model_group: str | None = None
     previous_error: str | None = None
+    skip_source: str | None = None
 
 
 def carried(meta: object) -> Carried:
@@ -141,7 +113,22 @@ def carried(meta: object) -> Carried:
         affinity=meta[AFFINITY_KEY] if isinstance(meta.get(AFFINITY_KEY), str) else None,
         model_group=group if isinstance(group, str) else None,
         previous_error=backend_error_text(meta.get("previous_models")),
+        skip_source=meta[SKIP_SOURCE_KEY] if isinstance(meta.get(SKIP_SOURCE_KEY), str) else None,
     )
+
+
+def plugin_metadata_field(kwargs: Mapping[str, Any], adapter: CallAdapter | None) -> str:
+    """The metadata field of an attempt's ``kwargs`` that holds the plugin's state: the first of
+    :data:`METADATA_FIELDS` whose dict carries a plugin key, else the adapter's own field (an
+    Anthropic Messages body bridged to chat arrives as ``acompletion`` with the state still in
+    ``litellm_metadata``)."""
+    for name in METADATA_FIELDS:
+        meta = kwargs.get(name)
+        if isinstance(meta, Mapping) and any(isinstance(k, str) and k.startswith(PREFIX) for k in meta):
+            return name
+    if adapter is not None and isinstance(kwargs.get(adapter.metadata_field), dict):
+        return adapter.metadata_field
+    return "metadata" if isinstance(kwargs.get("metadata"), dict) or "litellm_metadata" not in kwargs else "litellm_metadata"
 
 
 def affinity_of(request_kwargs: object) -> str | None:
@@ -166,7 +153,7 @@ class FailureView:
 
 def failure_view(request_data: Mapping[str, Any]) -> FailureView:
     """Build the :class:`FailureView`. Never raises on odd input."""
-    return FailureView(carried(request_data.get("metadata")), request_data.get("model"))
+    return FailureView(carried(request_data.get(plugin_metadata_field(request_data, None))), request_data.get("model"))
 
 
 @dataclass(frozen=True, eq=False)
@@ -192,6 +179,7 @@ class PreCallView:
     client_fallbacks: object
     generic_fallbacks_sent: bool
     key: Any
+    server_state: bool = False
 
     @property
     def kind(self) -> str | None:
@@ -219,6 +207,8 @@ def pre_call_view(data: Mapping[str, Any], call_type: object, user_api_key_dict:
         client_fallbacks=data.get("context_window_fallbacks"),
         generic_fallbacks_sent=data.get("fallbacks") is not None,
         key=user_api_key_dict,
+        server_state=adapter is not None and adapter.kind == "responses"
+        and bool(data.get("previous_response_id") or data.get("conversation")),
     )
 
 
@@ -229,8 +219,9 @@ class AttemptView:
     ``model``: the attempt's ``model`` as text (logs, errors); ``group_label``: its model group,
     else ``model`` (metric labels); ``provider``: see :func:`provider_of`; ``fallback_depth``:
     LiteLLM's hop number (``None``: not a fallback hop); ``deployment_params``/``model_info``:
-    what :func:`litellm_kvwarm.catalog.deployment_info` reads; ``metadata_writable``: the attempt
-    has a ``metadata`` dict later hooks can read."""
+    what :func:`litellm_kvwarm.catalog.deployment_info` reads; ``metadata_field``: where this
+    attempt carries the plugin's state (:func:`plugin_metadata_field`); ``metadata_writable``: it
+    is a dict later hooks can read."""
 
     adapter: CallAdapter | None
     model: str
@@ -243,6 +234,7 @@ class AttemptView:
     model_info: object
     carried: Carried
     metadata_writable: bool
+    metadata_field: str = "metadata"
 
     @property
     def kind(self) -> str | None:
@@ -251,12 +243,14 @@ class AttemptView:
 
 def attempt_view(kwargs: Mapping[str, Any], call_type: object) -> AttemptView:
     """Build the :class:`AttemptView`. Never raises on odd input."""
-    meta = kwargs.get("metadata")
+    adapter = adapter_for(call_type)
+    field = plugin_metadata_field(kwargs, adapter)
+    meta = kwargs.get(field)
     state = carried(meta)
     depth = kwargs.get("fallback_depth")
     model = str(kwargs.get("model"))
     return AttemptView(
-        adapter=adapter_for(call_type),
+        adapter=adapter,
         model=model,
         group_label=state.model_group or model,
         provider=provider_of(kwargs),
@@ -269,4 +263,5 @@ def attempt_view(kwargs: Mapping[str, Any], call_type: object) -> AttemptView:
         model_info=kwargs.get("model_info"),
         carried=state,
         metadata_writable=isinstance(meta, dict),
+        metadata_field=field,
     )

@@ -44,10 +44,23 @@ PROMPT_SHAPING_KEYS = (
 #: Request keys that change the prompt vLLM's text completion endpoint tokenizes. ``echo`` is
 #: left out: it changes what comes back, not what is prefilled.
 TEXT_PROMPT_KEYS = ("prompt", "suffix", "add_special_tokens", "cache_salt", "extra_body")
+#: Request keys of an Anthropic Messages body that change the prompt (LiteLLM's bridge renders
+#: ``thinking`` into the chat request's reasoning settings, which chat templates read).
+MESSAGES_PROMPT_KEYS = ("messages", "system", "tools", "tool_choice", "thinking", "extra_body")
+#: Request keys of a Responses body that change the prompt vLLM's ``/v1/responses`` renders.
+#: ``previous_response_id`` is never copied: the state it names lives on the server that answered it.
+RESPONSES_PROMPT_KEYS = ("input", "instructions", "tools", "tool_choice", "reasoning", "include", "extra_body")
 #: Prompt keys per request kind (the kinds the hook handles: ``view.ADAPTERS``).
-PROMPT_KEYS = {"chat": PROMPT_SHAPING_KEYS, "completion": TEXT_PROMPT_KEYS}
+PROMPT_KEYS = {
+    "chat": PROMPT_SHAPING_KEYS, "completion": TEXT_PROMPT_KEYS,
+    "messages": MESSAGES_PROMPT_KEYS, "responses": RESPONSES_PROMPT_KEYS,
+}
+#: The output field a warm of each kind sets to 1 (the API's own budget field).
+WARM_OUTPUT_FIELD = {"chat": "max_tokens", "completion": "max_tokens", "messages": "max_tokens", "responses": "max_output_tokens"}
+#: Where a warm of each kind carries its LiteLLM metadata (``view.CallAdapter.metadata_field``).
+WARM_METADATA_FIELD = {"chat": "metadata", "completion": "metadata", "messages": "litellm_metadata", "responses": "litellm_metadata"}
 #: Output budgets a server may read; a warm sets each one present to 1.
-OUTPUT_FIELDS = ("max_tokens", "max_completion_tokens")
+OUTPUT_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 #: Output floors that would contradict a budget of 1 (vLLM rejects min_tokens > max_tokens).
 OUTPUT_FLOOR_FIELDS = ("min_tokens",)
 
@@ -93,13 +106,15 @@ def _one_token(extra: Mapping[str, Any]) -> dict[str, Any]:
 def warm_request(
     data: Mapping[str, Any], *, target: str, metadata: Mapping[str, Any], kind: str = "chat"
 ) -> dict[str, Any]:
-    """The warm body for model group ``target``: the prompt keys of ``kind`` (:data:`PROMPT_KEYS`)
-    copied from ``data`` as they are, ``max_tokens=1`` (and ``max_completion_tokens=1`` when
-    ``data`` has it; the same inside ``extra_body``, where ``min_tokens`` is dropped),
-    ``stream=False``, no retries or fallbacks, and ``metadata``.
+    """The warm body for model group ``target``, in the same API shape as the live request (so it
+    renders to the same prompt): the prompt keys of ``kind`` (:data:`PROMPT_KEYS`) copied from
+    ``data`` as they are, the API's output field 1 (:data:`WARM_OUTPUT_FIELD`; and
+    ``max_completion_tokens=1`` when ``data`` has it; the same inside ``extra_body``, where
+    ``min_tokens`` is dropped), ``stream=False``, no retries or fallbacks, and ``metadata`` under
+    the API's metadata field (:data:`WARM_METADATA_FIELD`).
 
     Raises:
-        ValueError: ``kind`` is not ``"chat"`` or ``"completion"``.
+        ValueError: ``kind`` is not one of :data:`PROMPT_KEYS`.
     """
     keys = PROMPT_KEYS.get(kind)
     if keys is None:
@@ -107,16 +122,10 @@ def warm_request(
     body: dict[str, Any] = {key: data[key] for key in keys if data.get(key) is not None}
     if isinstance(body.get("extra_body"), Mapping):
         body["extra_body"] = _one_token(body["extra_body"])
-    body.update(
-        model=target,
-        max_tokens=1,
-        stream=False,
-        metadata=dict(metadata),
-        num_retries=0,
-        fallbacks=[],
-        context_window_fallbacks=[],
-    )
-    if data.get("max_completion_tokens") is not None:
+    body.update(model=target, stream=False, num_retries=0, fallbacks=[], context_window_fallbacks=[])
+    body[WARM_OUTPUT_FIELD[kind]] = 1
+    body[WARM_METADATA_FIELD[kind]] = dict(metadata)
+    if kind == "chat" and data.get("max_completion_tokens") is not None:
         body["max_completion_tokens"] = 1
     return body
 

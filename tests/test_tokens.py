@@ -30,26 +30,6 @@ def test_plain_chat_counts_characters_and_messages():
     assert est.safe > est.routing
 
 
-def test_list_of_parts_counts_text_and_images_separately():
-    payload = {
-        "messages": [
-            {
-                "role": "user",
-                "content": [
-                    {"type": "text", "text": "x" * 30},
-                    {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 5000}},
-                    {"type": "mystery"},
-                ],
-            }
-        ]
-    }
-    counts = count_request(payload)
-    assert counts.chars == 30 and counts.other_parts == 2
-    est = estimate_request(payload)
-    assert est.safe == 10 + SAFE_TOKENS_PER_MESSAGE + 2 * SAFE_TOKENS_PER_OTHER_PART + SAFE_TOKENS_PER_REQUEST
-    assert est.routing == 7 + ROUTING_TOKENS_PER_MESSAGE  # the base64 blob never counts as text
-
-
 def test_tool_schemas_tool_calls_and_results_cost_tokens():
     base = {"messages": [{"role": "user", "content": "hi"}]}
     with_tools = dict(base, tools=[TOOL])
@@ -144,13 +124,56 @@ SAMPLE = json.loads((Path(__file__).parent / "data" / "token_sample.json").read_
 
 
 def test_char_classes_counts_every_class_exactly():
-    text = "Hello, World 42\n日本語 café 😀\tह Привет “q” — °"
+    text = "Hello, World 42\n日本語 café 😀\tह Привет “q” — ° Ελλάδα → ⠁ ﬁ\n    x"
     got = dict(zip(CHAR_CLASSES, char_classes(text)))
     assert got == {
-        "letters": 14, "digits": 2, "spaces": 8, "breaks": 2, "punct": 1,
-        "latin_ext": 2, "utf8_2": 6, "symbols": 3, "cjk": 3, "utf8_3": 1, "utf8_4": 1,
+        "letters": 15, "digits": 2, "spaces": 12, "indent": 4, "breaks": 3, "punct": 1,
+        "latin_ext": 2, "cyrillic": 6, "utf8_2": 6, "gen_punct": 3, "symbols": 2, "cjk": 3, "indic": 1, "utf8_3": 1,
+        "utf8_4": 1,
     }
     assert sum(got.values()) == len(text)
+
+
+def test_indent_counts_spaces_in_runs_only():
+    """A run of n spaces puts 2⌊n/2⌋ in ``indent`` (byte-level BPEs merge it), the rest in ``spaces``."""
+    classes = dict(zip(CHAR_CLASSES, char_classes("def f():\n        return {\n            'a': 1}\n")))
+    assert (classes["indent"], classes["spaces"]) == (20, 3)
+    classes = dict(zip(CHAR_CLASSES, char_classes("one two  three   four")))
+    assert (classes["indent"], classes["spaces"]) == (4, 2)
+
+
+def test_every_non_ascii_safe_weight_covers_the_byte_level_bound_where_the_data_is_thin():
+    """3,000 Braille characters (U+2800–U+28FF, 3 UTF-8 bytes each) cost up to 3 tokens each in a
+    byte-level vocabulary (cl100k: 8,957): every family's safe estimate covers 3 per character, in
+    both regimes; 4-byte characters cover 4. (Real counts per family: tests/lab/test_calibration.py.)"""
+    braille = "".join(chr(0x2800 + (i * 37) % 256) for i in range(3000))
+    emoji = "".join(chr(0x1F300 + (i * 7) % 300) for i in range(1000))
+    for family in load_weights():
+        est = calibrated_estimator(family)
+        assert estimate_request({"messages": [{"role": "user", "content": braille}]}, estimator=est).safe >= 3 * 3000
+        assert estimate_request({"messages": [{"role": "tool", "content": emoji}]}, estimator=est).safe >= 4 * 1000
+        english = "We sent the request to the proxy, and the proxy sent it to the model. " * 40 + braille[:200]
+        assert estimate_request({"messages": [{"role": "user", "content": english}]}, estimator=est).safe >= 3 * 200
+
+
+def test_thai_without_spaces_is_priced_by_its_characters():
+    """Thai is written without spaces: its routing estimate must come from its characters (it was
+    ~4 tokens for 3,000 characters when spaces carried the routing weight)."""
+    thai = ("ภาษาไทยเป็นภาษาที่ใช้กันอย่างแพร่หลายในประเทศไทยและมีตัวอักษรเป็นของตนเอง" * 60)[:3000]
+    for family in load_weights():
+        est = estimate_request({"messages": [{"role": "user", "content": thai}]}, estimator=calibrated_estimator(family))
+        assert est.routing >= 300, family
+        assert est.safe >= est.routing
+
+
+@pytest.mark.parametrize("family", SAMPLE["families"])
+def test_cjk_and_symbol_tool_results_are_never_under_the_safe_estimate(family):
+    """Held-out agent requests whose tool results hold CJK text or symbol runs (pinned sample)."""
+    rows = [r for r in SAMPLE["requests"] if r["kind"] in ("agent:cjk", "agent:symbols")]
+    assert len(rows) >= 10
+    est = calibrated_estimator(family)
+    for r in rows:
+        assert estimate_request(r["payload"], call_kind="chat", estimator=est).safe >= r["truth"][family], r["id"]
 
 
 def test_char_classes_of_long_text_is_sampled_and_scaled_to_its_length():
@@ -168,9 +191,20 @@ def test_dense_score_flags_base64_and_not_prose():
 
     blob = base64.b64encode(bytes(range(256)) * 12).decode()  # 4,096 characters, no separators
     prose = "The quick brown fox jumps over the lazy dog, again and again. " * 64
-    assert text_features(blob)[-1] > 0.75 * len(blob)  # "+" and "/" count as separators
-    assert text_features(prose)[-1] == 0
-    assert text_features(prose + blob)[-1] > 0.7 * len(blob)  # found inside a longer text too
+    dense = FEATURES.index("dense") - 3  # text_features: the classes, then dense, then indented_lines
+    assert text_features(blob)[dense] > 0.75 * len(blob)  # "+" and "/" count as separators
+    assert text_features(prose)[dense] == 0
+    assert text_features(prose + blob)[dense] > 0.7 * len(blob)  # found inside a longer text too
+
+
+def test_indented_lines_count_one_per_indentation_run():
+    """Byte-level BPEs spend ~1 token per indentation run whatever its length: one feature per
+    indented line (a line break followed by a space), not per space."""
+    named = dict(zip(FEATURES[3:], text_features("def f():\n        return {\n            'a': 1}\n  \n")))
+    assert named["indented_lines"] == 3 and named["indent"] == 22
+    assert dict(zip(FEATURES[3:], text_features("no indentation here\nnor here\n")))["indented_lines"] == 0
+    code = "def handler(request):\n    if request.ok:\n        return request.body\n" * 2000  # sampled past SAMPLE_CHARS
+    assert dict(zip(FEATURES[3:], text_features(code)))["indented_lines"] == pytest.approx(2 * 2000, rel=0.02)
 
 
 def test_plain_message_fast_path_counts_like_the_general_path():
@@ -216,18 +250,9 @@ def test_calibrated_estimator_resolves_family_keys_model_names_and_unknowns():
 
 def test_shipped_weights_cover_every_family_and_are_non_negative():
     weights = load_weights()
-    assert {"any", "cl100k", "o200k", "qwen2.5", "qwen3.6", "deepseek", "llama3"} <= set(weights)
+    assert {"any", "cl100k", "o200k", "qwen2.5", "qwen3.6", "deepseek", "llama3", "gemma3"} <= set(weights)
     for w in weights.values():
         assert len(w.safe) == len(FEATURES) and min(w.safe) >= 0 and min(w.routing) >= 0
-
-
-def test_calibrated_keeps_exact_prompt_ids_and_prices_media_parts():
-    est = calibrated_estimator("any")
-    assert estimate_request({"prompt": [1, 2, 3]}, estimator=est).safe == 3
-    text_only = {"messages": [{"role": "user", "content": "describe"}]}
-    with_image = {"messages": [{"role": "user", "content": [{"type": "text", "text": "describe"}, {"type": "image_url"}]}]}
-    a, b = estimate_request(text_only, estimator=est), estimate_request(with_image, estimator=est)
-    assert b.safe - a.safe == SAFE_TOKENS_PER_OTHER_PART and b.routing == a.routing
 
 
 def test_calibrated_estimate_never_drops_when_text_grows():
@@ -250,9 +275,11 @@ def test_linear_weights_reject_wrong_length():
         LinearWeights(safe=(1.0,), routing=(1.0,) * len(FEATURES))
 
 
-def _sample_rates(family: str, weights: str) -> dict[str, float]:
+def _sample_rates(family: str, weights: str, *, agent: bool | None = None) -> dict[str, float]:
+    """Rates over the sample's requests: all (``agent=None``), the agent-shaped ones, or the others."""
     est = calibrated_estimator(weights)
-    rows = [(estimate_request(r["payload"], call_kind="chat", estimator=est), r["truth"][family]) for r in SAMPLE["requests"]]
+    rows = [(estimate_request(r["payload"], call_kind="chat", estimator=est), r["truth"][family]) for r in SAMPLE["requests"]
+            if agent is None or r["kind"].startswith("agent:") == agent]
     large = [(e, y) for e, y in rows if y >= 1000]
     ratios = sorted(e.routing / y for e, y in rows)
     return {
@@ -267,13 +294,20 @@ def _sample_rates(family: str, weights: str) -> dict[str, float]:
 
 @pytest.mark.parametrize("family", SAMPLE["families"])
 def test_held_out_sample_meets_the_issue_targets(family):
-    """Issue 7's acceptance criteria, family weights, on the fixed held-out sample shipped with the tests."""
-    rates = _sample_rates(family, family)
+    """Issue 7's acceptance criteria, family weights, on the fixed held-out sample shipped with the tests:
+    on issue 7's data (ShareGPT, BFCL, multilingual prose). The agent-shaped rows (issue 14) are
+    ~30% of this sample against ~9% of the held-out half, and they are its smallest ones (≤ 9,000
+    characters: mostly system prompt and tool schemas); their target is a routing median within
+    0.90–1.00 per kind, checked on the whole held-out half (docs/estimator.md) and below."""
+    rates = _sample_rates(family, family, agent=False)
     assert rates["n"] >= 150 and rates["n_large"] >= 40
     assert rates["safe_below_large"] == 0.0
     assert rates["safe_below_all"] < 0.01
     assert rates["routing_at_or_below"] >= 0.80
     assert rates["routing_median"] >= 0.90
+    agent = _sample_rates(family, family, agent=True)
+    assert agent["n"] >= 100 and agent["safe_below_all"] == 0.0
+    assert 0.90 <= agent["routing_median"] <= 1.00
 
 
 @pytest.mark.parametrize("family", SAMPLE["families"])

@@ -20,7 +20,9 @@ class Key:
 @pytest.mark.parametrize(
     "call_type, kind",
     [("acompletion", "chat"), ("completion", "chat"), (CallTypes.acompletion, "chat"), ("atext_completion", "completion"),
-     (CallTypes.text_completion, "completion"), ("aembedding", None), (None, None), (3, None)],
+     (CallTypes.text_completion, "completion"), ("anthropic_messages", "messages"), (CallTypes.anthropic_messages, "messages"),
+     ("aresponses", "responses"), (CallTypes.aresponses, "responses"), (CallTypes.responses, "responses"),
+     ("aembedding", None), ("aget_responses", None), (None, None), (3, None)],
 )
 def test_call_kind(call_type, kind):
     assert call_kind(call_type) == kind
@@ -28,7 +30,10 @@ def test_call_kind(call_type, kind):
 
 
 def test_one_adapter_per_api():
-    assert [(a.kind, a.exact_countable) for a in ADAPTERS] == [("chat", True), ("completion", False)]
+    assert [(a.kind, a.exact_countable, a.output_field, a.metadata_field) for a in ADAPTERS] == [
+        ("chat", True, "max_tokens", "metadata"), ("completion", False, "max_tokens", "metadata"),
+        ("messages", True, "max_tokens", "litellm_metadata"), ("responses", True, "max_output_tokens", "litellm_metadata"),
+    ]
     assert not set.intersection(*(set(a.call_types) for a in ADAPTERS))
 
 
@@ -47,6 +52,35 @@ def test_pre_call_view():
         view.payload["model"] = "x"  # type: ignore[index]
     with pytest.raises(dataclasses.FrozenInstanceError):
         view.group = "slow"  # type: ignore[misc]
+
+
+def test_pre_call_view_of_agent_apis():
+    """Anthropic Messages and Responses bodies: their output field, their conversation for the
+    session fingerprint (``system``/``instructions`` included), metadata in ``litellm_metadata``."""
+    messages = {"model": "fast", "system": "You are Claude Code.", "max_tokens": 32_000, "stream": True,
+                "messages": [{"role": "user", "content": [{"type": "text", "text": "fix the bug"}]}], "metadata": {"user_id": "u"}}
+    view = pre_call_view(messages, "anthropic_messages", Key(team_id="t1"))
+    assert (view.kind, view.stream, view.output.effective) == ("messages", True, 32_000)
+    assert view.session is not None and view.session.source == "fingerprint"
+    other_system = pre_call_view({**messages, "system": "another agent"}, "anthropic_messages", Key(team_id="t1"))
+    assert other_system.session is not None and other_system.session.session_id != view.session.session_id
+    responses = {"model": "fast", "instructions": "be brief", "input": "hello", "max_output_tokens": 700}
+    rview = pre_call_view(responses, "aresponses", Key(team_id="t1"))
+    assert (rview.kind, rview.output.effective) == ("responses", 700)
+    assert rview.session is not None and rview.session.source == "fingerprint"
+    assert pre_call_view({**responses, "max_output_tokens": 0}, "aresponses", Key(team_id="t1")).output.valid is False
+
+
+def test_attempt_metadata_field():
+    """The plugin's state is read from the metadata field that carries it: an Anthropic Messages
+    body bridged to chat arrives as ``acompletion`` with the state in ``litellm_metadata``."""
+    state = {"kvwarm_escalated": "proactive", "model_group": "slow"}
+    bridged = attempt_view({"model": "hosted_vllm/x", "messages": [], "litellm_metadata": state}, "acompletion")
+    assert (bridged.metadata_field, bridged.carried.escalated, bridged.carried.model_group) == ("litellm_metadata", "proactive", "slow")
+    chat = attempt_view({"model": "hosted_vllm/x", "messages": [], "metadata": dict(state), "litellm_metadata": {}}, "acompletion")
+    assert chat.metadata_field == "metadata" and chat.carried.escalated == "proactive"
+    fresh = attempt_view({"model": "hosted_vllm/x", "input": "hi", "litellm_metadata": {}}, "aresponses")
+    assert fresh.metadata_field == "litellm_metadata" and fresh.metadata_writable
 
 
 def test_pre_call_view_of_what_the_plugin_does_not_handle():

@@ -66,7 +66,13 @@ def build_parser() -> argparse.ArgumentParser:
                         "warm cooldown (300 s x scale) and --think-time (default %(default)s)")
     p.add_argument("--conversations", type=_non_negative_int, default=demo.DEFAULT_SHAREGPT_CONVERSATIONS,
                    help="how many of the longest ShareGPT conversations to replay (default %(default)s)")
-    p.add_argument("--no-bfcl", action="store_true", help="skip the BFCL tool-calling conversation")
+    p.add_argument("--no-bfcl", action="store_true", help="skip the BFCL tool-calling conversations")
+    p.add_argument("--bfcl-api", action="append", choices=["chat", "messages", "responses"], default=None,
+                   help="API of each BFCL conversation replayed, largest first (repeat; default: messages, responses: "
+                        "one through /v1/messages, one through /v1/responses)")
+    p.add_argument("--sharegpt-api", action="append", choices=["chat", "messages", "responses"], default=None,
+                   help="API of each ShareGPT conversation replayed, longest first (repeat; the rest: chat; "
+                        "default: chat, messages)")
     p.add_argument("--max-tokens", type=_positive_int, default=demo.DEFAULT_MAX_TOKENS,
                    help="max_tokens of every request (default %(default)s)")
     p.add_argument("--turns-after-escalation", type=_non_negative_int, default=demo.DEFAULT_TURNS_AFTER_ESCALATION,

@@ -16,7 +16,9 @@ The layers, from pure to I/O:
 * :func:`iter_events`: JSON-decoded payloads up to (not including) ``[DONE]``;
 * :func:`read_stream`: reads a whole stream (``response.iter_lines()``) into a :class:`StreamResult`:
   every event, the error events, the last ``usage``, whether ``[DONE]`` came, and the time to the
-  first chunk carrying choices, measured on an injected clock.
+  first chunk carrying choices, measured on an injected clock.  With ``api="messages"`` /
+  ``"responses"`` it reads an Anthropic Messages or a Responses stream instead, by the rules of
+  :mod:`litellm_kvwarm.lab.sse_apis` (first token, usage in the chat shape, errors, the end event).
 
 Chunk boundaries are the line iterable's business: ``httpx.Response.iter_lines()`` joins lines
 (and UTF-8 characters) split across network chunks before they reach this module.
@@ -29,6 +31,8 @@ import time
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
+
+from .sse_apis import is_end, is_error, is_first_token, usage_of
 
 __all__ = ["DONE", "SseError", "StreamResult", "decode_payload", "iter_events", "iter_payloads", "read_stream"]
 
@@ -98,7 +102,9 @@ class StreamResult:
     ``usage``: the last non-empty ``usage`` of a non-error event (``stream_options.include_usage``), or
     ``None``.  ``done``: ``[DONE]`` was received.  ``ttft_s``: seconds from ``began`` to the first
     non-error event with a non-empty ``choices`` list (the first chunk, role-only included), on the
-    clock passed to :func:`read_stream`; ``None`` when no such event came.
+    clock passed to :func:`read_stream`; ``None`` when no such event came.  For a Messages or
+    Responses stream (``api``) the same fields follow :mod:`~litellm_kvwarm.lab.sse_apis`: ``usage`` in
+    the chat shape, ``done`` when the end event came, ``ttft_s`` to the first token event.
     """
 
     events: list[Any] = field(default_factory=list)
@@ -118,13 +124,14 @@ class StreamResult:
 
 
 def read_stream(lines: Iterable[str], *, began: float | None = None, clock: Callable[[], float] = time.monotonic,
-                skip_invalid: bool = False) -> StreamResult:
+                skip_invalid: bool = False, api: str = "chat") -> StreamResult:
     """Read ``lines`` (e.g. ``response.iter_lines()``) to their end into a :class:`StreamResult`.
 
     ``began`` is the request's start on ``clock`` (default: when this call starts); ``ttft_s`` is
     measured from it when the first event with choices is decoded.  Lines after ``[DONE]`` are read
     and ignored, so the response is consumed and its connection can be reused.  A payload that is not
-    JSON raises :class:`SseError` (or is skipped with ``skip_invalid``).
+    JSON raises :class:`SseError` (or is skipped with ``skip_invalid``).  ``api`` (``"chat"``,
+    ``"messages"``, ``"responses"``) chooses the event rules (:mod:`~litellm_kvwarm.lab.sse_apis`).
     """
     start = clock() if began is None else began
     result = StreamResult()
@@ -142,13 +149,16 @@ def read_stream(lines: Iterable[str], *, began: float | None = None, clock: Call
         result.events.append(event)
         if not isinstance(event, dict):
             continue
-        if "error" in event:
+        if is_error(api, event):
             result.errors.append(event)
             continue
-        if result.ttft_s is None and event.get("choices"):
+        if result.ttft_s is None and is_first_token(api, event):
             result.ttft_s = clock() - start
-        if event.get("usage"):
-            result.usage = event["usage"]
+        usage = usage_of(api, event)
+        if usage:
+            result.usage = usage
+        if is_end(api, event):
+            result.done = True
     for _ in payloads:  # drain what follows [DONE]
         pass
     return result

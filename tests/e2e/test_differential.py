@@ -3,7 +3,9 @@
 One proxy runs the plugin, the other does not; both have ``context_window_fallbacks:
 [{"fast": ["slow"]}]`` over emulated fast (16,384) and slow (131,072) backends behind recorders
 (``differential_support``). Every generated body (``differential_gen``; valid and malformed,
-chat and text completions) goes to both. A body may differ only where the plugin is strictly
+chat and text completions, and about a third agent bodies from ``differential_agents``:
+Anthropic ``/v1/messages``, bridged by LiteLLM to the backends' chat completions, and
+``/v1/responses``, sent to the backends' own Responses route) goes to both. A body may differ only where the plugin is strictly
 better (LiteLLM alone answered a context overflow with a 400, the plugin served it from
 ``slow``); anything else that differs (a 5xx or hang added, a status changed, an output budget
 cut below what the window allows, raised or dropped, a request that fits ``fast`` sent to
@@ -22,17 +24,24 @@ from collections import Counter
 
 import pytest
 
-from differential_gen import CHAT, COMPLETIONS, FAST_WINDOW, SLOW_WINDOW, generate, make_case
+from differential_agents import MESSAGES, RESPONSES, agent_endpoint
+from differential_gen import CHAT, COMPLETIONS, FAST_WINDOW, SLOW_WINDOW, Case, generate, make_case
 from differential_support import (
+    MARKER_FIELD,
+    RUN_ROUTER_SETTINGS,
     Attempt,
     DifferentialStack,
     Outcome,
+    _error_fields,
+    body_bytes,
+    client_budget,
     effective_budget,
     is_context_overflow,
     judge,
     report_lines,
     run_cases,
     save_failures,
+    stream_errors,
     summarize,
 )
 
@@ -57,7 +66,9 @@ def test_generator_covers_the_space_and_is_mostly_valid():
     mutated = sum(any(t.startswith("mut=") for t in case.tags) or case.raw is not None for case in cases)
     assert 0.2 < mutated / len(cases) < 0.5, mutated  # most bodies are valid requests
     endpoints = Counter(case.endpoint for case in cases)
+    # 766 chat, 238 completions, 281 messages, 215 responses: agent cases replace about a third
     assert endpoints[CHAT] > endpoints[COMPLETIONS] > 200
+    assert endpoints[MESSAGES] > endpoints[RESPONSES] > 150
     for size in ("tiny", "small", "medium", "warm_zone", "near_window", "just_over", "between", "beyond_slow"):
         assert tags[f"size={size}"] > 0, size
     for mutation in ("content_none", "content_number", "bad_parts", "unknown_role", "messages_shape", "deep_nesting",
@@ -70,6 +81,58 @@ def test_generator_covers_the_space_and_is_mostly_valid():
     kvwarm_forged = [c for c in cases if isinstance(c.body, dict) and isinstance(c.body.get("metadata"), dict)
                      and any(str(k).startswith("kvwarm_") for k in c.body["metadata"])]
     assert kvwarm_forged
+
+
+def test_agent_cases_keep_the_other_indexes_and_cover_the_agent_shapes():
+    cases = list(generate(20261130, 1_500))
+    # an index that is not an agent case is built exactly as before agent cases existed
+    assert all((agent_endpoint(c.seed, c.index) is None) == (c.endpoint in (CHAT, COMPLETIONS)) for c in cases)
+    agents = [c for c in cases if c.endpoint in (MESSAGES, RESPONSES)]
+    tags = Counter(tag for case in agents for tag in case.tags)
+    for tag in ("system=string", "system=blocks", "thinking", "redacted_thinking", "tool_result=blocks",
+                "tool_result_image", "image", "tool_choice", "input=string", "instructions", "reasoning",
+                "encrypted_content", "input_image", "previous_response_id", "stream", "raw_body"):
+        assert tags[tag] > 0, tag
+    for size in ("tiny", "small", "medium", "warm_zone", "near_window", "just_over", "between", "beyond_slow"):
+        assert tags[f"size={size}"] > 0, size
+    for mutation in ("budget", "block_unknown", "block_fields", "role", "system_type", "tools", "stream", "metadata",
+                     "deep", "orphan_result", "image_bad", "thinking_param", "item_unknown", "item_fields",
+                     "part_unknown", "instructions", "previous_id", "text_format"):
+        assert tags[f"mut={mutation}"] > 0, mutation
+    assert any(t.startswith("mut=messages=") for t in tags) and any(t.startswith("mut=input=") for t in tags)
+    for odd in ("0", "-5", "'many'", "'missing'", "1000000000"):
+        assert tags[f"odd_budget={odd}"] > 0, odd
+    over = [c for c in agents if c.size_tokens > FAST_WINDOW]
+    assert len(over) > 80 and any(c.size_tokens > SLOW_WINDOW for c in over)  # 93 of 496; some past slow too
+    messages = [c for c in agents if c.endpoint == MESSAGES and isinstance(c.body, dict) and "mut=budget" not in c.tags]
+    assert all(isinstance(c.body.get("max_tokens"), int) for c in messages)  # required by the API
+    responses = [c for c in agents if c.endpoint == RESPONSES and isinstance(c.body, dict)]
+    assert any("max_output_tokens" not in c.body for c in responses)
+    assert sum(any(t.startswith("mut=") for t in c.tags) or c.raw is not None for c in agents) / len(agents) < 0.5
+
+
+# ------------------------------------------------------------------ agent wire formats (pure)
+
+def test_agent_budgets_markers_and_errors_are_read_per_api():
+    assert client_budget({"max_tokens": 64, "max_completion_tokens": 8}) == 8
+    assert client_budget({"max_tokens": 64, "max_output_tokens": 8}, MESSAGES) == 64
+    assert client_budget({"max_tokens": 64, "max_output_tokens": 8}, RESPONSES) == 8
+    assert client_budget({"max_tokens": 64}, RESPONSES) is None
+    # LiteLLM forwards no unknown top-level field on /v1/responses: the marker rides in metadata too
+    sent = json.loads(body_bytes(Case(1, 2, RESPONSES, {"input": "hi", "metadata": {"a": "b"}}), "1:2:P"))
+    assert sent["metadata"] == {"a": "b", MARKER_FIELD: "1:2:P"} and sent[MARKER_FIELD] == "1:2:P"
+    assert json.loads(body_bytes(Case(1, 2, RESPONSES, {"input": "hi", "metadata": "junk"}), "m"))["metadata"] == "junk"
+    assert "metadata" not in json.loads(body_bytes(Case(1, 2, MESSAGES, {"messages": []}), "m"))
+    # Anthropic's error body and OpenAI's read alike
+    assert _error_fields({"type": "error", "error": {"type": "invalid_request_error", "message": "max_tokens: "
+                                                     "Field required"}}) == ("invalid_request_error", "max_tokens: Field required")
+    events = [{"type": "response.created", "response": {"error": None}},
+              {"type": "error", "code": "server_error", "message": "boom"},
+              {"type": "response.failed", "response": {"error": {"code": "server_error", "message": "failed"}}},
+              {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}},
+              {"type": "content_block_delta", "delta": {"text": "x"}}]
+    assert stream_errors(events) == [{"error": {"type": "server_error", "message": "boom"}},
+                                     {"error": {"code": "server_error", "message": "failed"}}, events[3]]
 
 
 # ------------------------------------------------------------------ the judge (pure)
@@ -166,7 +229,7 @@ def test_overflow_wording():
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    with DifferentialStack(tmp_path_factory.mktemp("differential")) as running:
+    with DifferentialStack(tmp_path_factory.mktemp("differential"), router_settings=RUN_ROUTER_SETTINGS) as running:
         yield running
 
 
@@ -185,6 +248,9 @@ def test_never_worse_than_litellm_alone(stack, tmp_path, capsys):
     assert counts["bodies"] == BODIES
     assert counts["both_200"] >= 0.4 * BODIES, counts
     assert counts["slow_requests_plain"] > 0 and counts["slow_requests_plugin"] > 0, counts
+    for endpoint in (MESSAGES, RESPONSES):  # the agent routes carried real traffic too
+        row = summary["by_endpoint"].get(endpoint, {})
+        assert row.get("bodies", 0) >= 0.1 * BODIES and row["both_200"] >= 0.3 * row["bodies"], (endpoint, row)
     worse = summary["plugin_worse"]
     assert not worse, (
         f"{len(worse)} of {BODIES} bodies are worse with the plugin (seed {SEED}; bodies in {failures}; replay with "

@@ -1,8 +1,9 @@
 """Smoke versions of each benchmark of ``python -m litellm_kvwarm.lab.bench``: they check the runner works
 and its numbers are well-formed, never speed (a benchmark reports; it does not fail CI).
 
-* the replay: the longest ShareGPT conversation through arms (a) and (d), the floor (e) riding on (d),
-  at time scale 0, real processes;
+* the replay: the two longest ShareGPT conversations through arms (a) and (d), the floor (e) riding
+  on (d), at time scale 0, real processes; one sent as Anthropic Messages to ``/v1/messages``, the
+  other as Responses to ``/v1/responses`` (the plan's agent APIs);
 * the plugin cost: a few requests at 1k tokens, in-process;
 * the proxy throughput: two rounds of a few requests, plugin vs without;
 * the report writer: on the smoke output of the three.
@@ -116,7 +117,7 @@ def test_vllm_scale_skips_sessions_whose_slow_requests_would_overflow_slow():
 def smoke_options(tmp_path_factory) -> BenchOptions:
     return BenchOptions(
         scale=SMOKE_SCALE, out=tmp_path_factory.mktemp("bench-out"), command="pytest tests/lab/test_bench_smoke.py",
-        quick=True, arms=("a", "d", "e"), sessions=SessionPlan(sharegpt=1, bfcl=0, non_escalating=0, non_escalating_bfcl=0),
+        quick=True, arms=("a", "d", "e"), sessions=SessionPlan(sharegpt=2, bfcl=0, non_escalating=0, non_escalating_bfcl=0),
         replay=ReplayOptions(max_tokens=16, start_fraction=0.85), throughput=None, cost=False, write_report=False,
         workdir=tmp_path_factory.mktemp("bench-work"),
     )
@@ -148,14 +149,14 @@ def test_replay_measures_the_escalated_turn_in_every_requested_arm(replay_result
     arms = replay_results["ttft"]["arms"]
     assert list(arms) == ["a", "d", "e"]
     for key, arm in arms.items():
-        assert arm["escalated"] == 1, key
-        (sample,) = arm["samples"]
-        assert _number(sample["ttft_s"]) and sample["ttft_s"] > 0, key
-        assert sample["prompt_tokens"] > EMULATOR.fast_window - 256, key
-        assert sample["emulated_ttft_s"] is None  # time scale 0: no emulated clock to report
-    conversation = arms["d"]["samples"][0]["conversation"]
-    assert arms["e"]["samples"][0]["conversation"] == conversation
-    assert arms["e"]["samples"][0]["cached_tokens"] > 0
+        assert arm["escalated"] == 2, key
+        for sample in arm["samples"]:
+            assert _number(sample["ttft_s"]) and sample["ttft_s"] > 0, key
+            assert sample["prompt_tokens"] > EMULATOR.fast_window - 256, key
+            assert sample["emulated_ttft_s"] is None  # time scale 0: no emulated clock to report
+    conversations = {s["conversation"] for s in arms["d"]["samples"]}
+    assert {s["conversation"] for s in arms["e"]["samples"]} == conversations
+    assert all(s["cached_tokens"] > 0 for s in arms["e"]["samples"])
     assert arms["a"]["failed_attempts_escalated"] >= 1  # LiteLLM's fallback: fast rejects first
     ratios = {r["ratio"]: r for r in replay_results["ttft"]["ratios"]}
     assert {"(d)/(e)", "(a)/(d)"} <= set(ratios)
@@ -169,10 +170,35 @@ def test_replay_accuracy_and_economics_are_consistent(replay_results):
     assert 0 <= accuracy["safe_below_truth_share"] <= 1 and 0 <= accuracy["routing_above_truth_share"] <= 1
     assert all(len(p) == 4 and p[0] > 0 for p in accuracy["points"])
     totals = replay_results["economics"]["totals"]
-    assert totals["sessions"] == 1 and totals["escalated_sessions"] == 1
+    assert totals["sessions"] == 2 and totals["escalated_sessions"] == 2
     assert 0 <= totals["unpaid_tokens"] <= totals["warm_prefilled_tokens"]
     assert totals["escalations_that_found_a_warm"] <= totals["escalated_sessions"]
     assert set(replay_results["rows"]) == {"a", "d"}
+
+
+@pytest.mark.e2e
+def test_replay_sends_one_session_through_each_agent_api(replay_results):
+    """Messages reach the backend's chat endpoint (LiteLLM's bridge), Responses its /v1/responses;
+    the rows still come from the backends' logs."""
+    apis = {s["id"]: s["api"] for s in replay_results["meta"]["sessions"]}
+    assert sorted(apis.values()) == ["messages", "responses"]
+    for key in ("a", "d"):
+        rows = replay_results["rows"][key]
+        assert {r["conversation"]: r["api"] for r in rows} == apis
+        for r in rows:
+            assert r["status"] == 200 and r["prompt_tokens"] > 0 and r["group"] in ("fast", "slow"), r
+
+
+def test_agent_apis_go_to_bfcl_sessions_first_then_to_the_last_sharegpt_ones():
+    from litellm_kvwarm.lab.bench.sessions import assign_apis
+    from litellm_kvwarm.lab.datasets import Conversation
+
+    def c(cid):
+        return Conversation(id=cid, source="test", turns=[])
+
+    assert assign_apis([c("b1")], [c("s1"), c("s2")], ("messages", "responses")) == {"b1": "messages", "s2": "responses"}
+    assert assign_apis([c("b1"), c("b2")], [c("s1")], ("messages", "responses")) == {"b1": "messages", "b2": "responses"}
+    assert assign_apis([], [c("s1")], ("messages", "responses")) == {"s1": "messages"}
 
 
 @pytest.mark.e2e

@@ -75,12 +75,31 @@ def test_quantile_regression_recovers_a_linear_law():
 
 
 def test_fit_safe_and_routing_bracket_noisy_truth_on_the_fit_data():
+    from litellm_kvwarm.lab.calibration.fit import ROUTING_AT_OR_BELOW
+
     rng = np.random.default_rng(1)
     x = np.column_stack([np.ones(2000), rng.uniform(10, 8000, 2000)])
     y = np.round((8 + 0.25 * x[:, 1]) * rng.uniform(0.85, 1.15, 2000))
     safe, routing = x @ fit_safe(x, y), x @ fit_routing(x, y)
     assert np.mean(np.ceil(safe) < y) <= 0.003
-    assert np.mean(np.floor(routing) <= y) >= 0.85
+    assert np.mean(np.floor(routing) <= y) >= ROUTING_AT_OR_BELOW
+    assert 0.90 <= np.median(np.floor(routing) / y) <= 1.00
+
+
+def test_routing_fit_aims_every_kind_median_however_few_its_requests():
+    """Issue 14: a rare kind (60 of 2,060 requests) that costs more per character of a shared class
+    than the common one gets its median routing ÷ truth into 0.90–1.00 too (a single low quantile
+    over all requests left such kinds at 0.63–0.89)."""
+    rng = np.random.default_rng(2)
+    n_common, n_rare = 2000, 60
+    chars = rng.uniform(200, 8000, n_common + n_rare)
+    runs = np.where(np.arange(n_common + n_rare) < n_common, 0.0, chars / 20)  # only the rare kind has runs
+    x = np.column_stack([np.ones_like(chars), chars, runs])
+    y = np.round((0.25 * chars + 0.9 * runs) * rng.uniform(0.9, 1.1, len(chars)))
+    kinds = np.array(["common"] * n_common + ["rare"] * n_rare)
+    ratio = np.floor(x @ fit_routing(x, y, kinds=kinds)) / y
+    for kind in ("common", "rare"):
+        assert 0.90 <= np.median(ratio[kinds == kind]) <= 1.00, kind
 
 
 def test_metrics_and_targets_on_known_values():
@@ -123,10 +142,10 @@ def test_calibration_script_runs_end_to_end_on_a_tiny_subset(tmp_path):
     document = json.loads(weights.read_text())
     parsed = parse_weights(document)
     assert set(parsed) == {"any", "cl100k", "o200k"} and document["features"] == list(FEATURES)
-    assert document["data"]["requests"] >= 20 and document["data"]["sources"] == ["bfcl", "prose", "sharegpt"]
+    assert document["data"]["requests"] >= 20 and document["data"]["sources"] == ["agent", "bfcl", "prose", "sharegpt"]
     text = report.read_text()
     assert text.startswith("# Token estimates") and "python -m litellm_kvwarm.lab.calibration --quick" in text
-    assert "| **cl100k** calibrated" in text and "### cjk" in text
+    assert "| **cl100k** calibrated" in text and "### cjk" in text and "## Agent-shaped requests" in text
     assert json.loads(sample.read_text())["families"] == ["cl100k", "o200k"]
 
 
@@ -144,3 +163,69 @@ def test_multilingual_sources_hold_the_scripts_sharegpt_lacks():
     assert sum(1 for c in live if c.tools) > 0.9 * len(live)
     first = next(live[0].requests())  # a prompt is one request: its messages, no reply
     assert first.messages and first.messages[-1]["role"] == "user"
+
+
+# ------------------------------------------------------------------ agent-shaped text (issue 14)
+
+
+def _truth(family: str, messages, tools=None) -> int:
+    fam = FAMILIES[family]
+    return TokenCounter(fam).count_all([render(fam.template, messages, tools)])[0]
+
+
+@pytest.mark.parametrize("family", [f.name for f in FAMILIES.values() if f.available()])
+def test_braille_safe_estimate_covers_the_real_count(family):
+    """3,000 Braille characters: the safe estimate is at least the family's real count (cl100k
+    spends ~3 tokens per character on them)."""
+    from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
+
+    braille = "".join(chr(0x2800 + (i * 37) % 256) for i in range(3000))
+    messages = [{"role": "user", "content": braille}]
+    truth = _truth(family, messages)
+    for weights in (family, "any"):
+        assert estimate_request({"messages": messages}, estimator=calibrated_estimator(weights)).safe >= truth
+
+
+def _deeply_indented_source() -> str:
+    """A real Python file of an installed package with deep indentation (≥ 16 spaces on many lines)."""
+    from litellm_kvwarm.lab.calibration.agent_sources import site_packages
+
+    for path in sorted((site_packages() / "litellm").rglob("*.py")):
+        text = path.read_text(encoding="utf-8")
+        deep = sum(1 for line in text.splitlines() if line.startswith(" " * 16))
+        if 8_000 <= len(text) <= 40_000 and deep >= 0.2 * text.count("\n"):
+            return text
+    raise AssertionError("no deeply indented source file found")
+
+
+def test_deeply_indented_code_tool_result_routing_is_close_to_the_truth():
+    """A tool result holding deeply indented source: qwen2.5's routing estimate within 0.8–1.05 of
+    the truth (it read ~1.4× before indentation had its own class)."""
+    from litellm_kvwarm.lab.calibration.agent_corpus import AGENT_TOOLS
+    from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
+
+    call = {"id": "call_0", "type": "function", "function": {"name": "read_file", "arguments": '{"path": "x.py"}'}}
+    messages = [
+        {"role": "system", "content": "You are a coding agent."},
+        {"role": "user", "content": "Why does this fail?"},
+        {"role": "assistant", "content": None, "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "call_0", "content": _deeply_indented_source()},
+    ]
+    truth = _truth("qwen2.5", messages, AGENT_TOOLS)
+    est = estimate_request({"messages": messages, "tools": AGENT_TOOLS}, estimator=calibrated_estimator("qwen2.5"))
+    assert 0.8 <= est.routing / truth <= 1.05
+    assert est.safe >= truth
+
+
+def test_floors_fall_back_to_the_byte_bound_without_data():
+    from litellm_kvwarm.lab.calibration.floors import BYTE_BOUND, class_texts, floors
+
+    texts = class_texts(["Привет, как дела? " * 20] * 25 + ["⠁⠃⠉" * 100] * 25)
+    assert len(texts["cyrillic"]) == 25 and not texts["cjk"]
+    safe, routing = floors(texts, lambda batch: [len(t) for t in batch], FEATURES)  # one token per character
+    named = dict(zip(FEATURES, safe))
+    assert named["cjk"] == BYTE_BOUND["cjk"] and named["utf8_4"] == BYTE_BOUND["utf8_4"]
+    assert named["symbols"] == BYTE_BOUND["symbols"]  # always the byte bound: most of its blocks are unseen
+    # measured: 60 runs (260 Cyrillic letters) joined by 59 spaces, one "token" per character
+    assert named["cyrillic"] == pytest.approx((260 + 59) / 260)
+    assert dict(zip(FEATURES, routing))["cyrillic"] == pytest.approx(0.5)

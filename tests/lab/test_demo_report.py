@@ -3,12 +3,14 @@ backend totals, which rows are printed, the command line, and the chart every ru
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 from contextlib import redirect_stdout
 from pathlib import Path
 
 import pytest
+from requires import require
 
 from litellm_kvwarm.lab import cli as cli_module
 from litellm_kvwarm.lab import demo
@@ -302,3 +304,57 @@ def test_a_run_without_both_arms_says_why_it_has_no_chart(monkeypatch, tmp_path)
                     chart_path=tmp_path / "chart.png", out=out) == 0
     assert "no chart: it compares warm-on with warm-off" in out.getvalue()
     assert not (tmp_path / "chart.png").exists()
+
+
+# ------------------------------------------------------------- agent APIs (Messages, Responses)
+
+
+def test_each_row_prints_its_api_and_the_comparison_names_a_non_chat_one():
+    r = row(5, "slow", prompt=27_366)
+    r.api = "messages"
+    header, line = demo.HEADER.split(), demo.format_row(r).split()
+    assert header[:3] == ["req", "api", "turn"] and line[:3] == ["5", "messages", "5"]
+    on, off = [r], [dataclasses.replace(r, arm="warm-off")]
+    totals = {"ttft_sum_warm_on_s": 0.1, "ttft_sum_warm_off_s": 0.1, "ratio_of_sums": 1.0, "target_met": 0,
+              "conversations": 1, "warms_fired_warm_on": 0, "warm_prefilled_tokens_warm_on": 0, "warms_warm_off": 0,
+              "failed_attempts_warm_on": 0, "failed_attempts_warm_off": 0, "client_errors_warm_on": 0,
+              "client_errors_warm_off": 0}
+    (item,) = compare(on, off)
+    assert item.api == "messages"
+    assert "c1 (messages, sharegpt)" in format_comparison([item], totals, 0.05)
+
+
+def test_run_demo_records_the_api_of_every_conversation_in_the_json(monkeypatch, tmp_path):
+    conversations = [dataclasses.replace(_conversation(4_000, 3), id=cid, api=api)
+                     for cid, api in [("c1", "chat"), ("c2", "messages"), ("c3", "responses")]]
+    monkeypatch.setattr(demo_run, "load_conversations", lambda options: conversations)
+    monkeypatch.setattr(demo_run, "run_arm", lambda arm, *args: _arm_result(arm.name, 15_000, 0.2))
+    rows_json = tmp_path / "rows.json"
+    assert run_demo(demo.DemoOptions(workdir=tmp_path / "work"), [ARMS["warm-on"]], json_path=rows_json,
+                    out=io.StringIO()) == 0
+    document = json.loads(rows_json.read_text())
+    assert document["apis"] == {"c1": "chat", "c2": "messages", "c3": "responses"}
+    assert {r["api"] for r in document["arms"][0]["rows"]} == {"chat"}
+
+
+def test_the_demo_replays_the_largest_bfcl_loops_through_the_agent_apis_by_default():
+    require("bfcl_eval")
+    conversations = demo.load_conversations(demo.DemoOptions(sharegpt_conversations=0))
+    assert [c.api for c in conversations] == list(demo.DEFAULT_BFCL_APIS) == ["messages", "responses"]
+    assert all(c.source == "bfcl:multi_turn_long_context" and c.tools for c in conversations)
+    assert conversations[0].chars >= conversations[1].chars
+    assert demo.load_conversations(demo.DemoOptions(sharegpt_conversations=0, bfcl_apis=("chat",)))[0].api == "chat"
+
+
+@pytest.mark.parametrize("api", ["messages", "responses"])
+def test_a_replayed_request_goes_in_its_api_and_is_estimated_as_the_plugin_reads_that_api(api):
+    require("bfcl_eval")
+    from litellm_kvwarm.lab.datasets import bfcl_conversation
+
+    conversation = dataclasses.replace(bfcl_conversation("multi_turn_long_context_0"), api=api)
+    point = list(conversation.requests())[3]
+    body = demo.wire_body(conversation, point, 256)
+    assert ("system" in body or "messages" in body) if api == "messages" else "input" in body
+    chat = demo.request_body(conversation, point, 256)
+    wire, plain = demo.estimate_wire(api, body).routing, estimate_request(chat, estimator=demo.PLUGIN_ESTIMATOR).routing
+    assert 0.8 * plain <= wire <= 1.2 * plain  # the same turn, a different wrapping

@@ -127,3 +127,80 @@ def test_ttft_defaults_to_the_call_start():
     clock = Clock()
     result = read_stream(["data: " + json.dumps(_chunk("x")), ""], clock=clock)
     assert result.ttft_s == pytest.approx(0.25)
+
+
+# ------------------------------------------------------- agent APIs: Anthropic Messages and Responses
+
+
+def _named_body(*events: dict) -> str:
+    """Events as Anthropic and OpenAI Responses streams send them: an ``event:`` line naming the type."""
+    return "".join(f"event: {e.get('type', 'x')}\ndata: {json.dumps(e)}\n\n" for e in events)
+
+
+# LiteLLM's /v1/messages stream for a bridged chat backend: message_start (placeholder zero usage)
+# before the backend's first chunk, the first block opened with the first non-blank token.
+MESSAGES_STREAM = [
+    {"type": "message_start", "message": {"id": "msg_1", "type": "message", "role": "assistant", "content": [],
+                                          "model": "fast-8b", "usage": {"input_tokens": 0, "output_tokens": 0,
+                                                                        "cache_read_input_tokens": 0}}},
+    {"type": "content_block_start", "index": 0, "content_block": {"type": "text", "text": ""}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "Hel"}},
+    {"type": "content_block_delta", "index": 0, "delta": {"type": "text_delta", "text": "lo"}},
+    {"type": "content_block_stop", "index": 0},
+    {"type": "message_delta", "delta": {"stop_reason": "max_tokens"},
+     "usage": {"input_tokens": 616, "output_tokens": 2, "cache_read_input_tokens": 16_384}},
+    {"type": "message_stop"},
+]
+RESPONSES_STREAM = [
+    {"type": "response.created", "sequence_number": 0, "response": {"id": "resp_1", "status": "in_progress", "usage": None}},
+    {"type": "response.in_progress", "sequence_number": 1, "response": {"id": "resp_1", "status": "in_progress"}},
+    {"type": "response.output_item.added", "sequence_number": 2, "output_index": 0,
+     "item": {"type": "message", "id": "msg_1", "role": "assistant", "content": []}},
+    {"type": "response.output_text.delta", "sequence_number": 3, "item_id": "msg_1", "delta": "Hel"},
+    {"type": "response.output_text.delta", "sequence_number": 4, "item_id": "msg_1", "delta": "lo"},
+    {"type": "response.completed", "sequence_number": 5, "response": {
+        "id": "resp_1", "status": "completed",
+        "usage": {"input_tokens": 17_000, "input_tokens_details": {"cached_tokens": 16_384},
+                  "output_tokens": 2, "output_tokens_details": {"reasoning_tokens": 0}, "total_tokens": 17_002}}},
+]
+CHAT_SHAPE = {"prompt_tokens": 17_000, "completion_tokens": 2, "prompt_tokens_details": {"cached_tokens": 16_384}}
+
+
+@pytest.mark.parametrize(("api", "events", "first_token"), [
+    ("messages", MESSAGES_STREAM, 1), ("responses", RESPONSES_STREAM, 3),
+], ids=["anthropic-messages", "responses"])
+def test_an_agent_api_stream_reads_usage_in_the_chat_shape_and_ttft_at_the_first_token(api, events, first_token):
+    result = read_stream(_lines(_named_body(*events), 9, 200), api=api)
+    assert result.events == events and result.errors == []
+    assert result.usage == CHAT_SHAPE  # Messages: 616 uncached + 16,384 read from the cache
+    assert result.done is True  # message_stop / response.completed
+
+    class EventClock:  # reads as the index of the event being delivered
+        now = 0.0
+
+    def paced():
+        for index, event in enumerate(events):
+            EventClock.now = float(index)
+            yield from _named_body(event).splitlines()
+
+    timed = read_stream(paced(), began=0.0, clock=lambda: EventClock.now, api=api)
+    assert timed.ttft_s == first_token  # not message_start / response.created: the first token event
+
+
+@pytest.mark.parametrize(("api", "events"), [
+    ("messages", MESSAGES_STREAM[:1]), ("responses", RESPONSES_STREAM[:3]),
+], ids=["messages-only-message-start", "responses-only-created"])
+def test_an_agent_stream_cut_before_its_first_token_has_no_ttft_no_usage_and_is_not_done(api, events):
+    result = read_stream(_lines(_named_body(*events)), api=api)
+    assert result.ttft_s is None and result.usage is None and result.done is False
+
+
+@pytest.mark.parametrize(("api", "event"), [
+    ("messages", {"type": "error", "error": {"type": "overloaded_error", "message": "busy"}}),
+    ("messages", {"error": {"message": "litellm.ContextWindowExceededError", "code": "400"}}),
+    ("responses", {"type": "error", "code": "server_error", "message": "boom", "sequence_number": 3}),
+    ("responses", {"type": "response.failed", "response": {"id": "r", "status": "failed", "error": {"message": "x"}}}),
+], ids=["messages-error-event", "litellm-error-object", "responses-error-event", "responses-failed"])
+def test_agent_stream_errors_are_kept_apart(api, event):
+    result = read_stream(_lines(_named_body(event)), api=api)
+    assert result.errors == [event] and result.ttft_s is None and result.done is False

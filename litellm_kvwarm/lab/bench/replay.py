@@ -7,7 +7,8 @@ shared vLLM servers instead, prefix caches emptied before the arm
 (:mod:`litellm_kvwarm.lab.bench.tap`) that serves the same request log as an emulator.
 
 Each conversation is replayed with the demo's :func:`~litellm_kvwarm.lab.demo.replay_conversation`
-(streamed requests with ``model: "fast"``, TTFT at the client, the emulators' (or taps') request
+(streamed requests with ``model: "fast"`` in the session's API: chat, Anthropic Messages to
+``/v1/messages`` or Responses to ``/v1/responses``; TTFT at the client, the emulators' (or taps') request
 logs telling which backend served each request, which attempt failed and which warms landed), from
 the demo's replay start (the last request estimated below 50% of the fast window; earlier turns go
 as history) to one request after the escalated turn.
@@ -30,7 +31,6 @@ import httpx
 from .. import demo
 from ..datasets import Conversation
 from ..processes import BackendSpec, ManagedProcess, start_emulator, start_proxy, start_tap
-from ..sse import read_stream
 from ..vllm_server import FAST_NAME, SLOW_NAME, VllmPair
 from .arms import FLOOR_HOST, SLOW_GROUP, BenchArm, arm_config
 from .scales import Scale
@@ -80,10 +80,9 @@ class ArmRun:
 
 
 def backend_log(process: ManagedProcess, client: httpx.Client) -> list[dict[str, Any]]:
-    """The emulator's chat-completion log entries (``GET /emulator/requests``), oldest first."""
-    response = client.get(process.base_url + "/emulator/requests")
-    response.raise_for_status()
-    return [e for e in response.json()["requests"] if "chat/completions" in str(e.get("endpoint"))]
+    """The emulator's (or tap's) chat-completion and Responses log entries (``GET /emulator/requests``),
+    oldest first."""
+    return demo.chat_entries(process, client)
 
 
 def _start_stack(arm: BenchArm, scale: Scale, workdir: Path, stack: ExitStack,
@@ -120,27 +119,16 @@ def _start_tapped_stack(arm: BenchArm, scale: Scale, vllm: VllmPair, workdir: Pa
     return demo.Stack(fast=fast, slow=slow, proxy=proxy)
 
 
-def _stream_once(client: httpx.Client, proxy: ManagedProcess, body: dict[str, Any], session: str) -> dict[str, Any]:
-    headers = {"Authorization": f"Bearer {proxy.master_key}", demo.SESSION_HEADER: session}
-    began = time.monotonic()
-    with client.stream("POST", proxy.base_url + "/v1/chat/completions", json=body, headers=headers,
-                       timeout=REQUEST_TIMEOUT_S) as response:
-        if response.status_code != 200:
-            response.read()
-            return {"status": response.status_code, "ttft_s": None, "usage": None}
-        result = read_stream(response.iter_lines(), began=began)
-    return {"status": 200, "ttft_s": result.ttft_s, "usage": result.usage}
-
-
 def measure_floor(conversation: Conversation, request: int, stack: demo.Stack, client: httpx.Client,
                   max_tokens: int) -> FloorSample:
-    """Send request number ``request`` of ``conversation`` to ``slow`` twice; report the second."""
+    """Send request number ``request`` of ``conversation`` to ``slow`` twice, in the conversation's API;
+    report the second."""
     point = next(p for n, p in enumerate(conversation.requests(), start=1) if n == request)
-    body = dict(demo.request_body(conversation, point, max_tokens), model=SLOW_GROUP)
+    body = dict(demo.wire_body(conversation, point, max_tokens), model=SLOW_GROUP)
     session = FLOOR_SESSION_PREFIX + conversation.id
-    _stream_once(client, stack.proxy, body, session)
+    demo.stream_request(client, stack, conversation.api, body, session)
     seen = len(backend_log(stack.slow, client))
-    result = _stream_once(client, stack.proxy, body, session)
+    result = demo.stream_request(client, stack, conversation.api, body, session)
     served: list[dict[str, Any]] = []
     deadline = time.monotonic() + demo.LOG_SETTLE_S
     while not served and time.monotonic() < deadline:
@@ -169,7 +157,7 @@ def _describe(arm: BenchArm, conversation: Conversation, rows: list[demo.TurnRow
         clock = "server" if scale.slow_prefill_tps is None else "emulated"
         where = (f"escalated at request {turn.request} ({turn.prompt_tokens or 0:,} tok{cached}): TTFT "
                  f"{turn.ttft_s or 0:.3f}s client" + (f", {emulated:.2f}s {clock}" if emulated is not None else ""))
-    return (f"  [{arm.key}] {conversation.id} ({conversation.source}): {len(rows)} requests, {where}; "
+    return (f"  [{arm.key}] {conversation.id} ({conversation.source}, {conversation.api}): {len(rows)} requests, {where}; "
             f"{warms} warm(s), {failed} failed attempt(s)")
 
 

@@ -39,8 +39,8 @@ def _method(results: Mapping[str, Any]) -> list[str]:
         lines += [f"Sessions (replayed from the last request estimated below {replay.get('start_fraction', 0.5):.0%} "
                   "of the fast window, earlier turns sent as history in that first request, until "
                   f"{replay.get('turns_after_escalation', 1)} request(s) after the escalated one):", ""]
-        lines += table(["session", "source", "turns", "characters", "tools", "replay starts at request"],
-                        [[s["id"], s["source"], str(s["turns"]), f"{s['chars']:,}", str(s["tools"]),
+        lines += table(["session", "source", "api", "turns", "characters", "tools", "replay starts at request"],
+                        [[s["id"], s["source"], s.get("api", "chat"), str(s["turns"]), f"{s['chars']:,}", str(s["tools"]),
                           str(s["replay_start"])] for s in meta["sessions"]])
         lines.append("")
     rates = ("real engines at their own speed, no time scaling" if is_real(results) else

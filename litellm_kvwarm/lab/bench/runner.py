@@ -95,7 +95,7 @@ def _version(package: str) -> str | None:
 
 
 def _row_dict(row: demo.TurnRow) -> dict[str, Any]:
-    keep = ("conversation", "source", "request", "turn", "estimate_routing", "estimate_safe", "status", "prompt_tokens",
+    keep = ("conversation", "source", "api", "request", "turn", "estimate_routing", "estimate_safe", "status", "prompt_tokens",
             "cached_tokens", "group", "max_tokens_backend", "failed_attempts", "ttft_s", "server_ttft_s")
     data = asdict(row)
     out = {k: data[k] for k in keep}
@@ -147,9 +147,9 @@ def run_bench(options: BenchOptions, say: Callable[[str], None] = print) -> dict
                                             turns_after=options.replay.turns_after_escalation)
             starts = {c.id: demo.replay_start(c, options.replay.start_fraction, scale.fast_window) for c in conversations}
             results["meta"]["sessions"] = [
-                {"id": c.id, "source": c.source, "turns": len(c.turns), "chars": c.chars,
+                {"id": c.id, "source": c.source, "api": c.api, "turns": len(c.turns), "chars": c.chars,
                  "tools": len(c.tools or []), "replay_start": starts[c.id]} for c in conversations]
-            say(f"[bench] {len(conversations)} sessions: " + ", ".join(f"{c.id} ({c.source})" for c in conversations))
+            say(f"[bench] {len(conversations)} sessions: " + ", ".join(f"{c.id} ({c.source}, {c.api})" for c in conversations))
             with ExitStack() as shared:
                 vllm = options.vllm if real else None
                 if real and vllm is None:

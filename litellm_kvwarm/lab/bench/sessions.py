@@ -18,13 +18,18 @@ the requests the replay sends to ``slow`` (the first one estimated past the fast
 model's 8,192-token BPE, on which the safe estimate ran 0.96-1.4× its count). Candidates are then
 drawn from a longer list of the longest conversations, so the plan's count is still met.
 
+**The API of each session.** Agents send their tool loops as Anthropic Messages (``/v1/messages``)
+or Responses (``/v1/responses``): :attr:`SessionPlan.agent_apis` names the APIs to cover, given in
+order to the escalating BFCL sessions, then (when fewer BFCL sessions were chosen) to the last
+escalating ShareGPT ones; every other session stays chat (:func:`assign_apis`).
+
 The estimate used for selection is the public :func:`litellm_kvwarm.tokens.estimate_request`,
 the same one the replay records.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from ...config import DEFAULT_WARM_THRESHOLD
 from ..datasets import Conversation, bfcl_conversations, iter_sharegpt, longest_sharegpt
@@ -34,7 +39,7 @@ from ...tokens import calibrated_estimator, estimate_request
 #: what the plugin uses by default for served names it cannot place in a family (fast-8b, slow-27b)
 PLUGIN_ESTIMATOR = calibrated_estimator("any")
 
-__all__ = ["SessionPlan", "estimates", "fits_slow", "select_sessions"]
+__all__ = ["SessionPlan", "assign_apis", "estimates", "fits_slow", "select_sessions"]
 
 MIN_TURNS = 4
 #: Safe estimate × this must fit the slow window (see module docstring).
@@ -53,6 +58,15 @@ class SessionPlan:
     bfcl: int = 2  # escalating BFCL conversations, at most (the dataset may hold fewer)
     non_escalating: int = 2  # ShareGPT sessions that cross the warm threshold but never escalate
     non_escalating_bfcl: int = 1
+    agent_apis: tuple[str, ...] = ("messages", "responses")  # see "The API of each session"
+
+
+def assign_apis(bfcl: list[Conversation], sharegpt: list[Conversation],
+                apis: tuple[str, ...]) -> dict[str, str]:
+    """Conversation id -> API for the escalating sessions: ``apis`` in order to ``bfcl``, the rest to
+    ``sharegpt`` from its end (pure; ids not in the result stay chat)."""
+    targets = list(bfcl) + list(reversed(sharegpt))
+    return {c.id: api for c, api in zip(targets, apis)}
 
 
 def estimates(conversation: Conversation) -> list[int]:
@@ -105,10 +119,12 @@ def select_sessions(plan: SessionPlan, fast_window: int, output_floor: int = 256
                 break
             if escalates_and_fits(c, estimates(c)):
                 chosen.append(c)
+    sharegpt_count = escalating_end = len(chosen)
     if plan.bfcl or plan.non_escalating_bfcl:
         bfcl = sorted(bfcl_conversations(BFCL_CATEGORY), key=lambda c: (-c.chars, c.id))
         with_estimates = [(c, estimates(c)) for c in bfcl]
         chosen += [c for c, e in with_estimates if escalates_and_fits(c, e)][: plan.bfcl]
+        escalating_end = len(chosen)
         stays_bfcl = [c for c, e in with_estimates if _warms_but_stays(e, fast_window, output_floor)]
     else:
         stays_bfcl = []
@@ -121,5 +137,6 @@ def select_sessions(plan: SessionPlan, fast_window: int, output_floor: int = 256
                 if len(found) >= plan.non_escalating:
                     break
         chosen += found
+    apis = assign_apis(chosen[sharegpt_count:escalating_end], chosen[:sharegpt_count], plan.agent_apis)
     chosen += stays_bfcl[: plan.non_escalating_bfcl]
-    return chosen
+    return [replace(c, api=apis.get(c.id, c.api)) for c in chosen]

@@ -10,14 +10,15 @@ back. ``text/event-stream`` answers are passed on chunk by chunk as they arrive;
 (``/health``, ``/v1/models``, ``/tokenize``, ``/metrics``, non-streamed completions, errors) is read
 whole and returned. The tap's own ``/health`` is the upstream's.
 
-**Recording.** For each ``POST /v1/chat/completions`` and ``/v1/completions`` it appends one entry
+**Recording.** For each ``POST /v1/chat/completions``, ``/v1/completions`` and ``/v1/responses`` it appends one entry
 in the shape of :func:`litellm_kvwarm.lab.emulator.request_log.make_entry` (same keys), served at
 ``GET /emulator/requests`` (``{"requests": [...]}``; ``DELETE`` clears it) and mirrored to
 ``--request-log`` as JSON lines, so :func:`litellm_kvwarm.lab.bench.replay.backend_log` and the demo's
 replay read a tap exactly as they read an emulator. Where each value comes from:
 
 * ``endpoint``, ``model``, ``stream``, ``max_tokens`` (``max_completion_tokens`` if set, else
-  ``max_tokens``, as received, ``null`` if absent), ``cache_salt`` (sha256 fingerprint): the request body;
+  ``max_tokens``; on ``/v1/responses`` ``max_output_tokens``; as received, ``null`` if absent),
+  ``cache_salt`` (sha256 fingerprint): the request body;
 * ``status``: the upstream's HTTP status; ``error``: the upstream's ``error.message`` (or its body
   text) for a status ≥ 400, the ``error`` of an error event inside a stream, or
   ``"client disconnected"`` when the client left before the stream ended (as the emulator);
@@ -27,10 +28,13 @@ replay read a tap exactly as they read an emulator. Where each value comes from:
   ``stream_options.include_usage`` (the demo and benchmark always do; LiteLLM forwards it to a
   ``hosted_vllm`` deployment). Without ``usage`` — a stream without ``include_usage``, and every
   error: vLLM's error body holds no count — these are ``null`` (the emulator counts the prompt
-  of a rejected request itself; the tap cannot);
+  of a rejected request itself; the tap cannot). A Responses answer's ``usage`` (``input_tokens``,
+  ``input_tokens_details.cached_tokens``, ``output_tokens``; streamed: in ``response.completed``)
+  is read in the chat shape by :mod:`litellm_kvwarm.lab.sse_apis`;
 * ``ttft_s``: seconds from the request's arrival at the tap to the first streamed event with
   non-empty ``choices`` (vLLM sends its role chunk with the first generated token, so this is
-  prefill + first decode step as the server delivers it), on the tap's monotonic clock.
+  prefill + first decode step as the server delivers it; Responses: the first ``*.delta`` event),
+  on the tap's monotonic clock.
   ``null`` for non-streamed requests (nothing arrives before the whole answer) and errors;
 * ``ts``: unix seconds when the entry was recorded (the response's end), as the emulator.
 
@@ -59,12 +63,13 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 
 from ..emulator.request_log import RequestLog, make_entry
+from ..sse_apis import API_OF_PATH, chat_usage, is_error, is_first_token, usage_of
 
 __all__ = ["RECORDED_PATHS", "create_app", "main"]
 
 logger = logging.getLogger("litellm_kvwarm.lab.bench.tap")
 
-RECORDED_PATHS = ("/v1/chat/completions", "/v1/completions")
+RECORDED_PATHS = ("/v1/chat/completions", "/v1/completions", "/v1/responses")
 LOG_PATH = "/emulator/requests"
 #: Not forwarded either way (RFC 9110 §7.6.1), plus what the tap recomputes.
 HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy-authorization", "te", "trailer",
@@ -79,7 +84,10 @@ def _forward_headers(headers: Any) -> dict[str, str]:
 
 
 def _max_tokens_as_received(body: dict[str, Any]) -> Any:
-    """``max_completion_tokens`` if set, else ``max_tokens`` (vLLM's precedence), unchecked."""
+    """``max_completion_tokens`` if set, else ``max_tokens`` (vLLM's precedence), else Responses'
+    ``max_output_tokens``, unchecked."""
+    if "max_output_tokens" in body:
+        return body["max_output_tokens"]
     value = body.get("max_completion_tokens")
     return body.get("max_tokens") if value is None else value
 
@@ -112,6 +120,7 @@ class _Record:
             body = None
         self.body: dict[str, Any] = body if isinstance(body, dict) else {}
         self.endpoint = endpoint
+        self.api = API_OF_PATH.get(endpoint, "chat")
         self.arrived = arrived
         self.status = 0
         self.usage: dict[str, Any] | None = None
@@ -119,7 +128,8 @@ class _Record:
         self.ttft_s: float | None = None
 
     def take_usage(self, usage: Any) -> None:
-        if isinstance(usage, dict):
+        usage = chat_usage(self.api, usage)
+        if usage:
             self.usage = usage
 
     def see_event(self, payload: str) -> None:
@@ -132,13 +142,14 @@ class _Record:
             return
         if not isinstance(chunk, dict):
             return
-        if "error" in chunk and self.error is None:
-            error = chunk["error"]
+        if is_error(self.api, chunk) and self.error is None:
+            error = chunk.get("error") or (chunk.get("response") or {}).get("error") or chunk
             self.error = error.get("message") if isinstance(error, dict) else str(error)
-        if self.ttft_s is None and chunk.get("choices"):
+        if self.ttft_s is None and is_first_token(self.api, chunk):
             self.ttft_s = time.monotonic() - self.arrived
-        if chunk.get("usage"):
-            self.take_usage(chunk["usage"])
+        usage = usage_of(self.api, chunk)
+        if usage:
+            self.usage = usage
 
     def entry(self) -> dict[str, Any]:
         usage = self.usage or {}

@@ -16,6 +16,7 @@ import shlex
 import sys
 from pathlib import Path
 
+from .agent_corpus import REQUESTS_PER_KIND
 from .estimator_speed import benchmark
 from .pipeline import measure, sample_document, weights_document
 
@@ -28,13 +29,16 @@ def _parser() -> argparse.ArgumentParser:
     p.add_argument("--families", nargs="*", help="tokenizer families (default: every one installed)")
     p.add_argument("--sharegpt-limit", type=int, help="first N ShareGPT conversations (default: all)")
     p.add_argument("--bfcl-limit", type=int, help="first N BFCL entries per category (default: all)")
+    p.add_argument("--agent-per-kind", type=int, default=REQUESTS_PER_KIND,
+                   help=f"agent-shaped requests per kind, half of them held out (default {REQUESTS_PER_KIND}; 0: none)")
     p.add_argument("--english-every", type=int, default=2, help="keep every n-th all-ASCII ShareGPT conversation (default 2)")
     p.add_argument("--weights", type=Path, default=REPO / "litellm_kvwarm" / "data" / "token_weights.json")
     p.add_argument("--report", type=Path, default=REPO / "docs" / "estimator.md")
     p.add_argument("--sample", type=Path, default=REPO / "tests" / "data" / "token_sample.json")
     p.add_argument("--no-charts", action="store_true")
     p.add_argument("--no-litellm-bench", action="store_true", help="skip litellm.token_counter in the cost table")
-    p.add_argument("--quick", action="store_true", help="tiny run (tests): 12 ShareGPT + 2 BFCL conversations, no charts/bench")
+    p.add_argument("--quick", action="store_true",
+                   help="tiny run (tests): 12 ShareGPT + 2 BFCL conversations, 4 agent requests per kind, no charts/bench")
     return p
 
 
@@ -54,12 +58,14 @@ def main(argv: list[str] | None = None) -> int:
         args.sharegpt_limit, args.bfcl_limit = args.sharegpt_limit or 12, args.bfcl_limit or 2
         args.no_charts = args.no_litellm_bench = True
         args.english_every = 1
+        args.agent_per_kind = min(args.agent_per_kind, 4)
     command = " ".join([DEFAULT_COMMAND, *map(shlex.quote, sys.argv[1:] if argv is None else argv)])
     cal = measure(
         families=args.families,
         sharegpt_limit=args.sharegpt_limit,
         bfcl_limit=args.bfcl_limit,
         english_every=args.english_every,
+        agent_per_kind=args.agent_per_kind,
     )
     args.weights.parent.mkdir(parents=True, exist_ok=True)
     args.weights.write_text(json.dumps(weights_document(cal, command), indent=1) + "\n", encoding="utf-8")

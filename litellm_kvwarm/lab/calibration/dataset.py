@@ -66,7 +66,7 @@ def content_kind(payload: dict[str, Any]) -> str:
     classes = dict(zip(CHAR_CLASSES, _exact_classes(counts.text)))
     if classes["cjk"] >= NON_LATIN_SHARE * counts.chars:
         return "cjk"
-    if classes["utf8_2"] + classes["utf8_3"] >= NON_LATIN_SHARE * counts.chars:
+    if classes["cyrillic"] + classes["utf8_2"] + classes["indic"] + classes["utf8_3"] >= NON_LATIN_SHARE * counts.chars:
         return "other non-Latin"
     if "```" in counts.text or (classes["punct"] >= 0.12 * counts.chars and classes["breaks"] >= 0.02 * counts.chars):
         return "code"

@@ -149,6 +149,13 @@ class TokenCounter:
         self._cache: dict[str, int] = {"": 0}
         self._batch_size = batch_size
 
+    def count_texts(self, texts: Sequence[str]) -> list[int]:
+        """Tokens of each plain text (no template, not cached)."""
+        out: list[int] = []
+        for start in range(0, len(texts), self._batch_size):
+            out.extend(self._count(list(texts[start : start + self._batch_size])))
+        return out
+
     def count_all(self, rendered: Sequence[Sequence[Segment]]) -> list[int]:
         """Tokens of each rendered request (segments' text tokens plus their special tokens)."""
         missing = list({text for segments in rendered for text, _ in segments if text not in self._cache})

@@ -17,13 +17,20 @@ from typing import Any
 import numpy as np
 
 from ...tokens import ANY_FAMILY, FEATURES, LinearWeights, RatioEstimator, count_request, request_features_and_regime
+from .agent_corpus import REQUESTS_PER_KIND, agent_requests
+from .agent_sources import AGENT_KINDS
 from .dataset import KINDS, Request, load_requests
 from .evaluate import Metrics, metrics
 from .families import TokenCounter, available_families
 from .fit import ENGLISH_SAFE_MARGIN, fit_routing, fit_safe
+from .floors import class_texts, floors
 from .templates import render
 
-__all__ = ["Calibration", "measure", "sample_document", "weights_document"]
+__all__ = ["AGENT_FIT_WEIGHT", "Calibration", "fit_all", "measure", "sample_document", "weights_document"]
+
+#: Weight of an agent-shaped request's loss in the safe fit: they are ~1/10 of the requests but the
+#: shape agents send most. (The routing fit weighs every content kind alike instead: ``fit.fit_routing``.)
+AGENT_FIT_WEIGHT = 3.0
 
 
 @dataclass
@@ -37,6 +44,7 @@ class Calibration:
     ratio_routing: np.ndarray
     truth: dict[str, np.ndarray]  # family -> true tokens
     weights: dict[str, LinearWeights]  # family (and "any") -> fitted weights
+    floors: dict[str, tuple[np.ndarray, np.ndarray]] = field(default_factory=dict)  # family -> (safe, routing) floors
     timings: dict[str, float] = field(default_factory=dict)
 
     @property
@@ -78,12 +86,17 @@ def measure(
     sharegpt_limit: int | None = None,
     bfcl_limit: int | None = None,
     english_every: int = 1,
+    agent_per_kind: int = REQUESTS_PER_KIND,
     log: Any = print,
 ) -> Calibration:
-    """Load the data, count the truth in every available family, fit every family and "any"."""
+    """Load the data (with ``agent_per_kind`` agent-shaped requests per kind, :mod:`.agent_corpus`),
+    count the truth in every available family, measure the per-class floors (:mod:`.floors`),
+    fit every family and "any"."""
     timings: dict[str, float] = {}
     start = time.perf_counter()
     requests = load_requests(sharegpt_limit=sharegpt_limit, bfcl_limit=bfcl_limit, english_every=english_every)
+    if agent_per_kind:
+        requests += agent_requests(per_kind=agent_per_kind)
     timings["load"] = time.perf_counter() - start
     log(f"[calibrate] {len(requests)} requests ({sum(r.held_out for r in requests)} held out) in {timings['load']:.1f}s")
 
@@ -96,33 +109,31 @@ def measure(
     ratio = [seed.estimate_counts(c) for c in counts]
     timings["features"] = time.perf_counter() - start
 
+    fit = ~np.array([r.held_out for r in requests])
+    texts = class_texts(c.text for c, keep in zip(counts, fit) if keep)
     truth: dict[str, np.ndarray] = {}
+    class_floors: dict[str, tuple[np.ndarray, np.ndarray]] = {}
     for family in available_families(families):
         start = time.perf_counter()
         counter = TokenCounter(family)
         rendered = [render(family.template, r.payload["messages"], r.payload.get("tools")) for r in requests]
         truth[family.name] = np.array(counter.count_all(rendered), dtype=float)
+        class_floors[family.name] = floors(texts, counter.count_texts, FEATURES)
         timings[f"truth:{family.name}"] = time.perf_counter() - start
         log(f"[calibrate] truth in {family.name}: {timings[f'truth:{family.name}']:.1f}s")
     if not truth:
         raise RuntimeError("no tokenizer family is available (install the 'calibrate' extra)")
 
     start = time.perf_counter()
-    fit = ~np.array([r.held_out for r in requests])
-    weights: dict[str, LinearWeights] = {}
     targets = {name: (y, y) for name, y in truth.items()}
     stacked = np.vstack(list(truth.values()))
     # "any": safe above every family's count, routing below every family's count.
     targets[ANY_FAMILY] = (stacked.max(axis=0), stacked.min(axis=0))
-    en = fit & english
-    for name, (y_safe, y_routing) in targets.items():
-        weights[name] = LinearWeights(
-            safe=tuple(float(v) for v in fit_safe(features[fit], y_safe[fit])),
-            routing=tuple(float(v) for v in fit_routing(features[fit], y_routing[fit])),
-            english_safe=tuple(float(v) for v in fit_safe(features[en], y_safe[en], ENGLISH_SAFE_MARGIN))
-            if en.sum() >= 20 else None,
-            english_routing=tuple(float(v) for v in fit_routing(features[en], y_routing[en])) if en.sum() >= 20 else None,
-        )
+    class_floors[ANY_FAMILY] = (np.max([f[0] for f in class_floors.values()], axis=0),
+                                np.min([f[1] for f in class_floors.values()], axis=0))
+    agent = np.array([r.source.startswith("agent:") for r in requests])
+    kinds = np.array([r.kind for r in requests])
+    weights = fit_all(features, english, fit, targets, class_floors, np.where(agent, AGENT_FIT_WEIGHT, 1.0), kinds)
     timings["fit"] = time.perf_counter() - start
     log(f"[calibrate] fitted {len(weights)} weight sets in {timings['fit']:.1f}s")
     return Calibration(
@@ -133,8 +144,30 @@ def measure(
         ratio_routing=np.array([e.routing for e in ratio], dtype=float),
         truth=truth,
         weights=weights,
+        floors=class_floors,
         timings=timings,
     )
+
+
+def fit_all(features: np.ndarray, english: np.ndarray, fit: np.ndarray, targets: dict[str, tuple[np.ndarray, np.ndarray]],
+            class_floors: dict[str, tuple[np.ndarray, np.ndarray]], sample_weight: np.ndarray,
+            kinds: np.ndarray) -> dict[str, LinearWeights]:
+    """Weights of every target (family -> (safe truth, routing truth)) on the ``fit`` rows: general
+    and English-regime, each class at least its floors; each request's safe loss times
+    ``sample_weight``, routing aimed per content kind (``kinds``, one per request)."""
+    weights: dict[str, LinearWeights] = {}
+    en = fit & english
+    for name, (y_safe, y_routing) in targets.items():
+        low_safe, low_routing = class_floors[name]
+        sets = {}
+        for key, rows, margin in (("", fit, 1.0), ("english_", en, ENGLISH_SAFE_MARGIN)):
+            if rows.sum() < 20:
+                continue
+            x, sw = features[rows], sample_weight[rows]
+            sets[f"{key}safe"] = tuple(float(v) for v in fit_safe(x, y_safe[rows], margin, low_safe, sw))
+            sets[f"{key}routing"] = tuple(float(v) for v in fit_routing(x, y_routing[rows], low_routing, kinds[rows]))
+        weights[name] = LinearWeights(**sets)
+    return weights
 
 
 def weights_document(cal: Calibration, command: str) -> dict[str, Any]:
@@ -166,7 +199,7 @@ def sample_document(cal: Calibration, *, size: int = 320, min_per_kind: int = 12
     """
     held = [i for i, r in enumerate(cal.requests) if r.held_out]
     chosen: list[int] = []
-    for kind in KINDS:
+    for kind in (*KINDS, *(f"agent:{k}" for k in AGENT_KINDS)):
         pool = [i for i in held if cal.requests[i].kind == kind
                 and len(json.dumps(cal.requests[i].payload, ensure_ascii=False)) <= max_chars]
         if not pool:

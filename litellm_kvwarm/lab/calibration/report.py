@@ -13,14 +13,15 @@ from pathlib import Path
 import numpy as np
 
 from ...tokens import ANY_FAMILY, FEATURES, SAMPLE_CHARS
-from .estimator_speed import CostRow
 from .dataset import KINDS
+from .estimator_speed import CostRow
 from .evaluate import TARGETS, Metrics, meets_targets
 from .pipeline import Calibration
+from .report_agent import AGENT_CHART, agent_misses, agent_section, write_agent_chart
 
 __all__ = ["render_markdown", "write_charts"]
 
-CHARTS = ("estimator_ratios.png", "estimator_kinds.png")
+CHARTS = ("estimator_ratios.png", "estimator_kinds.png", AGENT_CHART)
 
 
 def _pct(v: float) -> str:
@@ -65,24 +66,37 @@ def render_markdown(cal: Calibration, costs: Sequence[CostRow], *, command: str,
         "tool schemas: every non-ASCII one, every 10th English one) and, because the bundled ShareGPT holds no "
         "conversation that is mostly CJK or another non-Latin script, `dataset-build` prose in 39 languages cut into "
         "alternating turns (real-language text, synthetic conversations; `calibration/multilingual.py`), up to 3 "
-        "requests per conversation, split by "
+        "requests per conversation, and agent-shaped requests whose tool results hold real code, JSON, logs, diffs, "
+        "docs, prose in five script groups and symbol runs (see *Agent-shaped requests*), split by "
         f"conversation into a fit half ({int((~held).sum())} requests) and a held-out half ({int(held.sum())} requests). "
         "**All numbers below are held-out.** *ratio* is the seed estimator (characters ÷ 3 safe, ÷ 4 routing); "
         "*calibrated* the linear estimator with the family's weights; *any* the weights that hold across all families "
         "(used when the served model's family cannot be told).",
         "",
         "How the estimates are computed (`litellm_kvwarm/tokens.py`): one pass collects the text the template will "
-        "render (message text, tool calls and results, tool schemas as JSON) and counts, at C speed, eleven character "
-        "classes (ASCII letters, digits, spaces, line breaks/tabs, other ASCII, accented Latin U+0080–U+017F, other "
-        "2-byte scripts, punctuation/symbols U+2000–U+2FFF, CJK/kana/Hangul, other 3-byte, 4-byte) plus a *dense* score (per 256-byte block, letters and digits beyond 5 per separator: base64, "
+        "render (message text, tool calls and results, tool schemas as JSON) and counts, at C speed, fifteen character "
+        "classes (ASCII letters, digits, spaces, *indent* — spaces in runs of two or more, which byte-level BPEs "
+        "merge into one token —, line breaks/tabs, other ASCII, accented Latin U+0080–U+017F, Cyrillic, other "
+        "2-byte scripts, general punctuation U+2000–U+203F, other symbols U+2040–U+2FFF, CJK/kana/Hangul, Indic/Thai "
+        "U+0800–U+0FFF, other 3-byte, 4-byte) plus a *dense* score (per 256-byte block, letters and digits beyond 5 per separator: base64, "
         "hashes, URLs, long identifiers, which cost 2–3× more tokens per letter than prose and were the whole tail of "
-        "the first fit). Past "
+        "the first fit) and *indented lines* (line breaks followed by a space: byte-level BPEs spend about one token "
+        "per indentation run whatever its length, so source code is priced per run, not per space). Past "
         f"{SAMPLE_CHARS} characters the classes are counted on evenly spaced 256-character blocks and scaled up; the "
         "weights were fitted on features computed that same way, so sampling noise is inside the measured rates. "
         "*safe* = ⌈w_safe · x⌉ (+1,024 per image/audio part), *routing* = ⌊w_routing · x⌋, with x = (1, messages, "
-        "tool schemas, classes…, dense). Weights are fitted per family by quantile regression on the fit half "
-        "(`calibration/fit.py`: safe at the 99.9th percentile of relative error plus margins measured on the fit half, "
-        "routing at the 12th percentile, all weights ≥ 0 so more text never lowers an estimate). *any* is fitted to "
+        "tool schemas, classes…, dense, indented lines). Weights are fitted per family by quantile regression on the "
+        "fit half (`calibration/fit.py`: safe at the 99.9th percentile of relative error plus margins measured on the "
+        "fit half; routing aimed at a median of 0.95 of the truth *per content kind* — every kind weighs alike and "
+        "gets its own quantile, moved round by round (`fit.ROUTING_ROUNDS`) toward a fit-half median of 0.95 — "
+        "then scaled down if needed so that ≥ 82% of the fit half is at or below the truth; all weights ≥ 0 so more "
+        "text never lowers an estimate). Every non-ASCII class "
+        "has a per-family floor (`calibration/floors.py`): its safe weight is at least the most tokens per character "
+        "the family's tokenizer spent on that class's text in any fit request, or the byte-level bound (2 / 3 / 4 "
+        "tokens per 2- / 3- / 4-byte character) where the data holds under 20 such requests and always for the "
+        "heterogeneous *symbols* and 4-byte classes; its routing weight is at least half the 10th-percentile rate; "
+        "*indented lines* have a routing floor of 1.5 tokens (the run's own token, measured 0.96–1.00 per family, plus "
+        "half a word: the fit otherwise priced runs at 0 and indented code read 0.77×). *any* is fitted to "
         "the largest count across families (safe) and the smallest (routing): its safe bound holds for every family, "
         "its routing estimate leans low for every family, and so its routing median falls under 0.9 for the families "
         "that count more tokens (their template adds a long system preamble, or their vocabulary is smaller); use "
@@ -115,6 +129,7 @@ def render_markdown(cal: Calibration, costs: Sequence[CostRow], *, command: str,
             table = cal.table(family, kind=kind)
             lines.append(_row(f"{family} calibrated", table["calibrated"]))
             lines.append(_row(f"{family} ratio", table["ratio"]))
+    lines += [""] + agent_section(cal, families)
     lines += ["", "## Cost per request", ""]
     lines.append(
         "µs per `estimate_request` call on the request body (best of up to 300 rounds of ~2 ms; `bench.py`), real "
@@ -148,10 +163,9 @@ def render_markdown(cal: Calibration, costs: Sequence[CostRow], *, command: str,
         for name, values in (("safe", w.safe), ("routing", w.routing)):
             lines.append(f"| {family} | {name} | " + " | ".join(f"{v:.3f}" for v in values) + " |")
     if charts:
-        lines += ["", "## Charts", ""]
-        lines.append("![estimate / truth, held out](estimator_ratios.png)")
-        lines.append("")
-        lines.append("![safe shortfalls and routing excess per kind](estimator_kinds.png)")
+        lines += ["", "## Charts", "", "![estimate / truth, held out](estimator_ratios.png)", "",
+                  "![safe shortfalls and routing excess per kind](estimator_kinds.png)", "",
+                  f"![agent-shaped requests: routing per kind]({AGENT_CHART})"]
     return "\n".join(lines) + "\n"
 
 
@@ -197,18 +211,33 @@ def _known_gaps(cal: Calibration, families: Sequence[str], costs: Sequence[CostR
         "looseness costs: the clamp counts exactly (`/tokenize`) before cutting `max_tokens`, so it costs an exact "
         "count on requests near the window; only a backend without `/tokenize` gets `max_tokens` cut more than "
         "needed.",
-        "- **Routing leans far low on non-Latin scripts**: median routing ÷ truth "
+        "- **Routing on non-Latin scripts spreads most**: median routing ÷ truth "
         f"{_span([m.routing_median_ratio for m in kind['cjk']])} on CJK and "
-        f"{_span([m.routing_median_ratio for m in kind['other non-Latin']])} on other non-Latin requests (the cheapest "
-        "script in a class sets its routing weight). Such sessions are escalated late; the reactive backstop catches "
-        "the turn that overflows.",
-        "- **Routing on code leans high**: routing is above the truth on "
-        f"{_span([100 * m.routing_above for m in kind['code']], '.0f')}% of *code* requests (indentation runs cost "
-        "far fewer tokens than their spaces); over all requests it stays within the target.",
+        f"{_span([m.routing_median_ratio for m in kind['other non-Latin']])} on other non-Latin ShareGPT/prose "
+        "requests: one weight per class covers languages whose cost differs within it (Russian vs Ukrainian or "
+        "Bulgarian in *cyrillic*, Greek vs Hebrew vs Arabic in *utf8_2*, Hindi vs Bengali vs Thai in *indic*).",
+        "- **Routing leans less low than before**: aiming every kind at 0.95 puts routing above the truth on "
+        f"{_span([100 * cal.table(f)['calibrated'].routing_above for f in families], '.0f')}% of the held-out "
+        "requests per family (target ≤ 20%; the previous single 12th-percentile fit: 4–7%), and on "
+        f"{_span([100 * m.routing_above for m in kind['code']], '.0f')}% of ShareGPT/BFCL *code* requests. A request "
+        "whose routing estimate is a few percent high is escalated a little early; the safe bound is unaffected.",
         "- **The multilingual conversations are synthetic**: `dataset-build`'s text is real language (LLM-written "
         "monolingual prose), but its turns are cut here; real multilingual chat logs were not found offline. BFCL live "
         "prompts are real but single-turn.",
     ]
+    misses = agent_misses(cal, families)
+    if misses:
+        listed = ", ".join(f"{k}/{f} {v:.2f}" for k, f, v in misses)
+        lines.append(
+            "- **Agent routing medians outside 0.90–1.00** (kind/family median): " + listed + ". Every kind is "
+            "aimed at 0.95 on the fit half, but routing is still one linear function per family (two with the "
+            "English regime), so kinds compete for shared weights, and the held-out documents of a kind are not "
+            "its fit documents. The causes of what was left outside when this was written: Cyrillic (one *cyrillic* weight "
+            "for Russian and for Ukrainian or Bulgarian, which cost up to ~1.5× more tokens per letter: compare "
+            "`prose:rus` with `prose:ukr` and `prose:bul` in *Per source*; the held-out mix differs from the fit mix), Arabic in llama3 (Arabic and Hebrew share *utf8_2* and "
+            "differ ~2× in its vocabulary), logs (timestamps, hex ids, paths and aligned columns, whose cost per "
+            "character varies from one log file to the next), and a few cells within 0.01–0.03 of the band. A low cell is escalated late (the reactive "
+            "backstop catches the turn that overflows); a cell above 1.00 is escalated a little early.")
     if any_low:
         lines.append(f"- *any* routing median is under {TARGETS['routing_median_ratio']} for {', '.join(any_low)}: by "
                      "design it leans low for all families; family weights meet the target.")
@@ -268,4 +297,4 @@ def write_charts(cal: Calibration, directory: Path) -> list[Path]:
     kinds = directory / CHARTS[1]
     fig.savefig(kinds, dpi=90)
     plt.close(fig)
-    return [ratios, kinds]
+    return [ratios, kinds, write_agent_chart(cal, directory)]

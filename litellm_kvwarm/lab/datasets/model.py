@@ -42,6 +42,8 @@ class Conversation:
     turns: list[list[Message]]
     tools: list[dict[str, Any]] | None = None
     meta: dict[str, Any] = field(default_factory=dict)
+    # The wire format a replay sends it in (:mod:`.agent_formats`): "chat", "messages" or "responses".
+    api: str = "chat"
 
     @property
     def messages(self) -> list[Message]:

@@ -14,10 +14,12 @@ What runs (all local, no GPU, Redis or network), once per *arm*:
   processes: nothing is cached on either backend when its replay begins.
 
 Each conversation (the longest ShareGPT ones, then the largest BFCL long-context
-tool-calling one) is replayed request by request with ``model: "fast"``: the recorded
+tool-calling ones) is replayed request by request with ``model: "fast"``: the recorded
 history (recorded assistant replies, not the emulator's filler) plus the next user message
-or tool result, streamed with ``stream_options.include_usage`` so TTFT is measured at the
-client.  The replay starts at the last request whose estimate is below ``--start-fraction``
+or tool result, streamed (chat: with ``stream_options.include_usage``) so TTFT is measured at
+the client.  ShareGPT goes to ``/v1/chat/completions``; by default the largest BFCL conversation
+goes to ``/v1/messages`` as Anthropic Messages and the next to ``/v1/responses`` as Responses
+(``DemoOptions.bfcl_apis``; :mod:`.send`), the way agent clients send their tool loops.  The replay starts at the last request whose estimate is below ``--start-fraction``
 of the fast window (everything before it is sent as history in that first request, so it is
 prefilled on fast once) and stops ``--turns-after-escalation`` requests after the first one
 served by ``slow``: the *escalated turn*.  Requests follow each other back to back unless
@@ -27,7 +29,8 @@ emulators' request logs tell, per request, which backend(s) got it, with what
 and which warms (slow requests with ``max_tokens=1``) landed meanwhile.
 
 Modules: :mod:`.settings` (the backends, arms and options), :mod:`.stack` (the processes of one
-arm and their request logs), :mod:`.replay` (sending the requests, streaming, matching the logs;
+arm and their request logs), :mod:`.send` (one request's body in its API, its stream read),
+:mod:`.replay` (sending the requests in order, matching the logs;
 :func:`run_arm` returns an :class:`ArmResult`), :mod:`.rows` (what a replay records, the totals),
 :mod:`.compare` (pure: pairs the escalated turns of ``warm-on`` and ``warm-off``), :mod:`.report`
 (printed rows, summaries, the comparison, the JSON document) and :mod:`.run` (:func:`run_demo`:
@@ -38,7 +41,8 @@ the arms, the printout, the chart written by every run, by default to
 from __future__ import annotations
 
 from .compare import EscalatedTurn, EscalationComparison, compare, comparison_totals, escalated_turn, explain
-from .replay import load_conversations, replay_conversation, replay_start, request_body, run_arm, stream_chat
+from .replay import load_conversations, replay_conversation, replay_start, run_arm
+from .send import estimate_wire, request_body, stream_chat, stream_request, wire_body
 from .report import (
     HEADER,
     RowPrinter,
@@ -55,6 +59,8 @@ from .settings import (
     ARMS,
     DECODE_TPS,
     DEFAULT_ARMS,
+    DEFAULT_BFCL_APIS,
+    DEFAULT_SHAREGPT_APIS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_SHAREGPT_CONVERSATIONS,
     DEFAULT_START_FRACTION,
@@ -95,6 +101,8 @@ __all__ = [
     "BackendTotals",
     "DECODE_TPS",
     "DEFAULT_ARMS",
+    "DEFAULT_BFCL_APIS",
+    "DEFAULT_SHAREGPT_APIS",
     "DEFAULT_CHART_PATH",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_SHAREGPT_CONVERSATIONS",
@@ -135,6 +143,7 @@ __all__ = [
     "compare",
     "comparison_totals",
     "escalated_turn",
+    "estimate_wire",
     "explain",
     "format_comparison",
     "format_header",
@@ -154,6 +163,8 @@ __all__ = [
     "scaled_cooldown_s",
     "start_stack",
     "stream_chat",
+    "stream_request",
     "summarize",
+    "wire_body",
     "write_chart",
 ]

@@ -44,6 +44,7 @@ class EscalationComparison:
     source: str
     warm_on: EscalatedTurn | None
     warm_off: EscalatedTurn | None
+    api: str = "chat"  # the API the conversation was replayed through
 
     @property
     def ratio(self) -> float | None:
@@ -91,8 +92,9 @@ def compare(warm_on_rows: Sequence[TurnRow], warm_off_rows: Sequence[TurnRow]) -
 
     on, off = by_conversation(warm_on_rows), by_conversation(warm_off_rows)
     sources = {r.conversation: r.source for r in [*warm_on_rows, *warm_off_rows]}
+    apis = {r.conversation: r.api for r in [*warm_on_rows, *warm_off_rows]}
     return [
-        EscalationComparison(conversation=cid, source=sources[cid], warm_on=escalated_turn(on.get(cid, [])),
+        EscalationComparison(conversation=cid, source=sources[cid], api=apis[cid], warm_on=escalated_turn(on.get(cid, [])),
                              warm_off=escalated_turn(off.get(cid, [])))
         for cid in [*on, *(c for c in off if c not in on)]
     ]

@@ -2,34 +2,33 @@
 what the backends logged for them.
 
 A request is the conversation's recorded history up to an assistant message (recorded replies,
-not the emulator's filler) with ``model: "fast"``, streamed with ``stream_options.include_usage``
-so time to first token (TTFT, seconds) is measured at the client (:mod:`litellm_kvwarm.lab.sse`).
+not the emulator's filler) with ``model: "fast"``, streamed in the conversation's API (:mod:`.send`:
+chat, Anthropic Messages or Responses) so time to first token (TTFT, seconds) is measured at the
+client (:mod:`litellm_kvwarm.lab.sse`).
 The replay starts at :func:`replay_start` (earlier turns go as history in the first request) and
 stops ``turns_after_escalation`` requests after the first one served by ``slow``, or at the first
 client-visible error (the history would diverge from what the backend saw).  Estimates are the
-plugin's own (:data:`~.settings.PLUGIN_ESTIMATOR`), in tokens.
+plugin's own (:data:`~.settings.PLUGIN_ESTIMATOR`), in tokens, of the body as sent.
 """
 
 from __future__ import annotations
 
-import json
 import time
+from dataclasses import replace
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable
+from typing import TYPE_CHECKING, Callable
 
 import httpx
 
 from ...tokens import estimate_request
-from ..datasets import Conversation, RequestPoint, bfcl_conversation, longest_sharegpt
-from ..sse import read_stream
+from ..datasets import API_PATHS, Conversation, bfcl_conversations, longest_sharegpt
 from .rows import ArmResult, TurnRow, backend_totals, is_warm, summarize
+from .send import estimate_wire, request_body, stream_chat, stream_request, wire_body  # noqa: F401 (re-exported)
 from .settings import (
-    FAST_GROUP,
     FAST_WINDOW,
     PLUGIN_ESTIMATOR,
     REQUEST_TIMEOUT_S,
-    SESSION_HEADER,
     SLOW_GROUP,
     WARM_THRESHOLD,
     Arm,
@@ -40,33 +39,26 @@ from .stack import Stack, chat_entries, new_entries, start_stack
 if TYPE_CHECKING:
     from .report import RowPrinter
 
+BFCL_CATEGORY = "multi_turn_long_context"
+
 __all__ = ["load_conversations", "replay_conversation", "replay_start", "request_body", "run_arm", "stream_chat"]
 
 
 def load_conversations(options: DemoOptions) -> list[Conversation]:
-    """The longest ``options.sharegpt_conversations`` ShareGPT conversations, then (``options.bfcl``)
-    the largest BFCL long-context one; :class:`~litellm_kvwarm.lab.datasets.DatasetUnavailable`
-    when a data package is missing."""
+    """The longest ``options.sharegpt_conversations`` ShareGPT conversations (each in its API of
+    ``options.sharegpt_apis``, the rest chat), then
+    (``options.bfcl``) one BFCL long-context conversation per entry of ``options.bfcl_apis``, largest
+    first, each replayed in that API (``"chat"``, ``"messages"``, ``"responses"``);
+    :class:`~litellm_kvwarm.lab.datasets.DatasetUnavailable` when a data package is missing."""
     conversations: list[Conversation] = []
     if options.sharegpt_conversations > 0:
-        conversations += longest_sharegpt(options.sharegpt_conversations, min_turns=4)
-    if options.bfcl:
-        conversations.append(bfcl_conversation())
+        sharegpt = longest_sharegpt(options.sharegpt_conversations, min_turns=4)
+        apis = (*options.sharegpt_apis, *("chat",) * len(sharegpt))
+        conversations += [replace(c, api=api) for c, api in zip(sharegpt, apis)]
+    if options.bfcl and options.bfcl_apis:
+        largest = sorted(bfcl_conversations(BFCL_CATEGORY), key=lambda c: (-c.chars, c.id))
+        conversations += [replace(c, api=api) for c, api in zip(largest, options.bfcl_apis)]
     return conversations
-
-
-def request_body(conversation: Conversation, point: RequestPoint, max_tokens: int) -> dict[str, Any]:
-    """The streamed chat request the client sends at ``point`` (``model: "fast"``)."""
-    body: dict[str, Any] = {
-        "model": FAST_GROUP,
-        "messages": point.messages,
-        "max_tokens": max_tokens,
-        "stream": True,
-        "stream_options": {"include_usage": True},
-    }
-    if conversation.tools:
-        body["tools"] = conversation.tools
-    return body
 
 
 def replay_start(conversation: Conversation, start_fraction: float, window: int = FAST_WINDOW) -> int:
@@ -83,35 +75,7 @@ def replay_start(conversation: Conversation, start_fraction: float, window: int 
 
 
 
-def stream_chat(client: httpx.Client, stack: Stack, body: dict[str, Any], session: str) -> dict[str, Any]:
-    """POST ``body`` to the proxy's ``/v1/chat/completions`` and read the stream to its end.
-
-    Returns ``status``, ``header_group`` (``x-litellm-model-group``), ``ttft_s`` (to the first chunk
-    with choices), ``usage`` (the last one streamed), ``error`` (a non-200 body, or the last error
-    event of the stream, both cut to 500 characters) and ``total_s``; seconds on ``time.monotonic``.
-    ``httpx.HTTPError`` propagates.
-    """
-    headers = {"Authorization": f"Bearer {stack.proxy.master_key}", SESSION_HEADER: session}
-    began = time.monotonic()
-    out: dict[str, Any] = {"status": 0, "ttft_s": None, "usage": None, "error": None, "header_group": None}
-    with client.stream("POST", stack.proxy.base_url + "/v1/chat/completions", json=body,
-                       headers=headers, timeout=REQUEST_TIMEOUT_S) as response:
-        out["status"] = response.status_code
-        out["header_group"] = response.headers.get("x-litellm-model-group")
-        if response.status_code != 200:
-            out["error"] = response.read().decode("utf-8", errors="replace")[:500]
-            out["total_s"] = time.monotonic() - began
-            return out
-        result = read_stream(response.iter_lines(), began=began)
-        if result.errors:
-            out["error"] = json.dumps(result.errors[-1]["error"])[:500]
-        out["ttft_s"] = result.ttft_s
-        out["usage"] = result.usage
-    out["total_s"] = time.monotonic() - began
-    return out
-
-
-_ATTEMPT_KEYS = ("group", "status", "max_tokens", "prompt_tokens", "cached_tokens", "stream", "ttft_s", "error")
+_ATTEMPT_KEYS = ("group", "endpoint", "status", "max_tokens", "prompt_tokens", "cached_tokens", "stream", "ttft_s", "error")
 
 
 def replay_conversation(conversation: Conversation, arm: Arm, stack: Stack, options: DemoOptions,
@@ -134,10 +98,11 @@ def replay_conversation(conversation: Conversation, arm: Arm, stack: Stack, opti
             break
         if rows and think_s > 0:
             time.sleep(think_s)
-        body = request_body(conversation, point, options.max_tokens)
-        estimate = estimate_request(body, estimator=PLUGIN_ESTIMATOR)
+        body = wire_body(conversation, point, options.max_tokens)
+        estimate = estimate_wire(conversation.api, body)
         row = TurnRow(
-            arm=arm.name, conversation=conversation.id, source=conversation.source, request=number,
+            arm=arm.name, conversation=conversation.id, source=conversation.source, api=conversation.api,
+            request=number,
             turn=f"{point.turn}.{point.step}" if multi_step else str(point.turn),
             messages=len(point.messages), estimate_routing=estimate.routing, estimate_safe=estimate.safe,
             max_tokens_requested=options.max_tokens,
@@ -145,7 +110,7 @@ def replay_conversation(conversation: Conversation, arm: Arm, stack: Stack, opti
         )
         crossed = crossed or row.crossed_threshold
         try:
-            result = stream_chat(client, stack, body, session)
+            result = stream_request(client, stack, conversation.api, body, session)
         except httpx.HTTPError as exc:
             result = {"status": 0, "error": f"{type(exc).__name__}: {exc}", "ttft_s": None, "usage": None,
                       "header_group": None, "total_s": None}
@@ -194,7 +159,7 @@ def run_arm(arm: Arm, conversations: list[Conversation], starts: dict[str, int],
             for index, conversation in enumerate(conversations, start=1):
                 start = starts.get(conversation.id, 1)
                 say(f"[{arm.name}] conversation {index}/{len(conversations)}: {conversation.id} "
-                    f"({conversation.source}, {len(conversation.turns)} turns, {conversation.chars:,} chars"
+                    f"({conversation.source}, via {API_PATHS[conversation.api]}, {len(conversation.turns)} turns, {conversation.chars:,} chars"
                     f"{', %d tools' % len(conversation.tools) if conversation.tools else ''}); "
                     + (f"replay from request {start}, the {start - 1} before it sent as history"
                        if start > 1 else "replay from the first request"))

@@ -38,7 +38,7 @@ __all__ = ["HEADER", "RowPrinter", "format_comparison", "format_header", "format
            "is_interesting", "payload"]
 
 HEADER = (
-    f"  {'req':>3} {'turn':>5} {'msgs':>4} {'est.route':>9} {'est.safe':>8} {'prompt':>7} "
+    f"  {'req':>3} {'api':>9} {'turn':>5} {'msgs':>4} {'est.route':>9} {'est.safe':>8} {'prompt':>7} "
     f"{'served':>6} {'max_tok':>7} {'ttft_s':>7} {'cached':>7} {'attempts':<10} note"
 )
 
@@ -71,7 +71,7 @@ def format_row(row: TurnRow) -> str:
     if row.error:
         notes.append(f"error: {row.error[:80]}")
     return (
-        f"  {row.request:>3} {row.turn:>5} {row.messages:>4} {row.estimate_routing:>9} {row.estimate_safe:>8} "
+        f"  {row.request:>3} {row.api:>9} {row.turn:>5} {row.messages:>4} {row.estimate_routing:>9} {row.estimate_safe:>8} "
         f"{_fmt(row.prompt_tokens):>7} {_fmt(row.group):>6} {_fmt(row.max_tokens_backend):>7} "
         f"{_fmt(row.ttft_s, '.3f'):>7} {_fmt(row.cached_tokens):>7} {attempts:<10} {'; '.join(notes)}"
     )
@@ -134,6 +134,11 @@ def _cached_cell(turn: EscalatedTurn | None) -> str:
         return "-"
     return f"{turn.cached_tokens:,}/{turn.prompt_tokens:,} ({turn.cached_fraction:.0%})"
 
+def _label(item: EscalationComparison) -> str:
+    """``id (source)``, with the API first when it is not chat: ``id (messages, bfcl:...)``."""
+    return f"{item.conversation} ({'' if item.api == 'chat' else item.api + ', '}{item.source})"
+
+
 def format_comparison(items: Sequence[EscalationComparison], totals: dict[str, Any], time_scale: float) -> str:
     lines = [
         "comparison: the escalated turn (first request of a conversation served by slow), warm-ahead on vs off",
@@ -144,7 +149,7 @@ def format_comparison(items: Sequence[EscalationComparison], totals: dict[str, A
         on, off = item.warm_on, item.warm_off
         req = on.request if on else (off.request if off else None)
         lines.append(
-            f"  {(item.conversation + ' (' + item.source + ')')[:36]:<36} {_fmt(req):>4} "
+            f"  {_label(item)[:36]:<36} {_fmt(req):>4} "
             f"{_fmt(on and on.ttft_s, '.3f'):>9} {_cached_cell(on):>24} "
             f"{_fmt(off and off.ttft_s, '.3f'):>10} {_cached_cell(off):>24} "
             f"{_fmt(item.ratio, '.1f') + 'x' if item.ratio else '-':>6} "
@@ -190,9 +195,11 @@ def format_header(options: DemoOptions, arms: Sequence[Arm], conversations: int)
 
 
 def payload(options: DemoOptions, results: list[ArmResult], starts: dict[str, int],
-            comparison: list[EscalationComparison] | None, totals: dict[str, Any] | None) -> dict[str, Any]:
+            comparison: list[EscalationComparison] | None, totals: dict[str, Any] | None,
+            apis: dict[str, str] | None = None) -> dict[str, Any]:
     """The JSON document of a run: ``options``, ``replay_start`` (conversation id -> first replayed
-    request), ``arms`` (per arm: ``arm``, ``env``, ``summary``, ``backend``, ``rows``) and ``comparison``
+    request), ``apis`` (conversation id -> the API it went through: ``"chat"``, ``"messages"``,
+    ``"responses"``; every row also carries its ``api``), ``arms`` (per arm: ``arm``, ``env``, ``summary``, ``backend``, ``rows``) and ``comparison``
     (``rows`` per conversation, ``totals``; ``None`` unless both ``warm-on`` and ``warm-off`` ran)."""
     def turn(t: EscalatedTurn | None) -> dict[str, Any] | None:
         return None if t is None else dict(asdict(t), cached_fraction=t.cached_fraction)
@@ -200,6 +207,7 @@ def payload(options: DemoOptions, results: list[ArmResult], starts: dict[str, in
     return {
         "options": {k: (str(v) if isinstance(v, Path) else v) for k, v in asdict(options).items()},
         "replay_start": starts,
+        "apis": apis or {},
         "arms": [
             {"arm": asdict(r.arm), "env": r.env, "summary": asdict(r.summary), "backend": asdict(r.backend),
              "rows": [dict(asdict(row), escalated_proactively=row.escalated_proactively,
@@ -208,7 +216,7 @@ def payload(options: DemoOptions, results: list[ArmResult], starts: dict[str, in
             for r in results
         ],
         "comparison": None if comparison is None else {
-            "rows": [{"conversation": i.conversation, "source": i.source, "warm_on": turn(i.warm_on),
+            "rows": [{"conversation": i.conversation, "source": i.source, "api": i.api, "warm_on": turn(i.warm_on),
                       "warm_off": turn(i.warm_off), "ratio": i.ratio, "server_ratio": i.server_ratio,
                       "below_target_because": explain(i, time_scale=options.time_scale)} for i in comparison],
             "totals": totals,

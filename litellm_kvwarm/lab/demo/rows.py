@@ -19,7 +19,9 @@ __all__ = ["ArmResult", "BackendTotals", "Summary", "TurnRow", "backend_totals",
 @dataclass
 class TurnRow:
     """One replayed request.  ``turn`` is ``"7"`` (ShareGPT) or ``"2.3"`` (BFCL turn.step);
-    ``request`` is the request's number in the whole conversation (the replay may start later)."""
+    ``request`` is the request's number in the whole conversation (the replay may start later);
+    ``api`` is the API it was sent through (``"chat"``, ``"messages"``, ``"responses"``; the backend
+    rows are ``/v1/chat/completions`` for the first two, ``/v1/responses`` for the third)."""
 
     arm: str
     conversation: str
@@ -30,6 +32,7 @@ class TurnRow:
     estimate_routing: int
     estimate_safe: int
     max_tokens_requested: int
+    api: str = "chat"
     crossed_threshold: bool = False  # first replayed row whose estimate >= the warm threshold
     status: int = 0
     prompt_tokens: int | None = None

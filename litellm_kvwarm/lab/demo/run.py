@@ -22,7 +22,7 @@ from .compare import EscalationComparison, compare, comparison_totals
 from .replay import load_conversations, replay_start, run_arm
 from .report import RowPrinter, format_comparison, format_header, format_summary, payload
 from .rows import ArmResult
-from .settings import ARMS, DEFAULT_ARMS, WARM_OFF, WARM_ON, Arm, DemoError, DemoOptions
+from .settings import ARMS, DEFAULT_ARMS, DEFAULT_BFCL_APIS, DEFAULT_SHAREGPT_APIS, WARM_OFF, WARM_ON, Arm, DemoError, DemoOptions
 
 __all__ = ["DEFAULT_CHART_PATH", "main_demo", "run_demo", "write_chart"]
 
@@ -65,6 +65,7 @@ def run_demo(options: DemoOptions, arms: list[Arm], *, json_path: Path | None = 
     if not conversations:
         raise DemoError("no conversations selected (--conversations 0 and --no-bfcl)")
     starts = {c.id: replay_start(c, options.start_fraction) for c in conversations}
+    apis = {c.id: c.api for c in conversations}
     say(f"  loaded in {time.monotonic() - began:.1f}s")
     say(format_header(options, arms, len(conversations)))
     workdir_owner = None
@@ -89,11 +90,11 @@ def run_demo(options: DemoOptions, arms: list[Arm], *, json_path: Path | None = 
             totals = comparison_totals(comparison, by_name[WARM_ON], by_name[WARM_OFF])
             say(format_comparison(comparison, totals, options.time_scale))
         if chart_path is not None:
-            write_chart(payload(options, results, starts, comparison, totals), Path(chart_path), say,
+            write_chart(payload(options, results, starts, comparison, totals, apis), Path(chart_path), say,
                         command=command)
     finally:
         if json_path is not None and results:
-            Path(json_path).write_text(json.dumps(payload(options, results, starts, comparison, totals), indent=2))
+            Path(json_path).write_text(json.dumps(payload(options, results, starts, comparison, totals, apis), indent=2))
             say(f"rows written to {json_path}")
         if workdir_owner is not None:
             workdir_owner.cleanup()
@@ -113,6 +114,8 @@ def main_demo(args: Any, out: TextIO = sys.stdout, *, command: str = "kvwarm dem
         time_scale=args.time_scale,
         sharegpt_conversations=args.conversations,
         bfcl=not args.no_bfcl,
+        bfcl_apis=tuple(getattr(args, "bfcl_api", None) or DEFAULT_BFCL_APIS),
+        sharegpt_apis=tuple(getattr(args, "sharegpt_api", None) or DEFAULT_SHAREGPT_APIS),
         max_tokens=args.max_tokens,
         turns_after_escalation=args.turns_after_escalation,
         start_fraction=args.start_fraction,

@@ -16,7 +16,7 @@ from ...tokens import calibrated_estimator
 
 __all__ = [
     "ARMS", "DECODE_TPS", "DEFAULT_ARMS", "DEFAULT_MAX_TOKENS", "DEFAULT_SHAREGPT_CONVERSATIONS",
-    "DEFAULT_START_FRACTION", "DEFAULT_THINK_TIME_S", "DEFAULT_TIME_SCALE", "DEFAULT_TURNS_AFTER_ESCALATION",
+    "DEFAULT_BFCL_APIS", "DEFAULT_SHAREGPT_APIS", "DEFAULT_START_FRACTION", "DEFAULT_THINK_TIME_S", "DEFAULT_TIME_SCALE", "DEFAULT_TURNS_AFTER_ESCALATION",
     "FAST_GROUP", "FAST_MODEL", "FAST_PREFILL_TPS", "FAST_WINDOW", "LOG_SETTLE_S", "MAX_REQUESTS_PER_CONVERSATION",
     "MIN_WARM_COOLDOWN_S", "PLUGIN_ESTIMATOR", "REQUEST_TIMEOUT_S", "SESSION_HEADER", "SLOW_GROUP", "SLOW_MODEL",
     "SLOW_PREFILL_TPS", "SLOW_WINDOW", "TARGET_TTFT_RATIO", "UNSCALED_WARM_COOLDOWN_S", "WARM_OFF", "WARM_ON",
@@ -47,6 +47,13 @@ DEFAULT_TURNS_AFTER_ESCALATION = 1
 DEFAULT_START_FRACTION = 0.5
 DEFAULT_THINK_TIME_S = 0.0
 MAX_REQUESTS_PER_CONVERSATION = 80
+# The BFCL conversations replayed (largest first), one per entry, each in that API: an agent's
+# tool loop as Anthropic Messages (/v1/messages) and as Responses (/v1/responses); ShareGPT stays chat.
+DEFAULT_BFCL_APIS = ("messages", "responses")
+#: API of each ShareGPT conversation, longest first (the rest: chat). The second goes through
+#: ``/v1/messages``: a conversation that grows turn by turn, so warm-ahead shows on that API too
+#: (the BFCL loops jump from under the warm threshold straight past the window).
+DEFAULT_SHAREGPT_APIS = ("chat", "messages")
 # The plugin's cooldown is in real seconds; the demo scales it like the emulated time.
 UNSCALED_WARM_COOLDOWN_S = DEFAULT_WARM_COOLDOWN_S
 MIN_WARM_COOLDOWN_S = 0.001  # the setting must be > 0 (time scale 0 would give 0)
@@ -101,6 +108,8 @@ class DemoOptions:
     time_scale: float = DEFAULT_TIME_SCALE
     sharegpt_conversations: int = DEFAULT_SHAREGPT_CONVERSATIONS
     bfcl: bool = True
+    bfcl_apis: tuple[str, ...] = DEFAULT_BFCL_APIS  # one BFCL conversation per API, largest first
+    sharegpt_apis: tuple[str, ...] = DEFAULT_SHAREGPT_APIS  # API per ShareGPT conversation, longest first (rest: chat)
     max_tokens: int = DEFAULT_MAX_TOKENS
     turns_after_escalation: int = DEFAULT_TURNS_AFTER_ESCALATION
     start_fraction: float = DEFAULT_START_FRACTION

@@ -34,7 +34,7 @@ from .settings import (
     DemoOptions,
 )
 
-__all__ = ["Stack", "chat_entries", "new_entries", "start_stack"]
+__all__ = ["GENERATION_ENDPOINTS", "Stack", "chat_entries", "is_generation", "new_entries", "start_stack"]
 
 
 @dataclass
@@ -73,11 +73,22 @@ def start_stack(arm: Arm, options: DemoOptions, workdir: Path, stack: ExitStack,
     return Stack(fast=fast, slow=slow, proxy=proxy)
 
 
+#: The backend endpoints a replayed request (or its warm) reaches: chat and Messages (LiteLLM bridges
+#: Messages to chat for ``hosted_vllm``) on ``/v1/chat/completions``, Responses on ``/v1/responses``.
+GENERATION_ENDPOINTS = ("/v1/chat/completions", "/v1/responses")
+
+
+def is_generation(entry: dict[str, Any]) -> bool:
+    """A log entry of a chat completion or a Responses request (:data:`GENERATION_ENDPOINTS`)."""
+    return any(str(entry.get("endpoint") or "").endswith(path) for path in GENERATION_ENDPOINTS)
+
+
 def chat_entries(process: ManagedProcess, client: httpx.Client) -> list[dict[str, Any]]:
-    """The emulator's chat-completion log entries, oldest first (``httpx.HTTPStatusError`` on a non-2xx)."""
+    """The emulator's (or tap's) chat-completion and Responses log entries, oldest first
+    (``httpx.HTTPStatusError`` on a non-2xx)."""
     response = client.get(process.base_url + "/emulator/requests")
     response.raise_for_status()
-    return [e for e in response.json()["requests"] if "chat/completions" in str(e.get("endpoint"))]
+    return [e for e in response.json()["requests"] if is_generation(e)]
 
 
 def new_entries(stack: Stack, client: httpx.Client, seen: dict[str, int],

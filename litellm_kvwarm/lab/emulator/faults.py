@@ -16,8 +16,8 @@ Shape (every key optional; a key absent or ``null`` means no fault there)::
   byte every ``drip_interval_s`` seconds, for at least :data:`DRIP_MIN_DURATION_S`),
   ``"junk"`` (200, ``application/json``, a body that is not JSON) or ``"status:NNN"``
   (that status, 400-599, with :func:`status_reply`'s body).
-* ``completions`` (``/v1/chat/completions`` and ``/v1/completions``): ``status`` (400-599)
-  answers that status; ``hang: true`` never answers (until changed / client gone);
+* ``completions`` (``/v1/chat/completions``, ``/v1/completions`` and ``/v1/responses``):
+  ``status`` (400-599) answers that status; ``hang: true`` never answers (until changed / client gone);
   ``delay_s`` (seconds, not scaled by ``--time-scale``) waits first, then answers as the
   fault says (normally, without ``status`` or ``hang``); ``count`` is how many of the next
   requests the fault applies to (``null`` = all until cleared).

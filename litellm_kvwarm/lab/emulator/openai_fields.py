@@ -7,8 +7,8 @@ OpenAI answers for them, in its wording and error shape (``type: "invalid_reques
 OpenAI-compatible gateway or OpenAI itself: vLLM-only extras such as ``cache_salt``,
 ``priority``, ``top_k`` or ``chat_template_kwargs`` are unknown there.
 
-The lists follow OpenAI's API reference for ``POST /v1/chat/completions`` and the legacy
-``POST /v1/completions`` (late 2026), including deprecated fields that are still accepted
+The lists follow OpenAI's API reference for ``POST /v1/chat/completions``, the legacy
+``POST /v1/completions`` and ``POST /v1/responses`` (late 2026), including deprecated fields that are still accepted
 (``functions``, ``function_call``, ``max_tokens``, ``user``).
 """
 
@@ -18,7 +18,14 @@ from collections.abc import Mapping
 
 from .error_bodies import OpenAIApiError
 
-__all__ = ["CHAT_COMPLETION_FIELDS", "COMPLETION_FIELDS", "unknown_fields", "unrecognized_arguments"]
+__all__ = [
+    "CHAT_COMPLETION_FIELDS",
+    "COMPLETION_FIELDS",
+    "RESPONSES_FIELDS",
+    "unknown_fields",
+    "unknown_responses_fields",
+    "unrecognized_arguments",
+]
 
 CHAT_COMPLETION_FIELDS = frozenset({
     "messages", "model", "audio", "frequency_penalty", "function_call", "functions", "logit_bias", "logprobs",
@@ -32,6 +39,20 @@ COMPLETION_FIELDS = frozenset({
     "model", "prompt", "best_of", "echo", "frequency_penalty", "logit_bias", "logprobs", "max_tokens", "n",
     "presence_penalty", "seed", "stop", "stream", "stream_options", "suffix", "temperature", "top_p", "user",
 })
+
+
+RESPONSES_FIELDS = frozenset({
+    "model", "input", "background", "context_management", "conversation", "include", "instructions",
+    "max_output_tokens", "max_tool_calls", "metadata", "parallel_tool_calls", "previous_response_id", "prompt",
+    "prompt_cache_key", "prompt_cache_retention", "reasoning", "safety_identifier", "service_tier", "store",
+    "stream", "stream_options", "temperature", "text", "tool_choice", "tools", "top_logprobs", "top_p",
+    "truncation", "user",
+})
+
+
+def unknown_responses_fields(body: Mapping[str, object]) -> list[str]:
+    """Top-level keys of ``body`` OpenAI does not define for ``POST /v1/responses``."""
+    return [key for key in body if key not in RESPONSES_FIELDS]
 
 
 def unknown_fields(body: Mapping[str, object], chat: bool) -> list[str]:

@@ -18,6 +18,7 @@ from .error_bodies import ApiError, bad_request, model_not_found
 __all__ = [
     "Rejected",
     "adapter_key",
+    "cache_salt",
     "chat_prompt_ids",
     "check_model",
     "completion_prompt",
@@ -93,6 +94,16 @@ def chat_prompt_ids(body: dict[str, Any], config: EmulatorConfig) -> list[int]:
         response_format=body.get("response_format"),
         render_response_format=config.render_response_format,
     )
+
+
+def cache_salt(body: dict[str, Any]) -> str | None:
+    """The request's ``cache_salt`` (``None`` when absent); vLLM refuses one that is not a non-empty string."""
+    salt = body.get("cache_salt")
+    if salt is not None and (not isinstance(salt, str) or not salt):
+        raise Rejected(bad_request(
+            "Parameter 'cache_salt' must be a non-empty string if provided. (parameter=cache_salt)", "cache_salt"
+        ))
+    return salt
 
 
 def check_model(body: dict[str, Any], config: EmulatorConfig, *, required: bool) -> None:

@@ -26,6 +26,7 @@ from .openai_fields import unknown_fields, unrecognized_arguments
 from .request_body import (
     Rejected,
     adapter_key,
+    cache_salt,
     chat_prompt_ids,
     check_model,
     completion_prompt,
@@ -36,15 +37,15 @@ from .request_body import (
 from .request_log import make_entry
 from .state import EmulatorState
 
-__all__ = ["CHAT_PATH", "COMPLETIONS_PATH", "Generation", "add_generation_routes"]
+__all__ = ["CHAT_PATH", "COMPLETIONS_PATH", "Generation", "Job", "add_generation_routes"]
 
 CHAT_PATH = "/v1/chat/completions"
 COMPLETIONS_PATH = "/v1/completions"
 
 
 @dataclass
-class _Job:
-    """One admitted generation request."""
+class Job:
+    """One admitted generation request (``endpoint``: the route path it came in on)."""
 
     endpoint: str
     body: dict[str, Any]
@@ -79,11 +80,19 @@ class Generation:
                 return faulted
         return await self._admit(request, endpoint, arrived_at, None if fault is None else fault.describe())
 
+    def _budget_as_received(self, body: dict[str, Any]) -> Any:
+        """The output budget as the request carried it (the log's ``max_tokens``)."""
+        return max_tokens_as_received(body)
+
+    def _prompt_tokens_for_log(self, endpoint: str, body: dict[str, Any]) -> int | None:
+        """The prompt's length in tokens for the log of a faulted request; ``None`` if it has none."""
+        return prompt_tokens_or_none(body, endpoint == CHAT_PATH, self.config)
+
     def _record_rejected(self, endpoint: str, body: dict[str, Any], prompt_tokens: int | None, status: int,
                          error: str, fault: str | None) -> None:
         self.state.record(make_entry(
             endpoint=endpoint, model=body.get("model"), prompt_tokens=prompt_tokens,
-            max_tokens=max_tokens_as_received(body), status=status, error=error,
+            max_tokens=self._budget_as_received(body), status=status, error=error,
             stream=body.get("stream") is True, cache_salt=body.get("cache_salt") or None, fault=fault,
         ))
 
@@ -112,7 +121,7 @@ class Generation:
             body = await json_body(request)
         except Rejected:
             body = {}
-        prompt_tokens = prompt_tokens_or_none(body, endpoint == CHAT_PATH, self.config)
+        prompt_tokens = self._prompt_tokens_for_log(endpoint, body)
         self._record_rejected(endpoint, body, prompt_tokens, status, error, fault.describe())
         return reply
 
@@ -126,11 +135,7 @@ class Generation:
             if config.strict_fields and (unknown := unknown_fields(body, chat=endpoint == CHAT_PATH)):
                 raise Rejected(unrecognized_arguments(unknown))
             check_model(body, config, required=True)
-            salt = body.get("cache_salt")
-            if salt is not None and (not isinstance(salt, str) or not salt):
-                raise Rejected(bad_request(
-                    "Parameter 'cache_salt' must be a non-empty string if provided. (parameter=cache_salt)", "cache_salt"
-                ))
+            salt = cache_salt(body)
             stream = body.get("stream") is True
             if body.get("stream_options") is not None and not stream:
                 raise Rejected(bad_request("Stream options can only be defined when `stream=True`.", "stream_options"))
@@ -151,26 +156,26 @@ class Generation:
             return error_response(rejected.error)
 
         model = body["model"]
-        job = _Job(endpoint, body, prompt_ids, decision, salt, stream, arrived_at, model, adapter_key(config, model), fault)
+        job = Job(endpoint, body, prompt_ids, decision, salt, stream, arrived_at, model, adapter_key(config, model), fault)
         if stream:
             return StreamingResponse(self._stream(job), media_type="text/event-stream")
         return await self._complete(job)
 
-    def _log_job(self, job: _Job, *, cached: int | None, completion: int | None, ttft_s: float | None,
+    def _log_job(self, job: Job, *, cached: int | None, completion: int | None, ttft_s: float | None,
                  error: str | None) -> None:
         self.state.record(make_entry(
-            endpoint=job.endpoint, model=job.body.get("model"), prompt_tokens=len(job.prompt_ids),
-            max_tokens=max_tokens_as_received(job.body), cached_tokens=cached,
+            endpoint=job.endpoint, model=job.model, prompt_tokens=len(job.prompt_ids),
+            max_tokens=self._budget_as_received(job.body), cached_tokens=cached,
             completion_tokens=completion, status=200, error=error, stream=job.stream, cache_salt=job.salt,
             ttft_s=ttft_s, fault=job.fault,
         ))
 
-    def _created(self, job: _Job, cached: int) -> int:
+    def _created(self, job: Job, cached: int) -> int:
         """vLLM's ``created_cache_tokens``: the prompt's full blocks that were not hits."""
         block = self.config.block_size
         return max(len(job.prompt_ids) // block * block - cached, 0)
 
-    async def _complete(self, job: _Job) -> Response:
+    async def _complete(self, job: Job) -> Response:
         state = self.state
         n = job.decision.output_tokens
         state.metrics.running.inc()
@@ -185,7 +190,7 @@ class Generation:
         usage = responses.usage(len(job.prompt_ids), n, prefill.cached_tokens, self._created(job, prefill.cached_tokens))
         return JSONResponse(responses.completion_body(job.is_chat, job.model, text, job.decision.finish_reason, usage))
 
-    async def _stream(self, job: _Job) -> AsyncIterator[str]:
+    async def _stream(self, job: Job) -> AsyncIterator[str]:
         state = self.state
         n = job.decision.output_tokens
         pieces = tokenizer.filler_pieces(n)

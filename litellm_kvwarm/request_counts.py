@@ -1,0 +1,43 @@
+"""What the token estimators read from one request (pure data)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .image_tokens import ImageRef
+
+__all__ = ["RequestCounts"]
+
+
+@dataclass(frozen=True)
+class RequestCounts:
+    """What the estimates are computed from.
+
+    Attributes:
+        chars: characters of rendered text (message text, tool calls/results, schemas).
+        messages: number of chat messages (0 for a text completion).
+        other_parts: content parts that are neither text nor images (audio, files, unknown types).
+        exact_tokens: token ids sent as ``prompt`` (exact count), else ``None``.
+        tools: tool / function schemas sent with a chat request.
+        parts: the rendered text pieces, in order (their joined length is ``chars``), for the
+            calibrated estimator; :attr:`text` joins them.
+        images: the image parts, priced per family by :mod:`litellm_kvwarm.image_tokens`.
+        template_dependent: the request holds messages some chat templates drop or render
+            differently (legacy ``function`` messages, roles outside system/developer/user/
+            assistant/tool): its text may not reach the prompt at all (Qwen2.5's template drops
+            ``function`` messages), so only an exact count can size it.
+    """
+
+    chars: int
+    messages: int
+    other_parts: int = 0
+    exact_tokens: int | None = None
+    tools: int = 0
+    parts: tuple[str, ...] | list[str] = field(default=(), repr=False, compare=False)
+    images: tuple[ImageRef, ...] = ()
+    template_dependent: bool = False
+
+    @property
+    def text(self) -> str:
+        """The rendered text, joined (O(characters); the estimators never need it)."""
+        return "".join(self.parts)
