@@ -16,6 +16,7 @@ access check, secret resolver and message translation are injected.
 from __future__ import annotations
 
 import asyncio
+from functools import lru_cache
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,7 +28,7 @@ from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
 from .facts_windows import DeploymentWindows
-from .image_tokens import image_rule_for
+from .image_tokens import ImageRule, image_rule_for
 from .output_budget import OUTPUT_FIELDS
 from .planner import wants_exact_count
 from .reactive import allowed_by_client
@@ -105,6 +106,12 @@ def scrape_targets(router: RouterLike | None, secret: catalog.SecretResolver) ->
     return list(dict.fromkeys(i.deployment for i in infos if i.deployment is not None))
 
 
+@lru_cache(maxsize=256)
+def _image_rule(served_models: tuple[str, ...]) -> ImageRule:
+    """:func:`image_rule_for`, once per set of served models (the request path reads it per request)."""
+    return image_rule_for(served_models)
+
+
 class Facts:
     """Gathers the facts of requests for one handler.
 
@@ -143,7 +150,7 @@ class Facts:
         """The configured estimator; calibrated weights of the deployments' family when they agree;
         images priced by the served models' vision rule (:func:`image_rule_for`)."""
         s = self.settings
-        images = image_rule_for(served_models)
+        images = _image_rule(tuple(served_models))
         if s.estimator == "ratio":
             return RatioEstimator(s.safe_chars_per_token, s.routing_chars_per_token, image_rule=images)
         if s.estimator_family:

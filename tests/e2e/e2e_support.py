@@ -33,6 +33,14 @@ def chat(proxy: ManagedProcess, body: dict[str, Any], *, headers: dict[str, str]
     return httpx.post(proxy.base_url + "/v1/chat/completions", json=body, headers=all_headers, timeout=timeout)
 
 
+def post_read(proxy: ManagedProcess, path: str, body: dict[str, Any], *, timeout: float = 120) -> tuple[int, str]:
+    """POST ``body`` to ``path`` through the proxy with its master key; a streamed answer is read to
+    its end. Returns (status, body text)."""
+    headers = {"Authorization": f"Bearer {proxy.master_key}"}
+    with httpx.stream("POST", proxy.base_url + path, json=body, headers=headers, timeout=timeout) as r:
+        return r.status_code, r.read().decode()
+
+
 def tokenize_count(emulator: ManagedProcess, model: str, messages: list[dict[str, Any]], **extra: Any) -> int:
     body = {"model": model, "messages": messages, **extra}
     response = httpx.post(emulator.base_url + "/tokenize", json=body, timeout=30)

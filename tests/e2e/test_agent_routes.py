@@ -14,7 +14,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from agent_sessions import TASK, messages_body, responses_body, turns
-from e2e_support import backend_requests, clear_backends, long_text
+from e2e_support import backend_requests, clear_backends, long_text, post_read
 from litellm_kvwarm.lab.images import png_data_url
 from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
 
@@ -63,11 +63,9 @@ def _clean(stack):
     clear_backends(stack["fast"], stack["slow"], stack["vl_small"], stack["vl_large"], stack["opaque"])
 
 
-def post(stack, path: str, body: dict, headers: dict | None = None) -> tuple[int, str]:
-    """POST through the proxy; a streamed answer is read to its end. Returns (status, text)."""
-    all_headers = {"Authorization": f"Bearer {stack['proxy'].master_key}", **(headers or {})}
-    with httpx.stream("POST", stack["proxy"].base_url + path, json=body, headers=all_headers, timeout=120) as r:
-        return r.status_code, r.read().decode()
+def post(stack, path: str, body: dict) -> tuple[int, str]:
+    """POST through the stack's proxy (:func:`e2e_support.post_read`)."""
+    return post_read(stack["proxy"], path, body)
 
 
 #: Output budgets a warm arrives with: 1, or 16 on /v1/responses (LiteLLM 1.108 raises a Responses

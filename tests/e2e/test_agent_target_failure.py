@@ -14,10 +14,9 @@ hook) is the control case.
 
 from __future__ import annotations
 
-import httpx
 import pytest
 
-from e2e_support import backend_requests, clear_backends, long_text
+from e2e_support import backend_requests, clear_backends, long_text, post_read
 from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
 from litellm_kvwarm.lab.processes.emulators import clear_faults, set_faults
 
@@ -48,12 +47,6 @@ def stack(tmp_path_factory):
         proc.stop()
 
 
-def post(proxy, path: str, body: dict) -> tuple[int, str]:
-    headers = {"Authorization": f"Bearer {proxy.master_key}"}
-    with httpx.stream("POST", proxy.base_url + path, json=body, headers=headers, timeout=120) as r:
-        return r.status_code, r.read().decode()
-
-
 def overflow_body(api: str, stream: bool) -> tuple[str, str, dict]:
     """(proxy path, backend path, body): ~16,800 prompt tokens, over fast's 16,384 window."""
     text = long_text(80_000)
@@ -74,7 +67,7 @@ def test_unreachable_escalation_target_answers_like_litellm_alone(stack, api, st
     try:
         for name in ("without", "with"):
             clear_backends(stack["fast"], stack["slow"])
-            status, text = post(stack[name], path, body)
+            status, text = post_read(stack[name], path, body)
             outcomes[name] = (status, text[:300], [r["status"] for r in backend_requests(stack["slow"], backend_path)])
     finally:
         clear_faults(stack["slow"])
