@@ -10,23 +10,30 @@ Per attempt, after LiteLLM chose a deployment:
 2. **Clamp**: lower the output budget so prompt + output fits the deployment's window, on an exact
    ``/tokenize`` count only (:func:`~litellm_kvwarm.planner.plan_clamp`), within what is left of
    the request's I/O budget.
+
+And when an attempt fails (LiteLLM's failure callback, every deployment, streamed or not), a
+rejection that reveals a limit below what the deployment is known to hold is learned for the
+request's tenant (:meth:`Attempts.learn_from_failure`, :mod:`~litellm_kvwarm.learned_limits`).
 """
 
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from typing import Any
 
+from . import catalog
 from .context_errors import parse_context_error
 from .deadline import RequestBudget
 from .effects import Effects
 from .facts import AttemptFacts, Facts
-from .meta import ESCALATED_KEY, request_metadata
+from .learned_limits import Observed, limit_from_error, needs_prompt_count
+from .meta import ESCALATED_KEY, find_metadata, request_metadata
 from .output_budget import OutputBudget, cap_output, set_output
 from .planner import plan_clamp
-from .reactive import HopAction, decide_hop
-from .view import AttemptView
+from .reactive import SKIP_MESSAGE_PREFIX, HopAction, decide_hop
+from .router_view import RouterView
+from .view import AttemptView, carried
 
 logger = logging.getLogger("litellm_kvwarm")
 
@@ -65,7 +72,29 @@ class Attempts:
         """
         attempt = AttemptFacts(self.facts, view)
         output = await self._hop(attempt, kwargs, budget)
+        self._refuse_over_learned(attempt, output)
         await self._clamp(attempt, output, kwargs, budget)
+
+    def _refuse_over_learned(self, attempt: AttemptFacts, output: OutputBudget) -> None:
+        """LiteLLM's own retry of a length refusal it did not classify (an in-stream error it maps to
+        a 500, e.g. LM Studio's ``event: error``): once the refusal taught this tenant the deployment's
+        limit, the retry is skipped before reaching it when the request has an escalation step, and
+        LiteLLM moves on to its context-window fallback. Only after a length refusal of this request
+        (so the hops that follow still read the server's own words), judged on the routing estimate,
+        which leans low: only a certain refusal is skipped."""
+        view = attempt.view
+        plan, kind, previous = view.carried.plan, view.kind, view.carried.previous_error
+        if plan is None or not plan.chain or kind is None or view.carried.model_group != plan.source:
+            return
+        if previous is None or parse_context_error(previous) is None:
+            return
+        limits = attempt.windows().learned(attempt.info)
+        if limits.total is None and limits.input is None:
+            return
+        prompt = attempt.estimate(kind).routing
+        out = min(output.effective or self.settings.output_floor_tokens, self.settings.output_floor_tokens)
+        if (limits.input is not None and prompt > limits.input) or (limits.total is not None and prompt + out > limits.total):
+            raise SkipHop(f"≈{prompt}tok exceeds the limit {plan.source!r} refused before ({limits.input or limits.total} tokens)")
 
     async def _hop(self, attempt: AttemptFacts, kwargs: dict[str, Any], budget: RequestBudget) -> OutputBudget:
         """On a fallback hop: retry, skip, escalate or abort. Returns the attempt's output budget
@@ -100,8 +129,6 @@ class Attempts:
             margin_tokens=self.settings.clamp_margin_tokens,
             hop_window=hop_window,
         )
-        if decision.window is not None and hop_group == plan.source and info.deployment is not None and info.operator_window is None:
-            self.facts.services.windows.learn(info.deployment, decision.window)
         if decision.action is HopAction.PASS:
             return view.output
         if decision.action is HopAction.ABORT:
@@ -119,6 +146,43 @@ class Attempts:
         set_output(kwargs, decision.max_tokens, view.adapter.output_field if view.adapter is not None else "max_tokens")
         # every output field the attempt carries (or max_tokens) now holds this value; None: none
         return OutputBudget(sent=decision.max_tokens is not None, valid=True, effective=decision.max_tokens)
+
+    async def learn_from_failure(self, kwargs: Mapping[str, Any]) -> Observed | None:
+        """Learn from one failed backend attempt (LiteLLM's failure-callback ``kwargs``: ``exception``,
+        ``messages``, ``litellm_params`` with ``model_info`` and the request's metadata, whose
+        ``model_group`` and ``model_info.id`` name the deployment in the router). Returns the limit
+        stored, ``None`` when nothing was learned: not a context-length error, nothing a limit can be
+        read from, the plugin's own skip, no tenant, an unknown deployment, an operator-set window,
+        or a limit not below the deployment's known window. A numberless prompt-alone refusal asks
+        the deployment's ``/tokenize`` for the refused prompt's size (off the request path)."""
+        exception = kwargs.get("exception")
+        text = str(exception) if exception is not None else ""
+        params = kwargs.get("litellm_params")
+        if not text or SKIP_MESSAGE_PREFIX in text or not isinstance(params, Mapping):
+            return None
+        error = parse_context_error(text)
+        if error is None:
+            return None
+        state, model_info, router = carried(find_metadata(kwargs)), params.get("model_info"), self.facts.router()
+        model_id = model_info.get("id") if isinstance(model_info, Mapping) else None
+        entry = RouterView(router).deployment(state.model_group, model_id) if router and state.model_group and model_id else None
+        info = catalog.group_deployments([entry], secret=self.facts.secret)[0] if entry is not None else None
+        if state.tenant is None or info is None or info.deployment is None or info.operator_window is not None:
+            return None
+        refused = None
+        if needs_prompt_count(error) and isinstance(kwargs.get("messages"), list):
+            budget = RequestBudget(self.settings.discovery_timeout_s)
+            refused = await self.facts.exact_count(info.deployment, {"messages": kwargs["messages"]}, None, budget)
+        observed = limit_from_error(error, refused)
+        if observed is None:
+            return None
+        tenant = state.tenant
+        known = self.facts.windows(router, tenant).known(info)
+        if not self.facts.services.learned.observe(tenant, info.deployment, observed, known):
+            return None
+        logger.info("[CONTEXT-ROUTE] learned: %s limit of %r is %d tokens (%s; advertised %s)", observed.kind.value,
+                    info.deployment.served_model, observed.tokens, observed.family, known)
+        return observed
 
     async def _clamp(self, attempt: AttemptFacts, output: OutputBudget, kwargs: dict[str, Any], budget: RequestBudget) -> None:
         """Cut the output budget to the deployment's window, on an exact count only: asked for

@@ -17,17 +17,28 @@ from .context_error_model import Certainty, ContextError, ErrorKind, LimitMeanin
 
 __all__ = [
     "NUM",
+    "THOUSANDS_SEPARATORS",
     "Refine",
     "Row",
     "refine_functions",
     "refine_openrouter",
     "refine_trtllm",
+    "refine_trtllm_query",
     "refine_truncated_prompt",
     "to_int",
 ]
 
-#: A token count as printed: "16384", "16,384", "9351.0" (bounded: at most 20 digits).
-NUM = r"(?:\d{1,3}(?:,\d{3}){1,6}(?![\d,])|\d{1,20}(?!\d))(?:\.0+(?!\d))?"
+#: Characters that may group thousands inside a printed count, once normalised (NBSP, narrow NBSP
+#: and thin space are collapsed to a plain space by the parser before matching).
+THOUSANDS_SEPARATORS = ",_' "
+
+#: A token count as printed: "16384", "16,384", "16 384", "16_384", "16'384" (groups of exactly three
+#: digits), "9351.0" or "36208.5" (TensorRT-LLM prints prompt_len / cp_size; the fraction is dropped).
+#: Bounded: at most 20 digits, at most 6 groups, so it never backtracks far.
+NUM = (
+    r"(?:\d{1,3}(?:[,_' ]\d{3}){1,6}(?!\d|[,_' ]\d)|\d{1,20}(?!\d))"
+    r"(?:\.\d{1,6}(?!\d))?"
+)
 
 Refine = Callable[["dict[str, str]", ContextError], ContextError]
 
@@ -56,15 +67,23 @@ class Row:
         object.__setattr__(self, "extra_regexes", tuple(_compile(p) for p in self.extras))
 
 
+# A literal space right before or after a number slot ("{n}" or "(?P<name>-?{n})"), unless the
+# pattern already quantifies it: made optional, because transport drops it ("262144(requested").
+_SPACE_BY_NUMBER = re.compile(r" (?=\(\?P<\w+>-?\{n\}\)|-?\{n\})|(?<=\{n\}\)) (?![?*+{])|(?<=\{n\}) (?![?*+{])")
+
+
 def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern.replace("{n}", NUM), re.IGNORECASE)
+    """A row pattern as a regex: ``{n}`` → :data:`NUM`; a space next to a number is optional."""
+    return re.compile(_SPACE_BY_NUMBER.sub(" ?", pattern).replace("{n}", NUM), re.IGNORECASE)
 
 
 def to_int(text: str | None) -> int | None:
     """A printed count as an int ("16,384" → 16384, "9351.0" → 9351); ``None`` for none."""
     if not text:
         return None
-    digits = text.replace(",", "").split(".", 1)[0]
+    digits = text.split(".", 1)[0]
+    for sep in THOUSANDS_SEPARATORS:
+        digits = digits.replace(sep, "")
     try:
         return int(digits)
     except ValueError:  # only on a malformed group; NUM bounds the length
@@ -109,8 +128,20 @@ def refine_truncated_prompt(groups: dict[str, str], result: ContextError) -> Con
     return result
 
 
+def refine_trtllm_query(groups: dict[str, str], result: ContextError) -> ContextError:
+    """TensorRT-LLM: the input is prompt + query (``query_len``/``query_token_len``, star attention):
+    a non-zero query length is added to the prompt; the kind is then decided from the numbers
+    unless the row fixed it."""
+    query, p = to_int(groups.get("query")), result.prompt_tokens
+    if not query or p is None:
+        return result
+    return replace(result, prompt_tokens=Number(p.value + query, p.certainty))
+
+
 def refine_trtllm(groups: dict[str, str], result: ContextError) -> ContextError:
-    """TensorRT-LLM: max_seq_len is the window; max_num_tokens is a batch budget."""
+    """TensorRT-LLM: max_seq_len is the window; max_num_tokens is a batch budget; a non-zero
+    query length is part of the input (:func:`refine_trtllm_query`)."""
+    result = refine_trtllm_query(groups, result)
     lim = result.printed_limit
     if lim is not None and (groups.get("which") or "").lower() == "max_seq_len":
         return replace(result, window=Number(lim.value), printed_limit=None)

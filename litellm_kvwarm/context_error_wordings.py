@@ -39,7 +39,18 @@ vLLM (and servers that reuse its text)
     budget the server computed (asked for, or window − prompt when max_tokens was absent);
     reported in ``output_tokens`` as printed.
   * ``vllm-decoder-prompt`` — "The decoder prompt (length P) is longer than the maximum model
-    length of W": vLLM V1 engine (~0.7–0.10, multimodal models).
+    length of W" (also "encoder prompt"): vLLM V1 engine (~0.7–0.10, ``_validate_model_input``,
+    multimodal and encoder-decoder models).
+  * ``vllm-prompt-length-of`` — "Prompt length of P is longer than the maximum model length of W"
+    (and "input is longer than the maximum model length of W", no prompt count): vLLM 0.6–0.7.
+  * ``vllm-v0-too-long-to-fit`` — "The prompt (total length P) is too long to fit into the model
+    (context length W). Make sure that `max_model_len` is no smaller than the number of text
+    tokens plus multimodal tokens": vLLM V0 engine (0.6–0.8, issue vllm-project/vllm#12165).
+  * ``vllm-v0-block-manager`` — "Input prompt (P tokens) [+ lookahead slots (K)] is too long and
+    exceeds the capacity of block_manager": V0 scheduler log (≤0.8); the limit is the KV pool,
+    not printed, so only the prompt is reported.
+  * ``vllm-embedding`` — "maximum context length is W tokens. However, you requested P tokens in
+    the input for embedding generation": vLLM 0.6–0.9 ``/v1/embeddings`` (P is the input).
   * ``vllm-v0-scheduler`` — "Input prompt (P tokens) is too long and exceeds limit of W": V0
     scheduler log line (≤0.7; the limit equals max_model_len because V0 requires
     max_num_batched_tokens ≥ max_model_len without chunked prefill).
@@ -79,26 +90,51 @@ Other servers
     characters, ``char_limit``/``prompt_chars``).
   * ``llamacpp-request`` "request (P tokens) exceeds the available context size (W tokens)";
     ``llamacpp`` "the request exceeds the available context size" with optional body fields
-    ``n_prompt_tokens``/``n_ctx`` (PR #15780, 2025-09); ``llama-cpp-python`` "Requested tokens
+    ``n_prompt_tokens``/``n_ctx`` (PR #15780, 2025-09; type ``exceed_context_size_error``); ``llama-cpp-python`` "Requested tokens
     (P) exceed context window of W".
   * ``tgi-total`` "inputs tokens + max_new_tokens must be <= W. Given: P inputs tokens and C
     max_new_tokens" (W is max_total_tokens); ``tgi-max-input`` "inputs must have less than L
     tokens. Given: P" (L is max_input_length: INPUT_LIMIT); ``tgi-max-new-tokens``
-    "max_new_tokens must be <= L. Given: C" (OUTPUT_LIMIT). Also Together AI, HF Inference.
+    "max_new_tokens must be <= L. Given: C": L is the room left for output, OUTPUT_BUDGET, never a
+    window — TGI ``router/src/validation.rs`` (1.x–2.x, ``ValidationError::MaxNewTokens``) prints
+    ``max_total_tokens - max_input_length`` when it cannot count the prompt (no fast tokenizer; the
+    prompt is assumed to fill max_input_length or ``truncate``), so the request is prompt + output
+    over the window (PROMPT_PLUS_OUTPUT_OVER_WINDOW). Also Together AI, HF Inference, LoRAX.
   * ``sglang-context-length`` "The input (P tokens) is longer than the model's context length
     (W tokens)"; ``sglang-max-allowed`` "Input length (P tokens) exceeds the maximum allowed
     length (L tokens)": L = min(context_len, KV pool) − margin (KV_CAPACITY).
-  * ``trtllm-input`` "Prompt length (P) exceeds maximum input length (L)" (INPUT_LIMIT);
+  * ``trtllm-input`` "Prompt length (P) exceeds maximum input length (L)" and "Prompt length +
+    number of draft tokens (P + D) exceeds maximum input length (L)" (INPUT_LIMIT; C++
+    ``llmRequest``/``trtGptModelInflightBatching``); ``trtllm-seq-len`` "Prompt length (P) exceeds
+    maximum sequence length (W)", "Prompt length + number of requested output tokens (P + C)
+    exceeds maximum sequence length (W)" and "Number of requested output tokens (C) exceeds
+    maximum sequence length (W)" (C++ runtime; max_seq_len is the window);
     ``trtllm-sum`` "The sum of prompt length (P), query length (Q) should not exceed
-    max_num_tokens (L)" (BATCH_LIMIT; max_seq_len there is the window).
+    max_num_tokens (L)" (pytorch backend, ``llmapi/llm.py`` ``_check_arguments``; BATCH_LIMIT;
+    max_seq_len there is the window); ``trtllm-sum-max-tokens`` "The sum of prompt length (P) and
+    query length (Q) max_tokens (C) should not exceed max_seq_len (W)" (tensorrt backend, same
+    method) and "The sum of prompt length (P) and max_tokens (C) should not exceed max_seq_len
+    (W)" (llmapi 0.9–0.12); ``trtllm-prompt-max-num-tokens`` "The prompt length (P) should not
+    exceed max_num_tokens (L)" (1.3.0rc, BATCH_LIMIT); ``trtllm-default-max-tokens``
+    "`default_max_tokens` (D) must be greater than 0, `default_max_tokens` (D) = max_seq_len (W) -
+    `splited_prompt_len` (P) [- `query_token_len` (Q)]" (pytorch ``base_worker.py``
+    ``_deduce_max_tokens``: the prompt fills the window). A non-zero query length Q is input, so it
+    is added to P; P is prompt_len / cp_size and may print as a fraction ("5000.0").
   * ``lmstudio-input-length`` "Input length P exceeds context length W"; ``lmstudio-keep``
     "Trying to keep the first P tokens when context the overflows. However, the model is
-    loaded with context length of only W tokens" (P LOWER_BOUND: the kept part of the prompt).
+    loaded with context length of only W tokens" (P LOWER_BOUND: the kept part of the prompt);
+    ``lmstudio-n-keep`` "The number of tokens to keep from the initial prompt is greater than the
+    context length (n_keep: P>= n_ctx: W). Try to load the model with a larger context length, or
+    provide a shorter input" (LM Studio 0.3, llama.cpp ``n_keep`` check; P LOWER_BOUND, W exact).
+    This row and ``llamacpp`` read the fields ``n_keep``/``n_ctx``/``n_ctx_slot``/
+    ``n_prompt_tokens`` wherever they appear (JSON body, log line, ``:`` or ``=``).
   * ``ollama-truncate`` log "truncating input prompt" limit=W prompt=P (num_ctx).
   * ``copilot`` "prompt token count of P exceeds the limit of L" (INPUT_LIMIT);
     ``github-models`` "Request body too large for X model. Max size: L tokens" (INPUT_LIMIT);
     ``dashscope`` "Range of input length should be [1, L]" (INPUT_LIMIT); ``xai`` "maximum
-    prompt length is L but the request contains P tokens" (INPUT_LIMIT);
+    prompt length is L but the request contains P tokens" (INPUT_LIMIT); ``deepinfra-input-length``
+    "Requested input length P exceeds maximum input length L" (DeepInfra, also via OpenRouter's
+    ``metadata.raw``; INPUT_LIMIT, e.g. 32767 for a 32768 window);
     ``generic-max-input-length`` "maximum input length is L tokens" and "Input too long: P
     input tokens, limit is L" (INPUT_LIMIT).
   * ``cerebras`` "Current length is T while limit is W" and ``moonshot`` "exceeded model token
@@ -125,7 +161,14 @@ from __future__ import annotations
 import re
 
 from .context_error_model import Certainty, ErrorKind, LimitMeaning
-from .context_error_rows import Row, refine_functions, refine_openrouter, refine_trtllm, refine_truncated_prompt
+from .context_error_rows import (
+    Row,
+    refine_functions,
+    refine_openrouter,
+    refine_trtllm,
+    refine_trtllm_query,
+    refine_truncated_prompt,
+)
 
 __all__ = ["NEGATIVES", "ROWS"]
 
@@ -136,6 +179,15 @@ W, P, C, T, L = ("window", E), ("prompt", E), ("output", E), ("total", E), ("lim
 K = ErrorKind
 M = LimitMeaning
 MCL = r"maximum context length is (?P<window>{n}) tokens"
+# llama.cpp / LM Studio body and log fields, read wherever they appear ("n_ctx": 4096, n_ctx = 4096,
+# 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096): n_keep is the kept part of the prompt (a floor),
+# n_prompt_tokens the whole prompt; a row maps "keep" before "prompt" so the exact count wins.
+_FIELD = r"['\"]?\s?[:=]\s?"
+LLAMACPP_FIELDS = (
+    r"\bn_prompt_tokens" + _FIELD + r"(?P<prompt>{n})",
+    r"\bn_ctx(?:_slot)?" + _FIELD + r"(?P<window>{n})",
+    r"\bn_keep" + _FIELD + r"(?P<keep>{n})",
+)
 
 
 ROWS: tuple[Row, ...] = (
@@ -180,7 +232,22 @@ ROWS: tuple[Row, ...] = (
         r"engine prompt length (?P<prompt>{n}) exceeds the max_model_len (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-decoder-prompt",
-        r"decoder prompt \(length (?P<prompt>{n})\) is longer than the maximum model length of (?P<window>{n})",
+        r"(?:decoder |encoder )?prompt \(length (?P<prompt>{n})\) is longer than the maximum model length of "
+        r"(?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-prompt-length-of",
+        r"(?:Prompt length of (?P<prompt>{n}) |input )is longer than the maximum model length of (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-v0-too-long-to-fit",
+        r"prompt \(total length (?P<prompt>{n})\) is too long to fit into the model \(context length "
+        r"(?P<window>{n})\)",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-v0-block-manager",
+        r"Input prompt \((?P<prompt>{n}) tokens\)(?: \+ lookahead slots \({n}\))? is too long and exceeds the "
+        r"capacity of block_manager",
+        {"prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-embedding",
+        MCL + r"\.? However, you requested (?P<prompt>{n}) tokens in the input for embedding generation",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-v0-scheduler",
         r"Input prompt \((?P<prompt>{n}) tokens\) is too long and exceeds limit of (?P<window>{n})",
@@ -248,8 +315,8 @@ ROWS: tuple[Row, ...] = (
     Row("llamacpp-request",
         r"request \((?P<prompt>{n}) tokens\) exceeds the available context size \((?P<window>{n}) tokens\)",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
-    Row("llamacpp", r"exceeds the available context size", {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW,
-        extras=(r"n_prompt_tokens['\"]?\s?[:=]\s?(?P<prompt>{n})", r"n_ctx['\"]?\s?[:=]\s?(?P<window>{n})")),
+    Row("llamacpp", r"exceeds the available context size|exceed_context_size_error",
+        {"keep": ("prompt", LB), "prompt": P, "window": W}, K.PROMPT_OVER_WINDOW, extras=LLAMACPP_FIELDS),
     Row("llama-cpp-python",
         r"Requested tokens(?: \((?P<prompt>{n})\))? exceed context window of (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
@@ -262,7 +329,7 @@ ROWS: tuple[Row, ...] = (
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("tgi-max-new-tokens",
         r"(?<!\+ )max_new_tokens must be <= (?P<limit>{n})\. Given: (?P<output>{n})(?! inputs)",
-        {"limit": L, "output": C}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+        {"limit": L, "output": C}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, M.OUTPUT_BUDGET),
     Row("sglang-context-length",
         r"The input \((?P<prompt>{n}) tokens\) is longer than the model's context length \((?P<window>{n}) tokens\)",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
@@ -272,13 +339,41 @@ ROWS: tuple[Row, ...] = (
     Row("trtllm-input",
         r"Prompt length \((?P<prompt>{n})\) exceeds maximum input length \((?:(?P<limit>{n})|[^)]{0,40})\)",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("trtllm-input",
+        r"Prompt length \+ number of draft tokens \((?P<prompt>{n}) ?\+ ?{n}\) exceeds maximum input length "
+        r"\((?P<limit>{n})\)",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("trtllm-seq-len",
+        r"Prompt length \((?P<prompt>{n})\) exceeds maximum sequence length \((?P<window>{n})\)",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("trtllm-seq-len",
+        r"Prompt length \+ number of requested output tokens \((?P<prompt>{n}) ?\+ ?(?P<output>{n})\) exceeds "
+        r"maximum sequence length \((?P<window>{n})\)",
+        {"window": W, "prompt": P, "output": C}),
+    Row("trtllm-seq-len",
+        r"Number of requested output tokens \((?P<output>{n})\) exceeds maximum sequence length \((?P<window>{n})\)",
+        {"window": W, "output": C}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("trtllm-sum-max-tokens",
+        r"sum of prompt length \((?P<prompt>{n})\),? (?:and )?(?:query length \((?P<query>{n})\),? )?(?:and )?"
+        r"max_tokens \((?P<output>{n})\) should not exceed max_seq_len \((?P<window>{n})\)",
+        {"window": W, "prompt": P, "output": C}, refine=refine_trtllm_query),
     Row("trtllm-sum",
-        r"sum of prompt length \((?P<prompt>{n})\),? (?:and )?query length \({n}\) should not exceed "
+        r"sum of prompt length \((?P<prompt>{n})\),? (?:and )?query length \((?P<query>{n})\) should not exceed "
         r"(?P<which>max_num_tokens|max_seq_len) \((?P<limit>{n})\)",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.BATCH_LIMIT, refine=refine_trtllm),
+    Row("trtllm-prompt-max-num-tokens",
+        r"The prompt length \((?P<prompt>{n})\) should not exceed max_num_tokens \((?P<limit>{n})\)",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.BATCH_LIMIT),
+    Row("trtllm-default-max-tokens",
+        r"default_max_tokens \(-?{n}\) must be greater than 0, default_max_tokens \(-?{n}\) = max_seq_len "
+        r"\((?P<window>{n})\) - splited_prompt_len \((?P<prompt>{n})\)(?: - query_token_len \((?P<query>{n})\))?",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW, refine=refine_trtllm_query),
     Row("lmstudio-input-length",
         r"Input length (?P<prompt>{n}) exceeds context length (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("lmstudio-n-keep",
+        r"tokens to keep from the initial prompt is greater than the context length|n_keep ?[:=] ?{n} ?>=? ?n_ctx",
+        {"keep": ("prompt", LB), "prompt": P, "window": W}, K.PROMPT_OVER_WINDOW, extras=LLAMACPP_FIELDS),
     Row("lmstudio-keep",
         r"Trying to keep the first (?P<prompt>{n}) tokens when context the overflows(?:\. However, the model is "
         r"loaded with context length of only (?P<window>{n}) tokens)?",
@@ -297,6 +392,9 @@ ROWS: tuple[Row, ...] = (
         {"limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("xai",
         r"maximum prompt length is (?P<limit>{n})(?: tokens)?\.?,? but the request contains (?P<prompt>{n}) tokens",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("deepinfra-input-length",
+        r"Requested input length (?P<prompt>{n}) exceeds maximum input length (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("generic-max-input-length",
         r"Input too long: (?P<prompt>{n}) input tokens, limit is (?P<limit>{n})",

@@ -9,9 +9,13 @@ text is not a context-length error. It never raises on a ``str`` and reads only 
 
 How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with numbers:
 
-1. The text is normalised: JSON/Unicode/HTML escapes undone (``\\"`` ``\\n`` ``\\u003e``
-   ``&gt;``), backticks dropped, whitespace collapsed. Numbers may carry thousands
-   separators (``16,384``).
+1. The text is normalised: JSON/Unicode/HTML escapes undone at any depth (``\\"`` ``\\\\\\"``
+   ``\\'`` ``\\n`` ``\\u003e`` ``&gt;``), runs of byte escapes decoded as UTF-8 (``b'...\\xe2\\x80\\x99s'``),
+   backticks dropped, Unicode spaces and whitespace collapsed, and a space put back between a
+   number and a word (``16384tokens``, ``max_model_len=4096.Please``). Numbers may carry
+   thousands separators (``16,384``, ``16 384`` with any Unicode space, ``16_384``, ``16'384``).
+   Wrappers (LiteLLM prefixes, JSON bodies, Python reprs, trailing ``None``) need no
+   unwrapping: rows are searched anywhere in the text.
 2. :data:`NEGATIVES` (known look-alikes: rate limits, TPM, quota, budget, auth, content
    filter, string-length and tool-count validation) are checked first: any hit → ``None``.
 3. :data:`ROWS` are tried in order; the first whose pattern matches wins. A row names its
@@ -62,17 +66,37 @@ MAX_SCAN_CHARS = 20_000
 _ESCAPED_QUOTE = re.compile(r"(?<!\\)\\+(?=[\"'`/])")
 _ESCAPED_WS = re.compile(r"(?<!\\)\\+[nrt]")
 _ESCAPED_UNICODE = re.compile(r"(?<!\\)\\+u([0-9a-fA-F]{4})")
-_SPACE = re.compile(r"\s+")
+# A run of byte escapes ("\xe2\x80\x99" in a Python bytes or str repr), at any escaping depth.
+_ESCAPED_BYTES = re.compile(r"(?:(?<!\\)\\+x[0-9a-fA-F]{2})+")
+_HEX_PAIR = re.compile(r"x([0-9a-fA-F]{2})")
+_SPACE = re.compile(r"\s+")  # \s includes NBSP, narrow NBSP and thin space (U+00A0, U+202F, U+2009)
+# A digit touching a letter ("16384tokens", "is16384", "5000cannot") or a sentence after a number
+# ("max_model_len=4096.Please"): put back the space a row expects.
+_DIGIT_LETTER = re.compile(r"(?<=\d)(?=[A-Za-z])|(?<=[A-Za-z])(?=\d)|(?<=\d\.)(?=[A-Za-z])")
+
+
+def _decode_bytes(match: re.Match[str]) -> str:
+    raw = bytes(int(h, 16) for h in _HEX_PAIR.findall(match.group(0)))
+    try:
+        return raw.decode("utf-8")
+    except UnicodeDecodeError:  # a str repr's "\xa0" (one Latin-1 character), not UTF-8 bytes
+        return raw.decode("latin-1")
 
 
 def _normalise(text: str) -> str:
+    """Undo transport mangling: escapes at any depth (JSON, Python repr, bytes literals), HTML
+    entities, backticks, typographic apostrophes, Unicode spaces; put back a space between a
+    number and a word. Numbers keep their thousands separators (:data:`NUM` reads them)."""
     s = text[:MAX_SCAN_CHARS]
-    s = _ESCAPED_UNICODE.sub(lambda m: chr(int(m.group(1), 16)), s)
-    s = _ESCAPED_QUOTE.sub("", s)
-    s = _ESCAPED_WS.sub(" ", s)
+    if "\\" in s:
+        s = _ESCAPED_BYTES.sub(_decode_bytes, s)
+        s = _ESCAPED_UNICODE.sub(lambda m: chr(int(m.group(1), 16)), s)
+        s = _ESCAPED_QUOTE.sub("", s)
+        s = _ESCAPED_WS.sub(" ", s)
     if "&" in s:
         s = html.unescape(s)
     s = s.replace("`", "").replace("\u2019", "'").replace("\u2018", "'")
+    s = _DIGIT_LETTER.sub(" ", s)
     return _SPACE.sub(" ", s)
 
 

@@ -17,7 +17,8 @@ from . import identity
 from .config import Settings
 from .deadline import RequestBudget
 from .meta import (
-    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, SKIP_SOURCE_KEY, request_metadata,
+    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
+    request_metadata,
 )
 from .metrics import Metrics
 from .planner import Backstop, RoutePlan
@@ -54,12 +55,16 @@ class Effects:
     # -- pre-call ----------------------------------------------------------------------------
 
     def isolate_tenant(self, data: dict, view: PreCallView) -> None:
-        """With a cache-salt secret: drop any client-sent ``cache_salt`` and record the tenant's
-        salt in the request's metadata (:meth:`apply_cache_salt` sends it per attempt).
+        """Record the keyed hash of the request's tenant (``TENANT_KEY``: the scope of what backend
+        rejections teach, :mod:`.learned_limits`). With a cache-salt secret: drop any client-sent
+        ``cache_salt`` and record the tenant's salt in the request's metadata (:meth:`apply_cache_salt`
+        sends it per attempt).
 
         Raises:
             the ``forbid`` exception (HTTP 403): no tenant can be told from the key (fail closed).
         """
+        if view.tenant and view.adapter is not None:
+            request_metadata(data, _field(view))[TENANT_KEY] = identity.hash_key(self._secret(), view.tenant)
         secret = self.settings.cache_salt_secret
         if not secret:
             return

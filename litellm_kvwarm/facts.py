@@ -134,9 +134,10 @@ class Facts:
         """LiteLLM's Router now (``None``: no getter known yet, or no router)."""
         return self.router_getter() if self.router_getter is not None else None
 
-    def windows(self, router: RouterLike | None) -> DeploymentWindows:
-        """The window reader of one request (see :mod:`~litellm_kvwarm.facts_windows`)."""
-        return DeploymentWindows(self.services.windows, router, window_ttl_s=self.settings.window_ttl_s)
+    def windows(self, router: RouterLike | None, tenant: str | None = None) -> DeploymentWindows:
+        """The window reader of one request (:mod:`.facts_windows`) with ``tenant``'s (hashed) learned limits."""
+        return DeploymentWindows(self.services.windows, router, window_ttl_s=self.settings.window_ttl_s,
+                                 learned=self.services.learned, tenant=tenant)
 
     def group(self, router: RouterLike, name: str) -> GroupFacts:
         """The group's deployments: one router read (:meth:`RouterView.deployments`)."""
@@ -201,17 +202,18 @@ class Facts:
             step_params=self._step_params(group, view.client_fallbacks, operator_cwf),
             operator_fallbacks=rv.fallbacks(),
         )
-        source, windows = self.group(router, group), self.windows(router)
-        window = await windows.group(source.infos, budget)
+        tenant = self._hash_key(view.tenant) if view.tenant else None
+        source, windows = self.group(router, group), self.windows(router, tenant)
+        window = await windows.route_window(source.infos, budget, s.output_floor_tokens)
         if window is None:
             return base
-        tenant = self._hash_key(view.tenant) if view.tenant else None
         raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models))
         estimate = self.correction.apply(group, tenant, raw) if s.learn_from_usage and tenant else raw
         asked = s.exact_count and (raw.counts.template_dependent or wants_exact_count(estimate, s.output_floor_tokens, window, chain))
         countable = self.chat_payload(view.kind, view.payload) if asked and view.adapter.exact_countable else None
         exact = await self._exact_for_group(source, windows, countable, budget) if countable is not None else None
-        steps = await asyncio.gather(*(windows.group(self.group(router, g).infos, budget) for g in usable))
+        steps = await asyncio.gather(*(windows.route_window(self.group(router, g).infos, budget, s.output_floor_tokens)
+                                       for g in usable))
         return replace(base, source_window=window, estimate=estimate, raw_estimate=raw, tenant_hash=tenant,
                        exact_asked=asked, exact=exact, windows=tuple(zip(usable, steps)))
 
@@ -261,7 +263,7 @@ class AttemptFacts:
 
     def windows(self) -> DeploymentWindows:
         """The attempt's window reader (LiteLLM's discovered windows from the facts' router)."""
-        return self._facts.windows(self._facts.router())
+        return self._facts.windows(self._facts.router(), self.view.carried.tenant)
 
     async def window(self, budget: RequestBudget) -> int | None:
         """The deployment's window (tokens), discovered within ``budget`` when not known."""

@@ -5,8 +5,9 @@ read from its sources in a fixed order (async; I/O only through the injected
 Per deployment (:meth:`DeploymentWindows.cached`, :meth:`DeploymentWindows.get`):
 
 1. the operator's ``model_info.max_input_tokens`` (:func:`~litellm_kvwarm.catalog.operator_window`);
-2. a window the plugin learned from the server's own rejection (:meth:`WindowCache.learned`): the
-   server said so after the last discovery, so it outranks every discovered value, LiteLLM's too;
+2. a limit below the advertised window that the server's own rejection revealed to this tenant
+   (:class:`~litellm_kvwarm.learned_limits.LearnedLimits`, ``TOTAL`` kind): it outranks every
+   discovered value, LiteLLM's too, until it expires with the window TTL;
 3. what the plugin's own cache holds fresh (:meth:`WindowCache.lookup`; its refresh-ahead runs only
    while LiteLLM has nothing for the deployment, so the plugin stops re-reading cards LiteLLM keeps);
 4. the window LiteLLM's own ``/v1/models`` refresh discovered
@@ -22,6 +23,11 @@ Per deployment (:meth:`DeploymentWindows.cached`, :meth:`DeploymentWindows.get`)
    with ``general_settings.disable_model_info_refresh``).
 
 A deployment without an endpoint (no ``api_base``) has the operator's window or none.
+
+A learned ``INPUT`` limit (the prompt alone; SGLang admission, TGI ``max_input_length``) is not a
+window: :meth:`DeploymentWindows.input_limit` reads it, and :meth:`DeploymentWindows.route_window`
+folds it into the window *routing* uses (``min(window, input limit + output floor)``), never into
+the window an output clamp uses.
 """
 
 from __future__ import annotations
@@ -32,6 +38,7 @@ from collections.abc import Sequence
 from . import catalog
 from .catalog import DeploymentInfo
 from .deadline import RequestBudget
+from .learned_limits import NONE, LearnedLimits, Limits
 from .litellm_model_info import litellm_windows_usable, window_of_id
 from .windows import MISS, Miss, WindowCache
 
@@ -44,11 +51,26 @@ class DeploymentWindows:
         router: LiteLLM's Router to read its discovered windows from (``None``: none).
         window_ttl_s: the plugin's TTL (seconds); LiteLLM's windows are read only when it is at
             least LiteLLM's refresh interval (see the module docstring).
+        learned: limits learned from rejections (``None``: none are used).
+        tenant: the hashed tenant whose learned limits apply (``None``: none).
     """
 
-    def __init__(self, cache: WindowCache, router: object = None, *, window_ttl_s: float):
+    def __init__(self, cache: WindowCache, router: object = None, *, window_ttl_s: float,
+                 learned: LearnedLimits | None = None, tenant: str | None = None):
         self.cache = cache
         self._router = router if litellm_windows_usable(window_ttl_s) else None
+        self._learned = learned
+        self._tenant = tenant
+
+    def learned(self, info: DeploymentInfo) -> Limits:
+        """The limits this tenant learned for ``info``'s deployment (tokens; no I/O)."""
+        if self._learned is None or info.deployment is None:
+            return NONE
+        return self._learned.get(self._tenant, info.deployment)
+
+    def input_limit(self, info: DeploymentInfo) -> int | None:
+        """A learned limit on the prompt alone (tokens), ``None`` when none (the operator's window wins)."""
+        return None if info.operator_window is not None else self.learned(info).input
 
     def litellm(self, info: DeploymentInfo) -> int | None:
         """LiteLLM's discovered window of ``info`` (tokens), ``None`` when it has none or is not used."""
@@ -62,7 +84,7 @@ class DeploymentWindows:
         if info.operator_window is not None or info.deployment is None:
             return info.operator_window
         deployment = info.deployment
-        learned = self.cache.learned(deployment)
+        learned = self.learned(info).total
         if learned is not None:
             return learned
         theirs = self.litellm(info)
@@ -78,7 +100,7 @@ class DeploymentWindows:
         """The window known now (sources 1-4), without any I/O or background refresh; ``None``: none."""
         if info.operator_window is not None or info.deployment is None:
             return info.operator_window
-        return self.cache.learned(info.deployment) or self.discovered(info)
+        return self.learned(info).total or self.discovered(info)
 
     def discovered(self, info: DeploymentInfo) -> int | None:
         """A discovered window (the plugin's fresh cache, else LiteLLM's), never the operator's; no I/O."""
@@ -102,3 +124,13 @@ class DeploymentWindows:
             fetched = iter(await asyncio.gather(*(self.get(i, budget) for i in missed)))
             known = [next(fetched) if w is MISS else w for w in known]
         return catalog.combine_windows(w for w in known if not isinstance(w, Miss))
+
+    async def route_window(self, infos: Sequence[DeploymentInfo], budget: RequestBudget, output_floor_tokens: int) -> int | None:
+        """The window routing uses for a group (tokens): :meth:`group`, lowered to ``input limit +
+        output_floor_tokens`` where a deployment has a learned input limit (a prompt over it is refused
+        whatever the output). ``None`` when the group's window is unknown."""
+        window = await self.group(infos, budget)
+        limits = [lim for lim in (self.input_limit(i) for i in infos) if lim is not None]
+        if window is None or not limits:
+            return window
+        return min(window, min(limits) + output_floor_tokens)

@@ -13,6 +13,8 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
    answered as the context-length error LiteLLM alone would give.
 4. ``async_filter_deployments``: pin a session to one deployment of an escalation target.
 5. ``async_log_success_event``: usage metrics and learned estimate corrections (:mod:`.usage`).
+6. ``async_log_failure_event``: learn a limit a backend's rejection reveals (:mod:`.learned_limits`).
+7. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`).
 
 Fail open for speed: an unexpected error inside a hook is logged and the request goes on exactly
 as LiteLLM alone would send it. Fail closed for security: an escalation whose permission check
@@ -23,13 +25,13 @@ from __future__ import annotations
 
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import AsyncGenerator, Callable
 from typing import Any
 
 import httpx
 from litellm.integrations.custom_logger import CustomLogger
 
-from . import __version__, identity, startup
+from . import __version__, identity, startup, stream_errors
 from . import litellm_bridge as bridge
 from .attempt import Attempts, SkipHop
 from .config import Settings
@@ -75,7 +77,7 @@ class KVWarmHandler(CustomLogger):
                                   count=lambda outcome, target: self.effects.count_warm(outcome, target),
                                   secret=lambda: self.hash_secret)
         self.effects = Effects(self.settings, self.metrics, self.warm_gate, secret=lambda: self.hash_secret, forbid=bridge.forbidden)
-        self.services = Services(self.settings, self.metrics, send_warm=self._send_warm, on_warm_done=self.effects.warm_done,
+        self.services = Services(self.settings, self.metrics, send_warm=lambda kind, body: bridge.send_warm(self._router_getter(), kind, body), on_warm_done=self.effects.warm_done,
                                  on_warm_outcome=self.effects.count_warm, clock=clock, http_client=http_client,
                                  scrape_targets=lambda: scrape_targets(self._router_getter(), bridge.resolve_secret))
         self.facts = Facts(self.settings, self.services, self.correction, may_use=bridge.key_may_use,
@@ -93,15 +95,13 @@ class KVWarmHandler(CustomLogger):
         return self._hash_secret
 
     @property
-    def warm_outcomes(self) -> dict[str, int]:
-        """Warm outcomes seen by this process, by outcome value (for tests and the demo)."""
+    def warm_outcomes(self) -> dict[str, int]:  # by outcome value, this process (for tests and the demo)
         return self.effects.warm_outcomes
 
     async def async_pre_call_hook(self, user_api_key_dict: Any, cache: Any, data: dict, call_type: Any) -> dict:
-        """Route a request that cannot fit its group's window to the first step of its escalation
-        chain that fits, arm the backstop, warm ahead. Returns ``data`` (possibly rewritten).
-        Never raises, except that tenant cache isolation refuses a request without a tenant (HTTP
-        403). Plugin-internal metadata a client sent (``kvwarm_*``) is removed first, for every call type."""
+        """Route a request that cannot fit its group's window to the first step of its chain that fits, arm
+        the backstop, warm ahead; client-sent ``kvwarm_*`` metadata is removed first. Returns ``data``.
+        Never raises, except that tenant cache isolation refuses a request without a tenant (HTTP 403)."""
         started = time.perf_counter()
         if strip_client_keys(data):
             self.metrics.client_metadata_stripped.inc()
@@ -121,9 +121,8 @@ class KVWarmHandler(CustomLogger):
         return data
 
     async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
-        """Per backend attempt: the tenant's ``cache_salt`` where the backend accepts it, a fallback
-        hop's decision, the output clamp. Returns ``kwargs`` (possibly modified); raises only to skip
-        a hop (a ``ContextWindowExceededError`` LiteLLM moves past)."""
+        """Per backend attempt: the tenant's ``cache_salt``, a fallback hop's decision, the output clamp.
+        Returns ``kwargs`` (possibly modified); raises only to skip a hop (``ContextWindowExceededError``)."""
         started = time.perf_counter()
         view = attempt_view(kwargs, call_type)
         if (skip := self.attempts.skipped_source(view)) is not None:  # an escalation by fallback: no backend attempt
@@ -148,9 +147,8 @@ class KVWarmHandler(CustomLogger):
 
     async def async_post_call_failure_hook(self, request_data: dict, original_exception: Exception, user_api_key_dict: Any,
                                            traceback_str: str | None = None) -> Any:
-        """A proactively escalated request whose target could not be reached (connection error,
-        timeout, 5xx) is answered as the context-length error LiteLLM alone would have given
-        (HTTP 400 naming the source window), not as an opaque 500. Anything else: untouched."""
+        """A proactive escalation whose target could not be reached (connection error, timeout, 5xx) is
+        answered as the context-length 400 LiteLLM alone would have given, not an opaque 500."""
         try:
             view = failure_view(request_data)
             if (state := view.carried).escalated != "proactive" or state.origin is None or not bridge.unreachable(original_exception):
@@ -162,9 +160,8 @@ class KVWarmHandler(CustomLogger):
 
     async def async_filter_deployments(self, model: str, healthy_deployments: list, messages: Any,
                                        request_kwargs: dict | None = None, parent_otel_span: Any = None) -> list:
-        """Pin a session to one deployment of an escalation-target group (rendezvous hash of
-        tenant and session over the healthy deployments' ids), so a warm and the escalated
-        request that follows meet the same prefix cache. Other groups are untouched."""
+        """Pin a session to one deployment of an escalation-target group (rendezvous hash of tenant and
+        session over the deployments' ids): a warm and the escalation meet the same prefix cache."""
         try:
             if not self.settings.session_pinning or len(healthy_deployments) < 2:
                 return healthy_deployments
@@ -178,8 +175,7 @@ class KVWarmHandler(CustomLogger):
             return healthy_deployments
 
     async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
-        """Per successful backend attempt (warms included): prompt and cached tokens by request
-        kind, estimate ÷ actual, and (``learn_from_usage``) the learned correction. Never raises."""
+        """Per successful attempt (warms too): usage metrics, and (``learn_from_usage``) the learned correction."""
         try:
             record_usage(self.metrics, kwargs, response_obj)
             if self.settings.learn_from_usage:
@@ -187,12 +183,16 @@ class KVWarmHandler(CustomLogger):
         except Exception:
             logger.debug("usage metrics skipped", exc_info=True)
 
-    async def _send_warm(self, kind: str, body: dict[str, Any]) -> Any:
-        router = self._router_getter()
-        if router is None:
-            raise RuntimeError("LiteLLM router is gone")
-        send = {"completion": router.atext_completion, "messages": router.aanthropic_messages, "responses": router.aresponses}
-        return await send.get(kind, router.acompletion)(**body)
+    async def async_log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
+        """Per failed backend attempt: learn a limit the rejection reveals (:meth:`Attempts.learn_from_failure`)."""
+        try:
+            await self.attempts.learn_from_failure(kwargs if isinstance(kwargs, dict) else {})
+        except Exception:
+            logger.debug("learning from a failure skipped", exc_info=True)
+
+    def async_post_call_streaming_iterator_hook(self, user_api_key_dict: Any, response: Any, request_data: dict) -> AsyncGenerator:
+        """Every stream unchanged; an error inside one counted by whether content had gone out (:mod:`.stream_errors`)."""
+        return stream_errors.pass_through(response, request_data, self.metrics)
 
     async def aclose(self) -> None:
         """Cancel every background task and close every client (see :class:`Services`)."""

@@ -201,3 +201,17 @@ def _without_added_strict(translated: object, sent: object) -> object:
             tool = {**tool, "function": {k: v for k, v in function.items() if k != "strict"}}
         out.append(tool)
     return out
+
+
+async def send_warm(router: Any, kind: str, body: dict[str, Any]) -> Any:
+    """Send one warm through LiteLLM's Router (its fallbacks, cooldowns, logging): ``kind``
+    ``"completion"`` → ``atext_completion``, ``"messages"`` → ``aanthropic_messages``,
+    ``"responses"`` → ``aresponses``, else ``acompletion``.
+
+    Raises:
+        RuntimeError: the proxy has no Router (anymore); whatever the Router raises.
+    """
+    if router is None:
+        raise RuntimeError("LiteLLM router is gone")
+    send = {"completion": router.atext_completion, "messages": router.aanthropic_messages, "responses": router.aresponses}
+    return await send.get(kind, router.acompletion)(**body)

@@ -28,6 +28,9 @@ ORIGIN_KEY = "kvwarm_origin"
 SKIP_SOURCE_KEY = "kvwarm_skip_source"
 #: the tenant's cache_salt (an HMAC), applied per attempt to backends that accept it
 SALT_KEY = "kvwarm_cache_salt"
+#: the keyed hash of the request's tenant (:func:`litellm_kvwarm.identity.hash_key`): the scope of
+#: what backend rejections teach (:mod:`litellm_kvwarm.learned_limits`)
+TENANT_KEY = "kvwarm_tenant"
 #: seconds of the per-request I/O budget already spent by earlier hooks of this request
 BUDGET_KEY = "kvwarm_budget_spent_s"
 #: every plugin-internal key starts with this; clients cannot set them (stripped at entry)

@@ -83,6 +83,9 @@ class Metrics:
     budget_exhausted: Counter
     estimate_correction_tenants: Gauge
     client_metadata_stripped: Counter
+    learned_limit: Gauge
+    limits_learned: Counter
+    stream_errors: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry = REGISTRY) -> Metrics:
@@ -176,6 +179,22 @@ class Metrics:
                 f"{p}_client_metadata_stripped", "Client requests that carried plugin-internal metadata keys (kvwarm_*), "
                 "removed at entry.",
                 registry=registry,
+            ),
+            learned_limit=Gauge(
+                f"{p}_learned_limit_tokens", "A limit below the advertised window that a deployment's own rejection "
+                "revealed (limit=total: prompt + output; input: the prompt alone), tokens; the latest learned by any "
+                "tenant (each tenant routes on what its own requests taught). Expires with the window TTL.",
+                ["deployment", "limit"], registry=registry, multiprocess_mode="min",
+            ),
+            limits_learned=Counter(
+                f"{p}_limits_learned", "Limits learned from backend rejections, by deployment, limit kind and the "
+                "wording's family.",
+                ["deployment", "limit", "family"], registry=registry,
+            ),
+            stream_errors=Counter(
+                f"{p}_stream_errors", "Error frames inside HTTP 200 streams seen by the proxy, by model group and "
+                "whether content had gone out (after_content=true: passed through unchanged, never retried).",
+                ["model_group", "after_content"], registry=registry,
             ),
         )
 

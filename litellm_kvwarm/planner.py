@@ -120,7 +120,10 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     if view.server_state:
         return RoutePlan(Route.UNTOUCHED, "server_state", None,
                          "[CONTEXT-ROUTE] untouched: the request continues state stored on its server (previous_response_id)", "debug")
-    floor, first = settings.output_floor_tokens, (facts.chain[0] if facts.chain else None)
+    first = facts.chain[0] if facts.chain else None
+    # a client that asked for fewer output tokens than the floor needs only those
+    asked = view.output.effective
+    floor = min(settings.output_floor_tokens, asked) if asked is not None and asked > 0 else settings.output_floor_tokens
     pin = view.session is not None and settings.session_pinning
     window, estimate, raw = facts.source_window, facts.estimate, facts.raw_estimate
     if window is None or estimate is None or raw is None:
@@ -176,19 +179,27 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     )
 
 
+#: A server may refuse well below the window its ``/v1/models`` advertises (llama.cpp's context split
+#: over ``--parallel`` slots, LM Studio's loaded context length, SGLang's KV admission): the generic
+#: fallbacks are armed for requests whose safe estimate plus output exceeds this share of the window.
+HIDDEN_LIMIT_FRACTION = 0.5
+
+
 def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: TokenEstimate | None, output: OutputBudget,
               facts: RouteFacts, generic_sent: bool, floor: int) -> Backstop | None:
     """LiteLLM's fallbacks for ``group``, only when it has escalation steps left (``chain``: in the
     model list, allowed for the key, not ruled out by the client): a retry slot on ``group`` when
     the client sent an output budget, then every step. The generic ``fallbacks`` (for context
-    errors LiteLLM does not recognise; the deployment hook aborts any such hop that is not a
-    context error) only when an overflow is possible by the safe estimate and the operator set
-    none for the group; otherwise non-context failures go exactly as they would without the plugin."""
+    errors LiteLLM does not recognise, e.g. LM Studio's in-stream "tokens to keep"; the deployment
+    hook aborts any such hop that is not a context error) only when an overflow is possible by the
+    safe estimate (against :data:`HIDDEN_LIMIT_FRACTION` of the window: a server may hold less than it
+    advertises) and the operator set none for the group; otherwise non-context failures go exactly
+    as they would without the plugin."""
     if not chain:
         return None
     params = facts.step_params
     entries = tuple(fallback_chain(group, chain, output.effective, params))
-    possible = window is not None and estimate is not None and estimate.safe + (output.effective or floor) > window
+    possible = window is not None and estimate is not None and estimate.safe + (output.effective or floor) > window * HIDDEN_LIMIT_FRACTION
     operator_generic = escalation_chain(group, overrides={}, context_window_fallbacks=facts.operator_fallbacks)  # type: ignore[arg-type]
     generic = possible and not operator_generic and not generic_sent
     step_output = {g: out for g in chain if (out := read_output_budget(params.get(g, {})).effective) is not None}

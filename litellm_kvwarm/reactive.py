@@ -26,7 +26,7 @@ from dataclasses import asdict, dataclass, field
 from enum import Enum
 from typing import Any
 
-from .context_errors import Certainty, ContextError, ErrorKind
+from .context_errors import Certainty, ContextError, ErrorKind, LimitMeaning
 
 #: Prefix of the messages of exceptions the plugin raises to skip a hop; such entries in
 #: ``previous_models`` are not the backend's words and are ignored when reading the error.
@@ -219,6 +219,10 @@ def _retry_or_skip(
     floor: int,
     margin: int,
 ) -> HopDecision:
+    room_left = error.printed_limit
+    if room_left is not None and room_left.meaning is LimitMeaning.OUTPUT_BUDGET and room_left.certainty is Certainty.EXACT:
+        # the server printed the room itself (TGI "`max_new_tokens` must be <= N", candle-vllm "available tokens")
+        return _retry_with_room(room_left.value - margin, plan, floor, printed_window, "the server's room")
     if window is None or plan.requested is None:
         return HopDecision(HopAction.SKIP, window=printed_window, reason="no window or no output budget to lower")
     printed = error.prompt_tokens
@@ -231,13 +235,16 @@ def _retry_or_skip(
         prompt = max(candidates)  # "at least N" is a lower bound: never trust less than our own count
     if error.kind is ErrorKind.PROMPT_OVER_WINDOW:
         prompt = max(prompt, window)
-    room = window - prompt - margin
+    return _retry_with_room(window - prompt - margin, plan, floor, printed_window, f"prompt ≈{prompt}tok in window {window}")
+
+
+def _retry_with_room(room: int, plan: BackstopPlan, floor: int, printed_window: int | None, basis: str) -> HopDecision:
+    """Retry with ``room`` output tokens (tokens, margin taken) when it is at least ``floor`` and
+    below what was asked; otherwise skip the retry (the chain's next step follows)."""
+    if plan.requested is None:
+        return HopDecision(HopAction.SKIP, window=printed_window, reason="no output budget to lower")
     if room < floor:
-        return HopDecision(
-            HopAction.SKIP,
-            window=printed_window,
-            reason=f"prompt ≈{prompt}tok leaves {room} < floor {floor} in window {window}",
-        )
+        return HopDecision(HopAction.SKIP, window=printed_window, reason=f"{basis} leaves {room} < floor {floor}")
     new_max = min(room, plan.requested)
     if new_max >= plan.requested:
         return HopDecision(HopAction.SKIP, window=printed_window, reason="the numbers do not explain the rejection")
@@ -245,5 +252,5 @@ def _retry_or_skip(
         HopAction.RETRY_CLAMPED,
         max_tokens=new_max,
         window=printed_window,
-        reason=f"prompt ≈{prompt}tok fits window {window}: retrying {plan.source!r} with max_tokens {plan.requested} → {new_max}",
+        reason=f"{basis} leaves {room}: retrying {plan.source!r} with max_tokens {plan.requested} → {new_max}",
     )

@@ -21,6 +21,7 @@ from .config import Settings
 from .cooldown import CooldownStore, FallbackCooldownStore, MemoryCooldownStore, RedisCooldownStore
 from .deadline import RequestBudget
 from .exact import ExactCounter
+from .learned_limits import LearnedLimits, LimitKind
 from .metrics import Metrics, deployment_label
 from .scrape import BackendScraper, PrefixCacheStats
 from .warm import WarmOutcome, WarmRunner
@@ -136,6 +137,7 @@ class Services:
         self._environ = environ
         self._http = http_client
         self._windows: WindowCache | None = None
+        self._learned: LearnedLimits | None = None
         self._exact: ExactCounter | None = None
         self._cooldown: CooldownStore | None = None
         self._warmer: WarmRunner | None = None
@@ -165,6 +167,13 @@ class Services:
                 on_budget_exhausted=lambda: self._metrics.budget_exhausted.labels("window").inc(),
             )
         return self._windows
+
+    @property
+    def learned(self) -> LearnedLimits:
+        """Limits backend rejections revealed, per tenant and deployment (expire with the window TTL)."""
+        if self._learned is None:
+            self._learned = LearnedLimits(ttl_s=self._settings.window_ttl_s, clock=self._clock, on_learn=self._limit_learned)
+        return self._learned
 
     @property
     def exact(self) -> ExactCounter:
@@ -233,6 +242,11 @@ class Services:
     def _window_updated(self, deployment: Deployment, window: int | None) -> None:
         label = deployment_label(deployment.api_base, deployment.served_model)
         self._metrics.window.labels(label).set(window or 0)
+
+    def _limit_learned(self, deployment: Deployment, kind: LimitKind, tokens: int, family: str) -> None:
+        label = deployment_label(deployment.api_base, deployment.served_model)
+        self._metrics.learned_limit.labels(label, kind.value).set(tokens)
+        self._metrics.limits_learned.labels(label, kind.value, family).inc()
 
     def _scraped(self, deployment: Deployment, stats: PrefixCacheStats) -> None:
         label = deployment_label(deployment.api_base, deployment.served_model)

@@ -119,3 +119,19 @@ def learn(correction: EstimateCorrection, metrics: Metrics, kwargs: Any, respons
         metrics.estimate_correction.labels(group, "routing").set(summary.routing)
         metrics.estimate_correction.labels(group, "safe").set(summary.safe)
         metrics.estimate_correction_tenants.labels(group).set(summary.tenants)
+
+
+def stream_item_has_content(item: Any) -> bool:
+    """Whether one streamed item carries generated output (text, reasoning or a tool call). A
+    chat chunk (``ModelResponseStream`` or its dict) is read by its ``choices[].delta``; anything
+    else (bytes or events of the Messages and Responses streams) counts as content once sent."""
+    choices = field(item, "choices")
+    if choices is None:
+        return not isinstance(item, Mapping) or "choices" not in item
+    for choice in choices or ():
+        delta = field(choice, "delta")
+        if delta is None:
+            continue
+        if field(delta, "content") or field(delta, "tool_calls") or field(delta, "reasoning_content"):
+            return True
+    return False

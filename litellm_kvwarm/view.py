@@ -36,6 +36,7 @@ from .meta import (
     PLAN_KEY,
     SALT_KEY,
     SKIP_SOURCE_KEY,
+    TENANT_KEY,
 )
 from .output_budget import OUTPUT_FIELDS, OutputBudget, read_output_budget
 from .reactive import BackstopPlan, backend_error_text
@@ -75,7 +76,8 @@ class Carried:
     prompt tokens); ``salt``: the tenant's ``cache_salt``; ``affinity``: the session's rendezvous
     key; ``model_group``: LiteLLM's group of this attempt; ``previous_error``: the last backend
     error of the fallback hops so far (``previous_models``); ``skip_source``: the target of a
-    proactive escalation made by skipping the source group's first attempt (``SKIP_SOURCE_KEY``)."""
+    proactive escalation made by skipping the source group's first attempt (``SKIP_SOURCE_KEY``);
+    ``tenant``: the keyed hash of the request's tenant (``TENANT_KEY``), the scope of learned limits."""
 
     estimate: TokenEstimate | None = None
     estimate_tenant: str | None = None
@@ -88,6 +90,7 @@ class Carried:
     model_group: str | None = None
     previous_error: str | None = None
     skip_source: str | None = None
+    tenant: str | None = None
 
 
 def carried(meta: object) -> Carried:
@@ -114,6 +117,7 @@ def carried(meta: object) -> Carried:
         model_group=group if isinstance(group, str) else None,
         previous_error=backend_error_text(meta.get("previous_models")),
         skip_source=meta[SKIP_SOURCE_KEY] if isinstance(meta.get(SKIP_SOURCE_KEY), str) else None,
+        tenant=meta[TENANT_KEY] if isinstance(meta.get(TENANT_KEY), str) else None,
     )
 
 

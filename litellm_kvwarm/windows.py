@@ -1,5 +1,5 @@
 """The per-deployment context-window cache (:class:`WindowCache`): windows (tokens) discovered
-with ``GET {api_base}/models`` → ``max_model_len``, or learned from a server's own error text.
+with ``GET {api_base}/models`` → ``max_model_len``.
 
 A deployment (:class:`~litellm_kvwarm.backend_call.Deployment`) is keyed by
 ``(api_base, served model)``, never by the LiteLLM group name.
@@ -22,9 +22,9 @@ Contract:
   ``unknown_retry_s`` seconds: unknown means the plugin makes no proactive decision for that
   deployment. Each failure is reported by kind (``on_error``); a 401/403 is also logged once
   per deployment at WARNING.
-* :meth:`WindowCache.learn` records a window taken from the server's own error text
-  (see the reactive backstop); it replaces the entry at once. :meth:`WindowCache.learned` reads
-  it back (it outranks what LiteLLM discovered: see :mod:`~litellm_kvwarm.facts_windows`).
+* A limit a server's own rejection revealed is not kept here but per tenant
+  (:mod:`~litellm_kvwarm.learned_limits`; it outranks what is discovered, see
+  :mod:`~litellm_kvwarm.facts_windows`).
 * :meth:`WindowCache.adopt` publishes a window read elsewhere (LiteLLM's own discovery) through
   ``on_update`` and the log, once per change, without caching it: its freshness is LiteLLM's.
 
@@ -79,7 +79,7 @@ MISS = Miss.MISS
 @dataclass(frozen=True)
 class WindowEntry:
     """A cached answer. ``max_model_len`` is in tokens, ``None`` when unknown; ``at`` is the clock
-    time it was stored; ``source`` is ``"discovered"`` or ``"learned"``."""
+    time it was stored; ``source`` is ``"discovered"``."""
 
     max_model_len: int | None
     at: float
@@ -166,18 +166,6 @@ class WindowCache:
             self._exhausted()
             return None
         return window
-
-    def learn(self, deployment: Deployment, max_model_len: int) -> None:
-        """Store a window the server itself reported (e.g. in a context-length error)."""
-        self._store(deployment, max_model_len, source="learned")
-
-    def learned(self, deployment: Deployment) -> int | None:
-        """The window (tokens) :meth:`learn` stored for ``deployment`` if still within its TTL (no
-        later discovery replaced it), else ``None``. No I/O."""
-        entry = self._entries.get(deployment)
-        if entry is None or entry.source != "learned" or self._age(entry) >= self._lifetime(entry):
-            return None
-        return entry.max_model_len
 
     def adopt(self, deployment: Deployment, max_model_len: int, *, source: str = "litellm") -> None:
         """Publish a window (tokens) read elsewhere (``source``: LiteLLM's discovery) as if stored:

@@ -332,10 +332,11 @@ OTHER_WORDINGS = [
         "shorter prompt",
         "cohere", K.PROMPT_OVER_WINDOW, {"window": Number(4081), "prompt_tokens": Number(4500)},
     ),
-    (
+    (  # TGI router/src/validation.rs: N = max_total_tokens - max_input_length, the room left for output
         "Input validation error: `max_new_tokens` must be <= 1024. Given: 2048",
-        "tgi-max-new-tokens", K.OUTPUT_OVER_LIMIT,
-        {"output_tokens": Number(2048), "printed_limit": Limit(1024, LimitMeaning.OUTPUT_LIMIT)},
+        "tgi-max-new-tokens", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+        {"output_tokens": Number(2048), "printed_limit": Limit(1024, LimitMeaning.OUTPUT_BUDGET), "window": None,
+         "prompt_tokens": None},
     ),
     (
         "Input too long: 9000 input tokens, limit is 8192",
@@ -348,7 +349,8 @@ OTHER_WORDINGS = [
         "moonshot", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(131072), "total_tokens": Number(140000)},
     ),
     ("invalid params, context window exceeds limit (2013)", "generic", K.UNKNOWN, {"window": None}),
-    ("tokens to keep from the initial prompt is greater than the context length", "generic", K.UNKNOWN, {}),
+    ("tokens to keep from the initial prompt is greater than the context length", "lmstudio-n-keep", K.UNKNOWN,
+     {"window": None, "prompt_tokens": None}),
     ("Error: 400 the input length exceeds the context length", "generic", K.UNKNOWN, {}),
     ("Your input exceeds the context window of this model. Please adjust your input and try again.", "generic",
      K.UNKNOWN, {}),
@@ -368,6 +370,72 @@ OTHER_WORDINGS = [
     ("max_completion_tokens=32000cannot be greater than max_model_len=max_total_tokens=16384. Please request fewer "
      "output tokens.", "vllm-max-tokens-over-window-old", K.OUTPUT_OVER_WINDOW,
      {"window": Number(16384), "output_tokens": Number(32000)}),
+    # ---- TensorRT-LLM (llmapi/llm.py _check_arguments; cpp batch_manager/llmRequest.h; base_worker.py)
+    ("Prompt length (9000) exceeds maximum sequence length (8192)", "trtllm-seq-len", K.PROMPT_OVER_WINDOW,
+     {"window": Number(8192), "prompt_tokens": Number(9000), "printed_limit": None}),
+    ("Prompt length + number of requested output tokens (7000 + 2048) exceeds maximum sequence length (8192). "
+     "Number of requested output tokens is changed to (1192).", "trtllm-seq-len", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(8192), "prompt_tokens": Number(7000), "output_tokens": Number(2048)}),
+    ("Number of requested output tokens (9000) exceeds maximum sequence length (8192). Number of requested output "
+     "tokens is changed to (100).", "trtllm-seq-len", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(8192), "output_tokens": Number(9000), "prompt_tokens": None}),
+    ("The sum of prompt length (4000) and query length (0) max_tokens (2048) should not exceed max_seq_len (4096)",
+     "trtllm-sum-max-tokens", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(4096), "prompt_tokens": Number(4000), "output_tokens": Number(2048), "printed_limit": None}),
+    ("The sum of prompt length (5000.0) and query length (0) max_tokens (16) should not exceed max_seq_len (4096)",
+     "trtllm-sum-max-tokens", K.PROMPT_OVER_WINDOW,
+     {"window": Number(4096), "prompt_tokens": Number(5000), "output_tokens": Number(16)}),
+    ("The sum of prompt length (3000) and max_tokens (2000) should not exceed max_seq_len (4096)",
+     "trtllm-sum-max-tokens", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(4096), "prompt_tokens": Number(3000), "output_tokens": Number(2000)}),
+    ("The sum of prompt length (3000.5), query length (200) should not exceed max_num_tokens (3072)",
+     "trtllm-sum", K.PROMPT_OVER_WINDOW,  # query tokens are input too; prompt_len / cp_size may be fractional
+     {"window": None, "prompt_tokens": Number(3200), "printed_limit": Limit(3072, LimitMeaning.BATCH_LIMIT)}),
+    ("The prompt length (72417) should not exceed max_num_tokens (69632)", "trtllm-prompt-max-num-tokens",
+     K.PROMPT_OVER_WINDOW,
+     {"window": None, "prompt_tokens": Number(72417), "printed_limit": Limit(69632, LimitMeaning.BATCH_LIMIT)}),
+    ("`default_max_tokens` (-152) must be greater than 0, `default_max_tokens` (-152) = max_seq_len (8192) - "
+     "`splited_prompt_len` (8000) - `query_token_len` (344)", "trtllm-default-max-tokens", K.PROMPT_OVER_WINDOW,
+     {"window": Number(8192), "prompt_tokens": Number(8344), "output_tokens": None}),
+    ("`default_max_tokens` (0) must be greater than 0, `default_max_tokens` (0) = max_seq_len (8192) - "
+     "`splited_prompt_len` (8192)", "trtllm-default-max-tokens", K.PROMPT_OVER_WINDOW,
+     {"window": Number(8192), "prompt_tokens": Number(8192)}),
+    ("Prompt length + number of draft tokens (4000 + 5) exceeds maximum input length (4000).", "trtllm-input",
+     K.PROMPT_OVER_WINDOW,
+     {"window": None, "prompt_tokens": Number(4000), "printed_limit": Limit(4000, LimitMeaning.INPUT_LIMIT)}),
+    # ---- vLLM V0 / early V1
+    ("ValueError: The prompt (total length 25938) is too long to fit into the model (context length 4096). Make "
+     "sure that `max_model_len` is no smaller than the number of text tokens plus multimodal tokens. For image "
+     "inputs, the number of image tokens depends on the number of images, and possibly their aspect ratios as well.",
+     "vllm-v0-too-long-to-fit", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(25938)}),
+    ("Prompt length of 5000 is longer than the maximum model length of 4096.", "vllm-prompt-length-of",
+     K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(5000)}),
+    ("The encoder prompt (length 1600) is longer than the maximum model length of 448. Make sure that "
+     "`max_model_len` is no smaller than the number of text tokens.", "vllm-decoder-prompt", K.PROMPT_OVER_WINDOW,
+     {"window": Number(448), "prompt_tokens": Number(1600)}),
+    ("Input prompt (10854 tokens) is too long and exceeds the capacity of block_manager", "vllm-v0-block-manager",
+     K.PROMPT_OVER_WINDOW, {"window": None, "prompt_tokens": Number(10854)}),
+    ("Input prompt (2100 tokens) + lookahead slots (0) is too long and exceeds the capacity of block_manager",
+     "vllm-v0-block-manager", K.PROMPT_OVER_WINDOW, {"window": None, "prompt_tokens": Number(2100)}),
+    ("This model's maximum context length is 512 tokens. However, you requested 1451 tokens in the input for "
+     "embedding generation. Please reduce the length of the input.", "vllm-embedding", K.PROMPT_OVER_WINDOW,
+     {"window": Number(512), "prompt_tokens": Number(1451), "total_tokens": None}),
+    # ---- LM Studio / llama.cpp n_keep, n_ctx, n_prompt_tokens
+    ("The number of tokens to keep from the initial prompt is greater than the context length (n_keep: 5220>= "
+     "n_ctx: 4096). Try to load the model with a larger context length, or provide a shorter input",
+     "lmstudio-n-keep", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(5220, LB)}),
+    ("error: n_keep = 23678 >= n_ctx = 9472", "lmstudio-n-keep", K.PROMPT_OVER_WINDOW,
+     {"window": Number(9472), "prompt_tokens": Number(23678, LB)}),
+    ('{"error":{"code":400,"message":"the request exceeds the available context size, try increasing it",'
+     '"type":"exceed_context_size_error","n_prompt_tokens":5000,"n_ctx":4096}}', "llamacpp", K.PROMPT_OVER_WINDOW,
+     {"window": Number(4096), "prompt_tokens": Number(5000)}),
+    ("slot update_slots: id 0 | n_ctx_slot = 4096, n_keep = 0, n_prompt_tokens = 6000 | the request exceeds the "
+     "available context size", "llamacpp", K.PROMPT_OVER_WINDOW,
+     {"window": Number(4096), "prompt_tokens": Number(6000)}),
+    # ---- DeepInfra (via OpenRouter metadata.raw)
+    ("Requested input length 39818 exceeds maximum input length 32767 (via DeepInfra)", "deepinfra-input-length",
+     K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(39818), "printed_limit": Limit(32767, LimitMeaning.INPUT_LIMIT), "window": None}),
 ]
 
 

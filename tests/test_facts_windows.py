@@ -11,6 +11,7 @@ import pytest
 from litellm_kvwarm.catalog import DeploymentInfo
 from litellm_kvwarm.deadline import RequestBudget
 from litellm_kvwarm.facts_windows import DeploymentWindows
+from litellm_kvwarm.learned_limits import LearnedLimits, LimitKind, Observed
 from litellm_kvwarm.litellm_model_info import LITELLM_REFRESH_S, litellm_windows_usable
 from litellm_kvwarm.windows import MISS, Deployment, WindowCache
 
@@ -107,10 +108,11 @@ async def test_litellm_s_window_is_read_instead_of_fetching(router_type):
 
 @pytest.mark.parametrize("router_type", ROUTERS)
 async def test_the_operator_s_window_wins_over_everything(router_type):
-    cache, fetcher, _, _ = setup()
-    cache.learn(DEP, 4_000)
+    cache, fetcher, clock, _ = setup()
+    learned = LearnedLimits(ttl_s=TTL, clock=clock)
+    learned.observe("t1", DEP, Observed(LimitKind.TOTAL, 4_000, "test"), None)
     router = router_type(LITELLM)
-    windows = DeploymentWindows(cache, router, window_ttl_s=TTL)
+    windows = DeploymentWindows(cache, router, window_ttl_s=TTL, learned=learned, tenant="t1")
     assert windows.cached(info(operator=2_048)) == 2_048
     assert await windows.get(info(operator=2_048), budget()) == 2_048
     assert windows.known(info(operator=2_048)) == 2_048
@@ -120,15 +122,32 @@ async def test_the_operator_s_window_wins_over_everything(router_type):
 @pytest.mark.parametrize("router_type", ROUTERS)
 async def test_a_learned_window_keeps_winning_over_litellm_s(router_type):
     cache, fetcher, clock, _ = setup()
-    cache.learn(DEP, 6_000)  # the server's own rejection said 6,000
-    windows = DeploymentWindows(cache, router_type(LITELLM), window_ttl_s=TTL)
-    assert cache.learned(DEP) == 6_000
+    learned = LearnedLimits(ttl_s=TTL, clock=clock)
+    assert learned.observe("t1", DEP, Observed(LimitKind.TOTAL, 6_000, "test"), 8_192)  # the server's rejection said 6,000
+    windows = DeploymentWindows(cache, router_type(LITELLM), window_ttl_s=TTL, learned=learned, tenant="t1")
     assert windows.cached(info()) == 6_000 and windows.known(info()) == 6_000
     assert await windows.get(info(), budget()) == 6_000
-    clock.now += TTL  # the learned entry ages out like any other: LiteLLM's again
-    assert cache.learned(DEP) is None
+    other = DeploymentWindows(cache, router_type(LITELLM), window_ttl_s=TTL, learned=learned, tenant="t2")
+    assert await other.get(info(), budget()) == 8_192  # another tenant's routing is not moved
+    clock.now += TTL  # the learned limit ages out with the window TTL: LiteLLM's again
+    assert learned.get("t1", DEP).total is None
     assert await windows.get(info(), budget()) == 8_192
     assert fetcher.calls == 0
+
+
+@pytest.mark.parametrize("router_type", ROUTERS)
+async def test_a_learned_input_limit_lowers_the_routing_window_only(router_type):
+    """SGLang admits 12,000 prompt tokens of a 16,384... here 8,192 window: routing uses 5,000 +
+    floor, the window (for clamping) stays 8,192; a limit not below the window is not learned."""
+    cache, _, clock, _ = setup()
+    learned = LearnedLimits(ttl_s=TTL, clock=clock)
+    assert not learned.observe("t1", DEP, Observed(LimitKind.INPUT, 8_192, "test"), 8_192)
+    assert learned.observe("t1", DEP, Observed(LimitKind.INPUT, 5_000, "test"), 8_192)
+    windows = DeploymentWindows(cache, router_type(LITELLM), window_ttl_s=TTL, learned=learned, tenant="t1")
+    assert windows.input_limit(info()) == 5_000
+    assert await windows.get(info(), budget()) == 8_192
+    assert await windows.route_window([info()], budget(), 256) == 5_256
+    assert windows.input_limit(info(operator=2_048)) is None  # the operator's window wins
 
 
 @pytest.mark.parametrize("router_type", ROUTERS)

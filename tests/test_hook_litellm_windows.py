@@ -10,7 +10,7 @@ import httpx
 import pytest
 from prometheus_client import CollectorRegistry
 
-from litellm_kvwarm.meta import ESCALATED_KEY, PLAN_KEY
+from litellm_kvwarm.meta import ESCALATED_KEY, PLAN_KEY, TENANT_KEY
 from litellm_kvwarm.windows import Deployment
 
 from test_hook_adapters import CHAIN, OVERFLOW, FakeNewRouter, FakeRouter, Key, attempt, body, decisions, handler
@@ -101,20 +101,31 @@ async def test_the_clamp_reads_litellm_s_window_by_the_attempt_s_model_id(monkey
 @pytest.mark.parametrize("shape", SHAPES)
 async def test_a_learned_window_keeps_winning_over_litellm_s(monkeypatch, shape):
     """The server rejected 3,000 + 2,000 on a 4,096 window while LiteLLM's card read says 32,768:
-    the retry is clamped on 4,096, learned, and the next request routes on it."""
+    the retry is clamped on 4,096; the failure callback learns 4,096 for the tenant, and the
+    tenant's next request routes on it (another tenant's does not)."""
     router = shape({"fast": None, "slow": None}, chains=CHAIN, discovered={"fast": 32768, "slow": 131072})
     backends = Backends()
     h, registry = handler(router, monkeypatch, transport=backends)
     h.facts.router_getter = lambda: router
+    first = await h.async_pre_call_hook(Key(), None, body(3000, max_tokens=2000), "acompletion")
+    tenant = first["metadata"][TENANT_KEY]
     plan = {"source": "fast", "chain": ["slow"], "requested": 2000, "own_generic_fallbacks": False}
     kwargs = attempt({PLAN_KEY: plan, "previous_models": [{"exception_string": OVERFLOW}]}, fallback_depth=1,
                      max_tokens=2000, model_info={"id": "fast-0"})
     out = await h.async_pre_call_deployment_hook(kwargs, "acompletion")
     assert out["max_tokens"] == 4096 - 3000
-    assert h.services.windows.learned(Deployment("http://fast.test/v1", "fast-model")) == 4096
+    failed = {"exception": Exception(OVERFLOW), "model": "fast-model",
+              "litellm_params": {"api_base": "http://fast.test/v1", "model_info": {"id": "fast-0"},
+                                 "metadata": {TENANT_KEY: tenant, "model_group": "fast"}}}
+    await h.async_log_failure_event(failed, None, None, None)
+    assert h.services.learned.get(tenant, Deployment("http://fast.test/v1", "fast-model")).total == 4096
+    assert registry.get_sample_value("kvwarm_learned_limit_tokens",
+                                     {"deployment": "fast.test/fast-model", "limit": "total"}) == 4096
     data = await h.async_pre_call_hook(Key(), None, body(24000), "acompletion")
     assert data["model"] == "slow" and data["metadata"][ESCALATED_KEY] == "proactive"
     assert decisions(registry)[("proactive", "fast", "slow")] == 1
+    other = await h.async_pre_call_hook(Key(team_id="team-other"), None, body(24000), "acompletion")
+    assert other["model"] == "fast"  # another tenant still routes on 32,768
     assert backends.models_reads == 0
 
 

@@ -117,8 +117,12 @@ def test_estimate_record_and_warm_numbers():
     plan = plan_route(pre_call_view(body, "acompletion", Key()), f, Settings())
     assert plan.estimate_record == {"safe": 3600, "routing": 3000, "group": "fast", "raw_safe": 3000, "raw_routing": 2500, "tenant": "t-hash"}
     assert (plan.warm.tokens, plan.warm.source_window, plan.warm.growth_tokens) == (3000, 4096, 3000)
+    # safe 3,600 + floor over half the window: a server may hold less than it advertises, so the
+    # generic fallbacks are armed (for wordings LiteLLM does not classify)
     assert plan.backstop.plan.to_dict() == {"source": "fast", "chain": ["slow"], "requested": None,
-                                            "own_generic_fallbacks": False, "step_output": {}}
+                                            "own_generic_fallbacks": True, "step_output": {}}
+    small = plan_route(pre_call_view(body, "acompletion", Key()), facts(routing=1000, safe=1200, raw_estimate=est(1000, 1200)), Settings())
+    assert small.backstop.plan.own_generic_fallbacks is False  # 1,200 + 256 under half of 4,096
 
 
 @pytest.mark.parametrize("state", [{"previous_response_id": "resp_abc"}, {"conversation": "conv_1"}])

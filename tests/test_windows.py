@@ -263,14 +263,6 @@ async def test_fetcher_exception_means_unknown_not_failure():
     assert await c.get(DEP, budget()) is None
 
 
-async def test_learned_window_replaces_entry_at_once():
-    clock, fetch = FakeClock(), ScriptedFetch(16384)
-    c = cache(fetch, clock)
-    await c.get(DEP, budget())
-    c.learn(DEP, 8192)
-    assert await c.get(DEP, budget()) == 8192 and fetch.calls == 1
-
-
 def test_lookup_answers_from_the_cache_without_awaiting_and_misses_otherwise():
     clock = [0.0]
     calls = []
@@ -507,7 +499,7 @@ async def test_credentials_in_api_base_never_reach_a_log_line(caplog):
         c = WindowCache(HttpWindowFetcher(client, timeout_s=2.0), ttl_s=900)
         with caplog.at_level(logging.DEBUG, logger="litellm_kvwarm"):
             assert await c.get(d, RequestBudget(1.0)) is None
-            c.learn(d, 4096)
+            c.adopt(d, 4096)
     text = "\n".join(r.getMessage() for r in caplog.records)
     assert "127.0.0.1" in text  # the lines are there, redacted
     for secret in ("hunter2", "admin", "qs-secret", "sk-key-secret"):

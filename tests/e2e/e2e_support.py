@@ -6,12 +6,15 @@ what each backend received is read back from its own request log (``/emulator/re
 
 from __future__ import annotations
 
+import json
+import shutil
+from pathlib import Path
 from typing import Any
 
 import httpx
 import pytest
 
-from litellm_kvwarm.lab.processes import ManagedProcess
+from litellm_kvwarm.lab.processes import ManagedProcess, start_proxy
 
 
 
@@ -79,3 +82,17 @@ def long_text(chars: int) -> str:
     """Deterministic English-like text of exactly ``chars`` characters."""
     seed = "The quick brown fox jumps over the lazy dog while the river keeps running to the sea. "
     return (seed * (chars // len(seed) + 1))[:chars]
+
+
+#: ``general_settings`` entry that makes a proxy read its keys from :func:`start_proxy_with_keys`'s ``keys``.
+CUSTOM_AUTH = {"custom_auth": "auth_fixture.user_api_key_auth"}
+
+
+def start_proxy_with_keys(config: dict[str, Any], workdir: Path, keys: dict[str, dict[str, Any]]) -> ManagedProcess:
+    """Start a proxy (``config`` from ``proxy_config(..., general_settings=CUSTOM_AUTH)``) in
+    ``workdir/proxy`` whose virtual keys are ``keys`` (raw key → ``team_id``/``models``/...), served by
+    ``tests/e2e/auth_fixture.py`` (the tests' one mock: see the README)."""
+    pdir = workdir / "proxy"
+    pdir.mkdir()
+    shutil.copy(Path(__file__).resolve().parent / "auth_fixture.py", pdir / "auth_fixture.py")
+    return start_proxy(config, workdir=pdir, env={"KVWARM_TEST_KEYS": json.dumps(keys)})

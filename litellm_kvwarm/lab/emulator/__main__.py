@@ -1,4 +1,5 @@
-"""``python -m litellm_kvwarm.lab.emulator``: serve one emulated vLLM model over HTTP.
+"""``python -m litellm_kvwarm.lab.emulator``: serve one emulated vLLM model over HTTP (with
+``--server``, another server's length limits and error shapes).
 
 Parses the flags into an :class:`EmulatorConfig` (an invalid value exits with status 2 and a
 message naming the flag), logs one line per request to stderr, and runs uvicorn until
@@ -23,12 +24,14 @@ from .config import (
     DEFAULT_KV_CAPACITY_WINDOWS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_PREFILL_TOKENS_PER_S,
+    DEFAULT_SERVER,
     DEFAULT_TIME_SCALE,
     DEFAULT_VLLM_VERSION,
     EmulatorConfig,
     parse_lora_module,
 )
 from .faults import FaultSet, parse_faults
+from .server_shapes import SERVERS
 
 #: vLLM's environment variable for the API key (``--api-key`` wins over it).
 API_KEY_ENV = "VLLM_API_KEY"
@@ -39,7 +42,8 @@ SHUTDOWN_GRACE_S = 1.0
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m litellm_kvwarm.lab.emulator",
-        description="Emulate one vLLM OpenAI-compatible server: context errors, prefix cache, timing.",
+        description="Emulate one vLLM OpenAI-compatible server: context errors, prefix cache, timing "
+                    "(--server: SGLang's, TGI's, llama.cpp's or LM Studio's length errors instead).",
     )
     parser.add_argument("--served-model-name", required=True, help="the only model name accepted")
     parser.add_argument("--max-model-len", type=int, required=True, help="context window, tokens")
@@ -71,6 +75,17 @@ def build_parser() -> argparse.ArgumentParser:
                              "with OpenAI's 400")
     parser.add_argument("--lora-modules", nargs="+", action="extend", default=None, metavar="NAME=PATH",
                         help="LoRA adapters served like the base model: name=path or vLLM's JSON form; repeatable")
+    parser.add_argument("--server", default=DEFAULT_SERVER, choices=SERVERS,
+                        help="whose length checks and error shapes (status, body, stream error event) chat and "
+                             "completions use (default %(default)s)")
+    parser.add_argument("--admission-limit-tokens", type=int, default=None,
+                        help="--server sglang: refuse longer prompts, as SGLang's max_req_input_len")
+    parser.add_argument("--max-total-tokens", type=int, default=None,
+                        help="--server tgi: limit on prompt + max_new_tokens (default --max-model-len)")
+    parser.add_argument("--parallel", type=int, default=None,
+                        help="--server llamacpp: slots; each gets --max-model-len // N tokens (default 1)")
+    parser.add_argument("--loaded-context-tokens", type=int, default=None,
+                        help="--server lmstudio: the loaded context length (default --max-model-len)")
     parser.add_argument("--faults", default=None, metavar="JSON",
                         help='faults from the start, as PUT /emulator/faults takes them, e.g. \'{"models": "hang"}\'')
     return parser
@@ -116,6 +131,11 @@ def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
         strict_fields=args.strict_fields,
         lora_modules=tuple(parse_lora_module(item) for item in args.lora_modules or ()),
         faults=_faults(args.faults),
+        server=args.server,
+        admission_limit_tokens=args.admission_limit_tokens,
+        max_total_tokens=args.max_total_tokens,
+        parallel=args.parallel,
+        loaded_context_tokens=args.loaded_context_tokens,
     )
 
 

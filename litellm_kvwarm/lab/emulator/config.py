@@ -1,4 +1,5 @@
-"""Settings of one emulated vLLM server: one frozen object, defaults as named constants.
+"""Settings of one emulated server (vLLM, or another server's limits and error shapes): one frozen
+object, defaults as named constants.
 
 Contract: :class:`EmulatorConfig` is validated on construction; an invalid value raises
 ``ValueError`` naming the setting (and its CLI flag). The CLI (``__main__``) builds one from
@@ -12,6 +13,7 @@ from dataclasses import dataclass, field
 
 from .error_bodies import ErrorFamily, family_for_version
 from .faults import FaultSet
+from .server_shapes import SERVERS, ServerLimits
 
 __all__ = [
     "DEFAULT_BLOCK_SIZE",
@@ -20,6 +22,7 @@ __all__ = [
     "DEFAULT_KV_CAPACITY_WINDOWS",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_PREFILL_TOKENS_PER_S",
+    "DEFAULT_SERVER",
     "DEFAULT_TIME_SCALE",
     "DEFAULT_VLLM_VERSION",
     "EmulatorConfig",
@@ -37,6 +40,15 @@ DEFAULT_BLOCK_SIZE = 16
 DEFAULT_KV_CAPACITY_WINDOWS = 10
 #: Output tokens when a request sets no max_tokens (vLLM would go to window - prompt or EOS).
 DEFAULT_MAX_TOKENS = 16
+#: The server whose length checks and error shapes are emulated (see ``server_shapes``).
+DEFAULT_SERVER = "vllm"
+#: Limits that only one server has: field -> (CLI flag, the server that has it).
+SERVER_ONLY_LIMITS = {
+    "admission_limit_tokens": ("--admission-limit-tokens", "sglang"),
+    "max_total_tokens": ("--max-total-tokens", "tgi"),
+    "parallel": ("--parallel", "llamacpp"),
+    "loaded_context_tokens": ("--loaded-context-tokens", "lmstudio"),
+}
 
 
 @dataclass(frozen=True)
@@ -96,6 +108,20 @@ class EmulatorConfig:
         lora_modules: static LoRA adapters (``--lora-modules``), listed after the base model
             and served with its window and engine.
         faults: faults applied from the start (``--faults``; see ``faults``).
+        server: whose length checks and error shapes ``/v1/chat/completions`` and
+            ``/v1/completions`` use (``--server``): ``"vllm"`` (the version family's, see
+            ``error_bodies``), ``"sglang"``, ``"tgi"``, ``"llamacpp"`` or ``"lmstudio"`` (see
+            ``server_shapes``). Other errors (model, JSON, fields) keep vLLM's shapes.
+        admission_limit_tokens: SGLang's ``max_req_input_len``: longer prompts are refused
+            (``--admission-limit-tokens``; server sglang only).
+        max_total_tokens: TGI's limit on prompt + ``max_new_tokens`` (``--max-total-tokens``;
+            server tgi only; ``None`` = ``max_model_len``).
+        parallel: llama.cpp's slots; each has ``max_model_len // parallel`` tokens
+            (``--parallel``; server llamacpp only; ``None`` = 1).
+        loaded_context_tokens: LM Studio's loaded context length (``--loaded-context-tokens``;
+            server lmstudio only; ``None`` = ``max_model_len``).
+
+    ``/v1/models`` advertises ``max_model_len`` whatever the lower limits above.
     """
 
     served_model_name: str
@@ -114,6 +140,11 @@ class EmulatorConfig:
     strict_fields: bool = False
     lora_modules: tuple[LoraModule, ...] = ()
     faults: FaultSet = field(default_factory=FaultSet)
+    server: str = DEFAULT_SERVER
+    admission_limit_tokens: int | None = None
+    max_total_tokens: int | None = None
+    parallel: int | None = None
+    loaded_context_tokens: int | None = None
 
     def __post_init__(self) -> None:
         checks = (
@@ -133,6 +164,21 @@ class EmulatorConfig:
             (len(set(names)) == len(names),
              f"lora_modules (--lora-modules): names must differ from each other and from the served model, got {names}"),
         )
+        checks += (
+            (self.server in SERVERS, f"server (--server) must be one of {', '.join(SERVERS)}, got {self.server!r}"),
+        )
+        for name, (flag, server) in SERVER_ONLY_LIMITS.items():
+            value = getattr(self, name)
+            checks += (
+                (value is None or self.server == server,
+                 f"{name} ({flag}) needs server (--server) {server}, got {self.server!r}"),
+                (value is None or (isinstance(value, int) and not isinstance(value, bool) and value >= 1),
+                 f"{name} ({flag}) must be an integer >= 1, got {value!r}"),
+            )
+        checks += (
+            (not isinstance(self.parallel, int) or self.parallel <= self.max_model_len,
+             f"parallel (--parallel) must be <= max_model_len (--max-model-len) {self.max_model_len}, got {self.parallel}"),
+        )
         for ok, message in checks:
             if not ok:
                 raise ValueError(message)
@@ -145,6 +191,15 @@ class EmulatorConfig:
     def family(self) -> ErrorFamily:
         """The vLLM behaviour family of :attr:`vllm_version`."""
         return family_for_version(self.vllm_version)
+
+    @property
+    def server_limits(self) -> ServerLimits:
+        """The length limits of :attr:`server` (tokens), for ``server_shapes.check_server_lengths``."""
+        return ServerLimits(
+            self.server, self.max_model_len, admission_limit_tokens=self.admission_limit_tokens,
+            max_total_tokens=self.max_total_tokens, parallel=self.parallel,
+            loaded_context_tokens=self.loaded_context_tokens,
+        )
 
     @property
     def model_names(self) -> tuple[str, ...]:

@@ -21,6 +21,13 @@ Shape (every key optional; a key absent or ``null`` means no fault there)::
   ``delay_s`` (seconds, not scaled by ``--time-scale``) waits first, then answers as the
   fault says (normally, without ``status`` or ``hang``); ``count`` is how many of the next
   requests the fault applies to (``null`` = all until cleared).
+  ``stream_error_after_tokens: N`` (an integer >= 0; chat and text completions only; excludes
+  ``status`` and ``hang``): a *streamed* request gets its role chunk (chat) and N content chunks
+  (at most its output), then an error event in the shape of the server emulated (``--server``,
+  see ``server_shapes.internal_error``), and the stream ends. ``stream_error_message`` (a
+  non-empty string, only with ``stream_error_after_tokens``) is that event's message (default
+  "Internal server error"). Non-streamed requests are served normally, though they count
+  against ``count`` like every request. These two keys appear in ``to_json`` only when set.
 """
 
 from __future__ import annotations
@@ -52,7 +59,7 @@ ENDPOINT_MODES = ("hang", "drip", "junk", "status:NNN")
 #: error page, as a misconfigured reverse proxy sends).
 JUNK_BODY = b"<html><head><title>502 Bad Gateway</title></head><body>upstream sent no JSON</body></html>\n"
 _ENDPOINTS = ("models", "tokenize")
-_COMPLETION_KEYS = ("status", "count", "hang", "delay_s")
+_COMPLETION_KEYS = ("status", "count", "hang", "delay_s", "stream_error_after_tokens", "stream_error_message")
 
 
 class FaultSpecError(ValueError):
@@ -74,23 +81,34 @@ class EndpointFault:
 @dataclass(frozen=True)
 class CompletionFault:
     """What the next ``count`` (``None`` = every) generation requests meet: a ``delay_s``
-    wait (seconds), then a hang, an error ``status`` or a normal answer."""
+    wait (seconds), then a hang, an error ``status``, a stream cut by an error event after
+    ``stream_error_after_tokens`` content chunks, or a normal answer."""
 
     status: int | None = None
     count: int | None = None
     hang: bool = False
     delay_s: float = 0.0
+    stream_error_after_tokens: int | None = None
+    stream_error_message: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"status": self.status, "count": self.count, "hang": self.hang, "delay_s": self.delay_s}
+        shown: dict[str, Any] = {"status": self.status, "count": self.count, "hang": self.hang, "delay_s": self.delay_s}
+        if self.stream_error_after_tokens is not None:
+            shown["stream_error_after_tokens"] = self.stream_error_after_tokens
+            shown["stream_error_message"] = self.stream_error_message
+        return shown
 
-    def describe(self) -> str:
-        """Short label for the request log: ``"hang"``, ``"status:429"``, ``"delay:2.0s"``..."""
+    def describe(self, streamed: bool = True) -> str:
+        """Short label for the request log: ``"hang"``, ``"status:429"``, ``"delay:2.0s"``,
+        ``"stream_error_after:3"``... (``streamed=False``: without the stream error, which does
+        not apply to a non-streamed request; ``"none"`` when nothing is left)."""
         parts = [f"delay:{self.delay_s:g}s"] if self.delay_s else []
         if self.hang:
             parts.append("hang")
         elif self.status is not None:
             parts.append(f"status:{self.status}")
+        elif self.stream_error_after_tokens is not None and streamed:
+            parts.append(f"stream_error_after:{self.stream_error_after_tokens}")
         return "+".join(parts) or "none"
 
 
@@ -156,14 +174,26 @@ def _completion_fault(value: object) -> CompletionFault | None:
         raise FaultSpecError(f"completions.count must be an integer >= 1 or null, got {count!r}")
     if not isinstance(hang, bool):
         raise FaultSpecError(f"completions.hang must be true or false, got {hang!r}")
+    after = value.get("stream_error_after_tokens")
+    message = value.get("stream_error_message")
+    if after is not None and (isinstance(after, bool) or not isinstance(after, int) or after < 0):
+        raise FaultSpecError(f"completions.stream_error_after_tokens must be an integer >= 0 or null, got {after!r}")
+    if message is not None and (not isinstance(message, str) or not message):
+        raise FaultSpecError(f"completions.stream_error_message must be a non-empty string or null, got {message!r}")
+    if message is not None and after is None:
+        raise FaultSpecError("completions.stream_error_message needs stream_error_after_tokens")
     fault = CompletionFault(
         status=None if status is None else _status(status, "completions.status"),
         count=count,
         hang=hang,
         delay_s=_number(value.get("delay_s") or 0, "completions.delay_s"),
+        stream_error_after_tokens=after,
+        stream_error_message=message,
     )
     if fault.status is not None and fault.hang:
         raise FaultSpecError("completions: status and hang exclude each other")
+    if after is not None and (fault.status is not None or fault.hang):
+        raise FaultSpecError("completions: stream_error_after_tokens excludes status and hang")
     return fault
 
 

@@ -98,6 +98,11 @@ class StreamChunks:
         self.chat = chat
         self._head = _head(chat, model, ".chunk")
 
+    @property
+    def head(self) -> dict[str, Any]:
+        """The fields every chunk of this stream shares: ``id``, ``object``, ``created``, ``model``."""
+        return dict(self._head)
+
     def role(self) -> str:
         """The chat stream's opening chunk (``delta.role``); streams of completions have none."""
         choice = {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}

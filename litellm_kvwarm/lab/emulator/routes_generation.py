@@ -2,8 +2,12 @@
 
 A request meets, in order: the injected completions fault (delay, hang, status; see ``faults``),
 vLLM's validation (and, with ``strict_fields``, OpenAI's), the length check of the version family
-(reject, or clamp ``max_tokens`` to the window), then the engine (prefill with the prefix cache,
-decode). Non-streamed: one JSON body. Streamed: SSE chunks; with ``stream_options.include_usage``
+(reject, or clamp ``max_tokens`` to the window) or, with ``server`` other than vLLM, that server's
+checks and error shapes (``server_shapes``: refused when not streamed with its status and body;
+when streamed with 200 and its error event first, nothing before it), then the engine (prefill
+with the prefix cache, decode). A ``stream_error_after_tokens`` fault cuts a stream after that many
+content chunks with the server's error event (logged with status 200, the event's message and
+the fault). Non-streamed: one JSON body. Streamed: SSE chunks; with ``stream_options.include_usage``
 a last chunk carries ``usage`` and empty ``choices``. Every request is logged once (rejected ones
 with their status; a hang whose client left with status 499). Generated text is filler words,
 exactly ``completion_tokens`` tokens.
@@ -20,6 +24,7 @@ from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from . import responses, tokenizer
 from .error_bodies import ApiError, LengthDecision, bad_request, check_lengths
+from .server_shapes import ServerError, check_server_lengths, internal_error
 from .faults import CompletionFault, status_reply
 from .http_io import CLIENT_GONE_STATUS, client_gone, error_response, json_body
 from .openai_fields import unknown_fields, unrecognized_arguments
@@ -57,6 +62,7 @@ class Job:
     model: str  # the name answered with: the served model's or the LoRA adapter's
     adapter: str | None  # prefix-cache key of the LoRA adapter, None for the base model
     fault: str | None  # the injected fault this request met (delay, released hang)
+    stream_error: CompletionFault | None = None  # a stream_error_after_tokens fault to apply
 
     @property
     def is_chat(self) -> bool:
@@ -78,7 +84,10 @@ class Generation:
             faulted = await self._apply_completion_fault(request, endpoint, fault)
             if faulted is not None:
                 return faulted
-        return await self._admit(request, endpoint, arrived_at, None if fault is None else fault.describe())
+        label = None if fault is None else fault.describe()
+        if fault is not None and fault.stream_error_after_tokens is not None and endpoint in (CHAT_PATH, COMPLETIONS_PATH):
+            return await self._admit(request, endpoint, arrived_at, label, stream_error=fault)
+        return await self._admit(request, endpoint, arrived_at, label)
 
     def _budget_as_received(self, body: dict[str, Any]) -> Any:
         """The output budget as the request carried it (the log's ``max_tokens``)."""
@@ -125,8 +134,10 @@ class Generation:
         self._record_rejected(endpoint, body, prompt_tokens, status, error, fault.describe())
         return reply
 
-    async def _admit(self, request: Request, endpoint: str, arrived_at: float, fault: str | None) -> Response:
-        """Validate the request as vLLM does (and, with ``strict_fields``, as OpenAI does), then serve it."""
+    async def _admit(self, request: Request, endpoint: str, arrived_at: float, fault: str | None,
+                     stream_error: CompletionFault | None = None) -> Response:
+        """Validate the request as vLLM does (and, with ``strict_fields``, as OpenAI does), check its
+        lengths as ``config.server`` does, then serve it (cut by ``stream_error`` when streamed)."""
         config = self.config
         body: dict[str, Any] = {}
         prompt_tokens: int | None = None
@@ -145,10 +156,14 @@ class Generation:
             else:
                 prompt_ids, is_text = completion_prompt(body)
             prompt_tokens = len(prompt_ids)
-            decision = check_lengths(
-                config.family, window=config.max_model_len, prompt_tokens=prompt_tokens, max_tokens=requested,
-                default_max_tokens=config.default_max_tokens, prompt_is_text=is_text,
-            )
+            if config.server == "vllm":
+                decision = check_lengths(
+                    config.family, window=config.max_model_len, prompt_tokens=prompt_tokens, max_tokens=requested,
+                    default_max_tokens=config.default_max_tokens, prompt_is_text=is_text,
+                )
+            else:
+                decision = check_server_lengths(config.server_limits, prompt_tokens=prompt_tokens,
+                                                max_tokens=requested, default_max_tokens=config.default_max_tokens)
             if isinstance(decision, ApiError):
                 raise Rejected(decision)
         except Rejected as rejected:
@@ -156,10 +171,27 @@ class Generation:
             return error_response(rejected.error)
 
         model = body["model"]
-        job = Job(endpoint, body, prompt_ids, decision, salt, stream, arrived_at, model, adapter_key(config, model), fault)
+        if stream_error is not None and not stream:
+            stream_error, label = None, stream_error.describe(streamed=False)
+            fault = None if label == "none" else label
+        if isinstance(decision, ServerError):
+            return self._refuse(endpoint, body, prompt_tokens, decision, fault)
+        job = Job(endpoint, body, prompt_ids, decision, salt, stream, arrived_at, model, adapter_key(config, model), fault,
+                  stream_error)
         if stream:
             return StreamingResponse(self._stream(job), media_type="text/event-stream")
         return await self._complete(job)
+
+    def _refuse(self, endpoint: str, body: dict[str, Any], prompt_tokens: int, error: ServerError,
+                fault: str | None) -> Response:
+        """``error`` as its server answers it (logged once): when not streamed its status and body;
+        when streamed 200 and its error event(s) first (see ``server_shapes``)."""
+        stream = body.get("stream") is True
+        self._record_rejected(endpoint, body, prompt_tokens, 200 if stream else error.status, error.message, fault)
+        if not stream:
+            return JSONResponse(error.body(), status_code=error.status)
+        head = responses.StreamChunks(endpoint == CHAT_PATH, body["model"]).head
+        return StreamingResponse(iter(error.stream_events(head)), media_type="text/event-stream")
 
     def _log_job(self, job: Job, *, cached: int | None, completion: int | None, ttft_s: float | None,
                  error: str | None) -> None:
@@ -196,13 +228,24 @@ class Generation:
         pieces = tokenizer.filler_pieces(n)
         chunks = responses.StreamChunks(job.is_chat, job.model)
         include_usage = bool((job.body.get("stream_options") or {}).get("include_usage"))
+        cut = None if job.stream_error is None else min(job.stream_error.stream_error_after_tokens or 0, n)
         prefill = None
         sent = 0
+        failed: str | None = None  # the message of the fault's error event, once sent
         state.metrics.running.inc()
         try:
             prefill = await state.engine.prefill(job.prompt_ids, job.salt, job.arrived_at, job.adapter)
             if job.is_chat:
                 yield chunks.role()
+            if cut is not None and job.stream_error is not None:
+                async for index in state.engine.decode(cut):
+                    yield chunks.token(pieces[index], None)
+                    sent = index + 1
+                failure = internal_error(self.config.server, job.stream_error.stream_error_message)
+                for event in failure.stream_events(chunks.head):
+                    yield event
+                failed = failure.message
+                return
             async for index in state.engine.decode(n):
                 yield chunks.token(pieces[index], job.decision.finish_reason if index == n - 1 else None)
                 sent = index + 1
@@ -218,7 +261,7 @@ class Generation:
             state.metrics.running.dec()
             self._log_job(job, cached=None if prefill is None else prefill.cached_tokens, completion=sent,
                           ttft_s=None if prefill is None else prefill.ttft_s,
-                          error=None if sent == n else "client disconnected")
+                          error=failed or (None if sent == n else "client disconnected"))
 
 
 def add_generation_routes(app: FastAPI, state: EmulatorState) -> None:

@@ -35,6 +35,11 @@ _EMULATOR_FLAGS = {
     "faults": "--faults",
     "hide_max_model_len": "--hide-max-model-len",
     "render_response_format": "--render-response-format",
+    "server": "--server",
+    "admission_limit_tokens": "--admission-limit-tokens",
+    "max_total_tokens": "--max-total-tokens",
+    "parallel": "--parallel",
+    "loaded_context_tokens": "--loaded-context-tokens",
 }
 
 
@@ -73,7 +78,10 @@ def start_emulator(
     ``None`` values are left out. Also: ``api_key="k"`` (or a list of keys) -> ``--api-key``;
     ``strict_fields=True`` -> ``--strict-fields``; ``lora_modules=["a=/p"]`` -> one
     ``--lora-modules`` per item; ``faults={...}`` -> ``--faults JSON``;
-    ``hide_max_model_len=True``, ``render_response_format=True``.
+    ``hide_max_model_len=True``, ``render_response_format=True``; another server's length limits
+    and error shapes: ``server="tgi"`` (``"sglang"``, ``"llamacpp"``, ``"lmstudio"``; default
+    vLLM's) -> ``--server``, with that server's own limit: ``admission_limit_tokens=`` (sglang),
+    ``max_total_tokens=`` (tgi), ``parallel=`` (llamacpp), ``loaded_context_tokens=`` (lmstudio).
     ``.base_url`` is ``http://127.0.0.1:PORT`` (no ``/v1``).
 
     Raises:
