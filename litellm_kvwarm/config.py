@@ -72,7 +72,7 @@ class Settings(BaseSettings):
     output_floor_tokens: int = Field(
         DEFAULT_OUTPUT_FLOOR_TOKENS,
         ge=1,
-        description="Output tokens a request must have room for; routing needs estimate + floor to fit (a client asking for fewer needs only those); clamps never go below it.",
+        description="Output tokens a request must have room for; routing needs estimate + floor to fit; clamps never go below it.",
     )
     clamp_margin_tokens: int = Field(0, ge=0, description="Tokens left unused by a clamp on an exact count.")
     estimator: str = Field(

@@ -120,10 +120,7 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     if view.server_state:
         return RoutePlan(Route.UNTOUCHED, "server_state", None,
                          "[CONTEXT-ROUTE] untouched: the request continues state stored on its server (previous_response_id)", "debug")
-    first = facts.chain[0] if facts.chain else None
-    # a client that asked for fewer output tokens than the floor needs only those
-    asked = view.output.effective
-    floor = min(settings.output_floor_tokens, asked) if asked is not None and asked > 0 else settings.output_floor_tokens
+    floor, first = settings.output_floor_tokens, (facts.chain[0] if facts.chain else None)
     pin = view.session is not None and settings.session_pinning
     window, estimate, raw = facts.source_window, facts.estimate, facts.raw_estimate
     if window is None or estimate is None or raw is None:
