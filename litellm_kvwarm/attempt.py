@@ -29,7 +29,8 @@ from .effects import Effects
 from .facts import AttemptFacts, Facts
 from .learned_limits import Observed, limit_from_error, needs_prompt_count
 from .meta import ESCALATED_KEY, find_metadata, request_metadata
-from .output_budget import OutputBudget, cap_output, set_output
+from .output_budget import OutputBudget, cap_output, read_output_budget, set_output
+from .tokens import estimate_request
 from .planner import plan_clamp
 from .reactive import SKIP_MESSAGE_PREFIX, HopAction, decide_hop
 from .router_view import RouterView
@@ -174,7 +175,7 @@ class Attempts:
             budget = RequestBudget(self.settings.discovery_timeout_s)
             refused = await self.facts.exact_count(info.deployment, {"messages": kwargs["messages"]}, None, budget)
         observed = limit_from_error(error, refused)
-        if observed is None:
+        if observed is None or not observed.explains(*self._refused_size(kwargs, state)):
             return None
         tenant = state.tenant
         known = self.facts.windows(router, tenant).known(info)
@@ -183,6 +184,17 @@ class Attempts:
         logger.info("[CONTEXT-ROUTE] learned: %s limit of %r is %d tokens (%s; advertised %s)", observed.kind.value,
                     info.deployment.served_model, observed.tokens, observed.family, known)
         return observed
+
+    def _refused_size(self, kwargs: Mapping[str, Any], state: Any) -> tuple[int | None, int | None]:
+        """(safe estimate of the refused prompt, its output budget), tokens, for
+        :meth:`Observed.explains`: the pre-call estimate when one was made, else one of the sent chat
+        messages; ``None`` where neither is known."""
+        safe = state.estimate.safe if state.estimate is not None else None
+        if safe is None and isinstance(kwargs.get("messages"), list):
+            safe = estimate_request({"messages": kwargs["messages"]}, call_kind="chat", estimator=self.facts.estimator()).safe
+        params = kwargs.get("optional_params")
+        output = read_output_budget(params).effective if isinstance(params, Mapping) else None
+        return safe, output if output is not None else (state.plan.requested if state.plan is not None else None)
 
     async def _clamp(self, attempt: AttemptFacts, output: OutputBudget, kwargs: dict[str, Any], budget: RequestBudget) -> None:
         """Cut the output budget to the deployment's window, on an exact count only: asked for

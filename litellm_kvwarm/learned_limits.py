@@ -61,11 +61,24 @@ class LimitKind(str, Enum):
 
 @dataclass(frozen=True)
 class Observed:
-    """A limit read from one rejection: ``tokens`` of ``kind``; ``family``: the wording's row."""
+    """A limit read from one rejection: ``tokens`` of ``kind``; ``family``: the wording's row;
+    ``bound``: only known to be at most ``tokens`` (a numberless refusal: the refused size − 1)."""
 
     kind: LimitKind
     tokens: int
     family: str
+    bound: bool = False
+
+    def explains(self, prompt_tokens: int | None, output_tokens: int | None) -> bool:
+        """Whether a refusal under this limit is possible for a request of at most ``prompt_tokens``
+        (the safe over-estimate) with ``output_tokens`` asked (``None``: none sent). A limit the
+        request could not have reached (an input limit of 4,000 on a 550-token prompt: an error
+        text that is not about this request) is not learned. ``None`` prompt: cannot tell (True)."""
+        if prompt_tokens is None:
+            return True
+        if self.kind is LimitKind.INPUT:
+            return prompt_tokens >= self.tokens
+        return prompt_tokens + (output_tokens or 0) >= self.tokens
 
 
 @dataclass(frozen=True)
@@ -101,7 +114,7 @@ def limit_from_error(error: ContextError | None, refused_prompt_tokens: int | No
     if needs_prompt_count(error):
         if refused_prompt_tokens is None or refused_prompt_tokens < 2:
             return None
-        return Observed(LimitKind.INPUT, refused_prompt_tokens - 1, error.family)
+        return Observed(LimitKind.INPUT, refused_prompt_tokens - 1, error.family, bound=True)
     window = error.window
     if window is not None and window.certainty is Certainty.EXACT and window.value > 0:
         return Observed(LimitKind.TOTAL, window.value, error.family)
@@ -133,13 +146,21 @@ class LearnedLimits:
     def observe(self, tenant: str, deployment: Deployment, observed: Observed, known: int | None) -> bool:
         """Store ``observed`` for ``tenant``'s use of ``deployment`` when it is below ``known`` (the
         window the deployment is known to hold without it, tokens; ``None``: none known). Returns
-        whether it was stored. A later observation replaces an earlier one of the same kind (the
-        server's latest word)."""
+        whether a new value was stored. A later observation replaces an earlier one of the same kind
+        (the server's latest word), except that a bound only ever lowers a fresh value; the same value
+        again only restarts its TTL (not counted, not logged)."""
         if not tenant or (known is not None and observed.tokens >= known):
             return False
         key = (tenant, deployment.api_base, deployment.served_model)
         slot = self._entries.pop(key, {})
-        slot[observed.kind] = (observed.tokens, self._clock())
+        now = self._clock()
+        held = slot.get(observed.kind)
+        fresh = held[0] if held is not None and now - held[1] < self._ttl_s else None
+        if fresh is not None and (fresh == observed.tokens or (observed.bound and fresh < observed.tokens)):
+            slot[observed.kind] = (fresh, now)
+            self._entries[key] = slot
+            return False
+        slot[observed.kind] = (observed.tokens, now)
         self._entries[key] = slot
         while len(self._entries) > self._capacity:
             self._entries.popitem(last=False)

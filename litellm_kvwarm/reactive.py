@@ -223,6 +223,9 @@ def _retry_or_skip(
     if room_left is not None and room_left.meaning is LimitMeaning.OUTPUT_BUDGET and room_left.certainty is Certainty.EXACT:
         # the server printed the room itself (TGI "`max_new_tokens` must be <= N", candle-vllm "available tokens")
         return _retry_with_room(room_left.value - margin, plan, floor, printed_window, "the server's room")
+    if error.kind is ErrorKind.PROMPT_OVER_WINDOW:  # no output budget makes room for it
+        size = f" ({error.prompt_tokens.value}tok)" if error.prompt_tokens is not None else ""
+        return HopDecision(HopAction.SKIP, window=printed_window, reason=f"the prompt alone{size} is over the server's limit")
     if window is None or plan.requested is None:
         return HopDecision(HopAction.SKIP, window=printed_window, reason="no window or no output budget to lower")
     printed = error.prompt_tokens
@@ -233,8 +236,6 @@ def _retry_or_skip(
         if not candidates:
             return HopDecision(HopAction.SKIP, window=printed_window, reason="prompt size unknown")
         prompt = max(candidates)  # "at least N" is a lower bound: never trust less than our own count
-    if error.kind is ErrorKind.PROMPT_OVER_WINDOW:
-        prompt = max(prompt, window)
     return _retry_with_room(window - prompt - margin, plan, floor, printed_window, f"prompt ≈{prompt}tok in window {window}")
 
 

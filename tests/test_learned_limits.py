@@ -49,7 +49,7 @@ def test_what_each_rejection_teaches(message, expected):
 def test_a_numberless_prompt_alone_refusal_teaches_a_bound_from_the_refused_prompt():
     error = parse_context_error("the request exceeds the available context size, try increasing it")
     assert needs_prompt_count(error)
-    assert limit_from_error(error, 9_000) == Observed(LimitKind.INPUT, 8_999, error.family)
+    assert limit_from_error(error, 9_000) == Observed(LimitKind.INPUT, 8_999, error.family, bound=True)
     assert not needs_prompt_count(parse_context_error("prompt is too long"))  # the generic row: no meaning to learn
     assert limit_from_error(parse_context_error("prompt is too long"), 9_000) is None
 
@@ -78,6 +78,30 @@ def test_scoped_per_tenant_below_the_known_window_and_expiring():
     assert store.get("t1", DEP).total == 8_192
     clock.now += 1
     assert store.get("t1", DEP).total is None and store.get("t1", DEP).input is None
+
+
+def test_a_bound_only_lowers_and_the_same_value_only_restarts_its_ttl():
+    clock, seen = Clock(), []
+    store = LearnedLimits(ttl_s=900, clock=clock, on_learn=lambda *a: seen.append(a[2]))
+    assert store.observe("t1", DEP, Observed(LimitKind.INPUT, 8_549, "llamacpp", bound=True), 16_384)
+    assert not store.observe("t1", DEP, Observed(LimitKind.INPUT, 9_049, "llamacpp", bound=True), 16_384)
+    assert store.get("t1", DEP).input == 8_549  # a larger refused prompt says nothing new
+    assert store.observe("t1", DEP, Observed(LimitKind.INPUT, 8_191, "llamacpp", bound=True), 16_384)
+    clock.now += 800
+    assert not store.observe("t1", DEP, Observed(LimitKind.INPUT, 8_191, "llamacpp", bound=True), 16_384)
+    clock.now += 800  # 1,600 s after it was first learned, 800 s after it was seen again
+    assert store.get("t1", DEP).input == 8_191 and seen == [8_549, 8_191]
+    assert store.observe("t1", DEP, Observed(LimitKind.INPUT, 12_000, "sglang-max-allowed"), 16_384)  # an exact value replaces
+
+
+def test_a_limit_the_request_could_not_have_reached_is_not_explained():
+    """An input limit of 4,000 on a 550-token prompt is not about this request (an error frame
+    quoting some other text): not learned."""
+    assert not Observed(LimitKind.INPUT, 4_000, "x").explains(550, 50)
+    assert Observed(LimitKind.INPUT, 12_000, "x").explains(13_500, 512)
+    assert Observed(LimitKind.TOTAL, 2_048, "x").explains(1_900, 1_024)  # TGI's room: prompt + output
+    assert not Observed(LimitKind.TOTAL, 8_192, "x").explains(3_000, None)
+    assert Observed(LimitKind.TOTAL, 8_192, "x").explains(None, None)  # nothing to judge by
 
 
 def test_bounded_least_recently_used_first():
