@@ -11,9 +11,9 @@ Per attempt, after LiteLLM chose a deployment:
    ``/tokenize`` count only (:func:`~litellm_kvwarm.planner.plan_clamp`), within what is left of
    the request's I/O budget.
 
-And when an attempt fails (LiteLLM's failure callback, every deployment, streamed or not), a
-rejection that reveals a limit below what the deployment is known to hold is learned for the
-request's tenant (:meth:`Attempts.learn_from_failure`, :mod:`~litellm_kvwarm.learned_limits`).
+Before both, the attempt LiteLLM just recorded as failed (``previous_models``: its deployment id
+and error, on every retry and fallback hop) is learned from: a rejection that reveals a limit below
+what that deployment is known to hold is kept for the request's tenant (:mod:`.limit_learning`).
 """
 
 from __future__ import annotations
@@ -22,19 +22,16 @@ import logging
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from . import catalog
 from .context_errors import parse_context_error
 from .deadline import RequestBudget
 from .effects import Effects
 from .facts import AttemptFacts, Facts
-from .learned_limits import Observed, limit_from_error, needs_prompt_count
-from .meta import ESCALATED_KEY, find_metadata, request_metadata
-from .output_budget import OutputBudget, cap_output, read_output_budget, set_output
-from .tokens import estimate_request
+from .limit_learning import LimitLearner
+from .meta import ESCALATED_KEY, request_metadata
+from .output_budget import OutputBudget, cap_output, set_output
 from .planner import plan_clamp
-from .reactive import SKIP_MESSAGE_PREFIX, HopAction, decide_hop
-from .router_view import RouterView
-from .view import AttemptView, carried
+from .reactive import HopAction, decide_hop
+from .view import AttemptView
 
 logger = logging.getLogger("litellm_kvwarm")
 
@@ -44,11 +41,17 @@ class SkipHop(Exception):
     ``ContextWindowExceededError``, which LiteLLM moves past)."""
 
 
+class DeclineHop(SkipHop):
+    """Ends a generic fallback hop after a failure that is not a context-length error (the hook
+    raises it as a plain ``BadRequestError``: the client gets the original error)."""
+
+
 class Attempts:
     """The deployment hook's work for one handler (see the module docstring)."""
 
     def __init__(self, facts: Facts, effects: Effects, *, native_messages: Callable[[str, str | None], bool] = lambda m, p: False):
         self.facts, self.effects = facts, effects
+        self.learner = LimitLearner(facts)
         self.settings = facts.settings
         self._native_messages = native_messages
 
@@ -72,6 +75,8 @@ class Attempts:
             SkipHop: this hop must not reach a backend.
         """
         attempt = AttemptFacts(self.facts, view)
+        if view.carried.previous_attempt is not None:  # LiteLLM's record of the attempt that just failed
+            await self.learner.learn(view.carried.previous_attempt, kwargs, view.carried, budget)
         output = await self._hop(attempt, kwargs, budget)
         self._refuse_over_learned(attempt, output)
         await self._clamp(attempt, output, kwargs, budget)
@@ -134,7 +139,7 @@ class Attempts:
             return view.output
         if decision.action is HopAction.ABORT:
             logger.info("[CONTEXT-ROUTE] reactive: %r failed with a non-context error: no retry, no escalation", plan.source)
-            raise SkipHop("not a context-length error")
+            raise DeclineHop("fallback not used: the original error is not about the request's length")
         if decision.action is HopAction.SKIP:
             logger.info("[CONTEXT-ROUTE] reactive: skipping %r (%s)", hop_group, decision.reason)
             raise SkipHop(decision.reason)
@@ -147,54 +152,6 @@ class Attempts:
         set_output(kwargs, decision.max_tokens, view.adapter.output_field if view.adapter is not None else "max_tokens")
         # every output field the attempt carries (or max_tokens) now holds this value; None: none
         return OutputBudget(sent=decision.max_tokens is not None, valid=True, effective=decision.max_tokens)
-
-    async def learn_from_failure(self, kwargs: Mapping[str, Any]) -> Observed | None:
-        """Learn from one failed backend attempt (LiteLLM's failure-callback ``kwargs``: ``exception``,
-        ``messages``, ``litellm_params`` with ``model_info`` and the request's metadata, whose
-        ``model_group`` and ``model_info.id`` name the deployment in the router). Returns the limit
-        stored, ``None`` when nothing was learned: not a context-length error, nothing a limit can be
-        read from, the plugin's own skip, no tenant, an unknown deployment, an operator-set window,
-        or a limit not below the deployment's known window. A numberless prompt-alone refusal asks
-        the deployment's ``/tokenize`` for the refused prompt's size (off the request path)."""
-        exception = kwargs.get("exception")
-        text = str(exception) if exception is not None else ""
-        params = kwargs.get("litellm_params")
-        if not text or SKIP_MESSAGE_PREFIX in text or not isinstance(params, Mapping):
-            return None
-        error = parse_context_error(text)
-        if error is None:
-            return None
-        state, model_info, router = carried(find_metadata(kwargs)), params.get("model_info"), self.facts.router()
-        model_id = model_info.get("id") if isinstance(model_info, Mapping) else None
-        entry = RouterView(router).deployment(state.model_group, model_id) if router and state.model_group and model_id else None
-        info = catalog.group_deployments([entry], secret=self.facts.secret)[0] if entry is not None else None
-        if state.tenant is None or info is None or info.deployment is None or info.operator_window is not None:
-            return None
-        refused = None
-        if needs_prompt_count(error) and isinstance(kwargs.get("messages"), list):
-            budget = RequestBudget(self.settings.discovery_timeout_s)
-            refused = await self.facts.exact_count(info.deployment, {"messages": kwargs["messages"]}, None, budget)
-        observed = limit_from_error(error, refused)
-        if observed is None or not observed.explains(*self._refused_size(kwargs, state)):
-            return None
-        tenant = state.tenant
-        known = self.facts.windows(router, tenant).known(info)
-        if not self.facts.services.learned.observe(tenant, info.deployment, observed, known):
-            return None
-        logger.info("[CONTEXT-ROUTE] learned: %s limit of %r is %d tokens (%s; advertised %s)", observed.kind.value,
-                    info.deployment.served_model, observed.tokens, observed.family, known)
-        return observed
-
-    def _refused_size(self, kwargs: Mapping[str, Any], state: Any) -> tuple[int | None, int | None]:
-        """(safe estimate of the refused prompt, its output budget), tokens, for
-        :meth:`Observed.explains`: the pre-call estimate when one was made, else one of the sent chat
-        messages; ``None`` where neither is known."""
-        safe = state.estimate.safe if state.estimate is not None else None
-        if safe is None and isinstance(kwargs.get("messages"), list):
-            safe = estimate_request({"messages": kwargs["messages"]}, call_kind="chat", estimator=self.facts.estimator()).safe
-        params = kwargs.get("optional_params")
-        output = read_output_budget(params).effective if isinstance(params, Mapping) else None
-        return safe, output if output is not None else (state.plan.requested if state.plan is not None else None)
 
     async def _clamp(self, attempt: AttemptFacts, output: OutputBudget, kwargs: dict[str, Any], budget: RequestBudget) -> None:
         """Cut the output budget to the deployment's window, on an exact count only: asked for

@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
+from typing import Any
 
 from .litellm_model_info import model_id_of
 from .windows import Deployment
@@ -130,3 +131,14 @@ def combine_windows(windows: Iterable[int | None]) -> int | None:
     picked), ``None`` when none is known."""
     known = [w for w in windows if w is not None]
     return min(known) if known else None
+
+
+def deployment_by_id(model_list: Iterable[object], model_id: object) -> Mapping[str, Any] | None:
+    """The ``model_list`` entry whose ``model_info.id`` is ``model_id`` (LiteLLM's id of a deployment,
+    as its Router records a failed attempt in ``previous_models``), ``None`` when none is."""
+    if not isinstance(model_id, str) or not model_id:
+        return None
+    for entry in model_list or ():
+        if isinstance(entry, Mapping) and model_id_of(entry.get("model_info")) == model_id:
+            return entry
+    return None

@@ -183,10 +183,10 @@ MCL = r"maximum context length is (?P<window>{n}) tokens"
 # 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096): n_keep is the kept part of the prompt (a floor),
 # n_prompt_tokens the whole prompt; a row maps "keep" before "prompt" so the exact count wins.
 _FIELD = r"['\"]?\s?[:=]\s?"
-LLAMACPP_FIELDS = (
-    r"\bn_prompt_tokens" + _FIELD + r"(?P<prompt>{n})",
-    r"\bn_ctx(?:_slot)?" + _FIELD + r"(?P<window>{n})",
-    r"\bn_keep" + _FIELD + r"(?P<keep>{n})",
+LLAMACPP_FIELDS = (  # a number followed by "%" is not a count ("n_ctx = 50% of slot")
+    r"\bn_prompt_tokens" + _FIELD + r"(?P<prompt>{n})(?! ?%)",
+    r"\bn_ctx(?:_slot)?" + _FIELD + r"(?P<window>{n})(?! ?%)",
+    r"\bn_keep" + _FIELD + r"(?P<keep>{n})(?! ?%)",
 )
 
 

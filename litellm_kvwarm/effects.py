@@ -113,7 +113,9 @@ class Effects:
         entries = list(backstop.entries)
         data["context_window_fallbacks"] = [{backstop.group: entries}]
         if backstop.generic:
-            data["fallbacks"] = [{backstop.group: entries}]
+            # the escalation steps only: no retry slot on the same group, whose deployment LiteLLM may
+            # have just put in cooldown (a 401/404 there would come back as the Router's own 429)
+            data["fallbacks"] = [{backstop.group: [e for e in entries if not _same_group(e, backstop.group)]}]
         request_metadata(data, metadata_field)[PLAN_KEY] = backstop.plan.to_dict()
 
     def skipped_source(self, origin: Mapping[str, Any], target: object) -> str:
@@ -174,6 +176,11 @@ class Effects:
             f"cannot hold this request and its escalation target {target!r} could not be reached: "
             f"{type(exc).__name__})"
         )
+
+
+def _same_group(entry: object, group: str) -> bool:
+    """Whether a fallback entry (a group name, or ``{"model": group, ...}``) is ``group`` itself."""
+    return (entry.get("model") if isinstance(entry, Mapping) else entry) == group
 
 
 def _field(view: PreCallView) -> str:

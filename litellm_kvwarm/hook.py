@@ -10,11 +10,10 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
 2. ``async_pre_call_deployment_hook`` (every attempt): the tenant's ``cache_salt`` → on a fallback
    hop, retry clamped / skip / escalate / abort → clamp the output on an exact count (:mod:`.attempt`).
 3. ``async_post_call_failure_hook``: a proactive escalation whose target cannot be reached is
-   answered as the context-length error LiteLLM alone would give.
+   answered as the context-length error LiteLLM alone would give; a one-attempt refusal is learned from.
 4. ``async_filter_deployments``: pin a session to one deployment of an escalation target.
 5. ``async_log_success_event``: usage metrics and learned estimate corrections (:mod:`.usage`).
-6. ``async_log_failure_event``: learn a limit a backend's rejection reveals (:mod:`.learned_limits`).
-7. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`).
+6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`).
 
 Fail open for speed: an unexpected error inside a hook is logged and the request goes on exactly
 as LiteLLM alone would send it. Fail closed for security: an escalation whose permission check
@@ -33,13 +32,13 @@ from litellm.integrations.custom_logger import CustomLogger
 
 from . import __version__, identity, startup, stream_errors
 from . import litellm_bridge as bridge
-from .attempt import Attempts, SkipHop
+from .attempt import Attempts, DeclineHop, SkipHop
 from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
 from .effects import Effects
 from .facts import Facts, scrape_targets, target_groups
-from .meta import strip_client_keys
+from .meta import find_metadata, strip_client_keys
 from .metrics import Metrics, metrics
 from .planner import plan_route
 from .reactive import SKIP_MESSAGE_PREFIX
@@ -137,7 +136,7 @@ class KVWarmHandler(CustomLogger):
         try:
             await self.attempts.run(view, kwargs, budget)
         except SkipHop as skip:
-            raise bridge.context_window_error(f"{SKIP_MESSAGE_PREFIX} {skip}", view.model) from None
+            raise bridge.skip_error(f"{SKIP_MESSAGE_PREFIX} {skip}", view.model, declined=isinstance(skip, DeclineHop)) from None
         except Exception:  # fail open
             logger.warning("[CONTEXT-ROUTE] clamp skipped after an internal error", exc_info=True)
         finally:
@@ -150,6 +149,7 @@ class KVWarmHandler(CustomLogger):
         """A proactive escalation whose target could not be reached (connection error, timeout, 5xx) is
         answered as the context-length 400 LiteLLM alone would have given, not an opaque 500."""
         try:
+            await self.attempts.learner.learn_final(request_data, original_exception, find_metadata(request_data) or {})
             view = failure_view(request_data)
             if (state := view.carried).escalated != "proactive" or state.origin is None or not bridge.unreachable(original_exception):
                 return None
@@ -182,13 +182,6 @@ class KVWarmHandler(CustomLogger):
                 learn(self.correction, self.metrics, kwargs, response_obj)
         except Exception:
             logger.debug("usage metrics skipped", exc_info=True)
-
-    async def async_log_failure_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
-        """Per failed backend attempt: learn a limit the rejection reveals (:meth:`Attempts.learn_from_failure`)."""
-        try:
-            await self.attempts.learn_from_failure(kwargs if isinstance(kwargs, dict) else {})
-        except Exception:
-            logger.debug("learning from a failure skipped", exc_info=True)
 
     def async_post_call_streaming_iterator_hook(self, user_api_key_dict: Any, response: Any, request_data: dict) -> AsyncGenerator:
         """Every stream unchanged; an error inside one counted by whether content had gone out (:mod:`.stream_errors`)."""

@@ -108,6 +108,19 @@ def context_window_error(message: str, model: str) -> Exception:
     return litellm.ContextWindowExceededError(message=message, model=model, llm_provider="hosted_vllm")
 
 
+def skip_error(message: str, model: str, *, declined: bool = False) -> Exception:
+    """The exception that ends a fallback hop before any backend attempt: LiteLLM's
+    ``ContextWindowExceededError`` (LiteLLM moves on to the next context-window fallback), or, when
+    ``declined`` (a generic hop the plugin armed for context errors, after a failure that is not one),
+    a plain ``BadRequestError`` (never retried, no cooldown) that no client reads as a context-length
+    error: the client gets the original error."""
+    import litellm
+
+    if declined:
+        return litellm.BadRequestError(message=message, model=model, llm_provider="hosted_vllm")
+    return context_window_error(message, model)
+
+
 def http_error(status_code: int, detail: str) -> Exception:
     """FastAPI's ``HTTPException``: the proxy answers it as is."""
     from fastapi import HTTPException

@@ -24,6 +24,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass, field
 from enum import Enum
+from types import MappingProxyType
 from typing import Any
 
 from .context_errors import Certainty, ContextError, ErrorKind, LimitMeaning
@@ -134,6 +135,17 @@ def backend_error_text(previous_models: object) -> str | None:
             if isinstance(text, str) and SKIP_MESSAGE_PREFIX not in text:
                 return text
     return None
+
+
+def last_attempt(previous_models: object) -> Mapping[str, Any] | None:
+    """LiteLLM's record of the attempt that failed last (the last entry of ``previous_models``:
+    ``deployment_id``, ``exception_string``, ``exception_type``), unless it is the plugin's own skip."""
+    if not isinstance(previous_models, Sequence) or not previous_models:
+        return None
+    entry = previous_models[-1]
+    if not isinstance(entry, Mapping) or SKIP_MESSAGE_PREFIX in str(entry.get("exception_string")):
+        return None
+    return MappingProxyType(dict(entry))
 
 
 class HopAction(str, Enum):

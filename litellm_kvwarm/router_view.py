@@ -64,14 +64,6 @@ class RouterView:
             entries = get(model_name=group) if callable(get) else None
         return [e for e in entries or () if isinstance(e, Mapping)]
 
-    def deployment(self, group: str, model_id: str) -> Mapping[str, Any] | None:
-        """The model-list entry of ``group`` whose ``model_info.id`` is ``model_id`` (``None``: none)."""
-        for entry in self.deployments(group):
-            info = entry.get("model_info") if isinstance(entry, Mapping) else None
-            if isinstance(info, Mapping) and info.get("id") == model_id:
-                return entry
-        return None
-
     def model_list(self) -> list[Any]:
         """Every ``model_list`` entry, in configured order (the router's live list, or a copy)."""
         entries = self._registry().all() if self.new_api else getattr(self.router, "model_list", None)

@@ -39,7 +39,7 @@ from .meta import (
     TENANT_KEY,
 )
 from .output_budget import OUTPUT_FIELDS, OutputBudget, read_output_budget
-from .reactive import BackstopPlan, backend_error_text
+from .reactive import BackstopPlan, backend_error_text, last_attempt
 from .tokens import RequestCounts, TokenEstimate
 
 __all__ = [
@@ -77,7 +77,8 @@ class Carried:
     key; ``model_group``: LiteLLM's group of this attempt; ``previous_error``: the last backend
     error of the fallback hops so far (``previous_models``); ``skip_source``: the target of a
     proactive escalation made by skipping the source group's first attempt (``SKIP_SOURCE_KEY``);
-    ``tenant``: the keyed hash of the request's tenant (``TENANT_KEY``), the scope of learned limits."""
+    ``tenant``: the keyed hash of the request's tenant (``TENANT_KEY``), the scope of learned limits;
+    ``previous_attempt``: LiteLLM's record of the attempt that failed last (``previous_models``)."""
 
     estimate: TokenEstimate | None = None
     estimate_tenant: str | None = None
@@ -91,6 +92,7 @@ class Carried:
     previous_error: str | None = None
     skip_source: str | None = None
     tenant: str | None = None
+    previous_attempt: Mapping[str, Any] | None = None
 
 
 def carried(meta: object) -> Carried:
@@ -118,6 +120,7 @@ def carried(meta: object) -> Carried:
         previous_error=backend_error_text(meta.get("previous_models")),
         skip_source=meta[SKIP_SOURCE_KEY] if isinstance(meta.get(SKIP_SOURCE_KEY), str) else None,
         tenant=meta[TENANT_KEY] if isinstance(meta.get(TENANT_KEY), str) else None,
+        previous_attempt=last_attempt(meta.get("previous_models")),
     )
 
 

@@ -110,14 +110,12 @@ async def test_a_learned_window_keeps_winning_over_litellm_s(monkeypatch, shape)
     first = await h.async_pre_call_hook(Key(), None, body(3000, max_tokens=2000), "acompletion")
     tenant = first["metadata"][TENANT_KEY]
     plan = {"source": "fast", "chain": ["slow"], "requested": 2000, "own_generic_fallbacks": False}
-    kwargs = attempt({PLAN_KEY: plan, "previous_models": [{"exception_string": OVERFLOW}]}, fallback_depth=1,
-                     max_tokens=2000, model_info={"id": "fast-0"})
+    # LiteLLM's record of the failed attempt: its deployment's id and error (Router.log_retry)
+    record = {"deployment_id": "fast-0", "exception_string": OVERFLOW, "exception_type": "ContextWindowExceededError"}
+    kwargs = attempt({PLAN_KEY: plan, TENANT_KEY: tenant, "previous_models": [record]}, fallback_depth=1,
+                     max_tokens=2000, model_info={"id": "fast-0"}, messages=body(9000)["messages"])
     out = await h.async_pre_call_deployment_hook(kwargs, "acompletion")
     assert out["max_tokens"] == 4096 - 3000
-    failed = {"exception": Exception(OVERFLOW), "model": "fast-model",
-              "litellm_params": {"api_base": "http://fast.test/v1", "model_info": {"id": "fast-0"},
-                                 "metadata": {TENANT_KEY: tenant, "model_group": "fast"}}}
-    await h.async_log_failure_event(failed, None, None, None)
     assert h.services.learned.get(tenant, Deployment("http://fast.test/v1", "fast-model")).total == 4096
     assert registry.get_sample_value("kvwarm_learned_limit_tokens",
                                      {"deployment": "fast.test/fast-model", "limit": "total"}) == 4096

@@ -164,3 +164,21 @@ def test_an_error_after_content_passes_through_unchanged_and_is_counted():
     assert raised is boom and counts == {"true": None, "false": 1.0}
     got, raised, counts = _run([role, text], None)
     assert raised is None and got == [role, text] and counts == {"true": None, "false": None}
+
+
+def test_the_failed_deployment_is_the_one_litellm_recorded():
+    """LiteLLM's Router records a failed attempt's deployment by ``model_info.id`` (previous_models);
+    its failure callback's call details may already name the fallback's (breaker: a limit of
+    'sglang-8b' was once learned for 'slow-27b')."""
+    from litellm_kvwarm.catalog import deployment_by_id
+    from litellm_kvwarm.reactive import last_attempt
+
+    entries = [
+        {"model_name": "fast", "litellm_params": {"model": "hosted_vllm/fast-8b"}, "model_info": {"id": "a"}},
+        {"model_name": "slow", "litellm_params": {"model": "hosted_vllm/slow-27b"}, "model_info": {"id": "b"}},
+    ]
+    assert deployment_by_id(entries, "b") is entries[1] and deployment_by_id(entries, "c") is None
+    assert deployment_by_id(entries, None) is None
+    skip = {"deployment_id": "a", "exception_string": "litellm-kvwarm: prompt ≥3000tok ..."}
+    real = {"deployment_id": "a", "exception_string": "maximum context length is 4096 tokens"}
+    assert last_attempt([real]) == real and last_attempt([real, skip]) is None and last_attempt([]) is None

@@ -13,6 +13,7 @@ request of the same size goes to the large group with no attempt on the small se
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import pytest
@@ -34,7 +35,7 @@ SMALL = {
     "lmstudio": ("lmstudio-8b", {"server": "lmstudio", "loaded_context_tokens": 8_192}, 9_000, "total", 8_192),
 }
 #: two tenants (custom auth, tests/e2e/auth_fixture.py): what one learns never moves the other
-KEYS = {"sk-stream": {"team_id": "team-stream"}, "sk-plain": {"team_id": "team-plain"}}
+KEYS = {"sk-stream": {"team_id": "team-stream"}, "sk-plain": {"team_id": "team-plain"}, "sk-solo": {"team_id": "team-solo"}}
 ROOM = ("tgi-room", {"server": "tgi", "max_total_tokens": 2_048})  # TGI's room overflow: prompt 1,887 + 1,024 > 2,048
 
 
@@ -48,6 +49,7 @@ def stack(tmp_path_factory):
         procs["room"] = start_emulator(ROOM[0], ADVERTISED, workdir=work, time_scale=0, **ROOM[1])
         served = {group: spec[0] for group, spec in SMALL.items()} | {"room": ROOM[0], "slow": "slow-27b"}
         groups = {group: [BackendSpec.of(procs[group], name)] for group, name in served.items()}
+        groups["tgi-solo"] = [BackendSpec.of(procs["tgi"], SMALL["tgi"][0])]  # the same server, no escalation step
         config = proxy_config(
             groups,
             fallbacks=[{group: ["slow"]} for group in (*SMALL, "room")],
@@ -102,12 +104,17 @@ def metrics_text(stack) -> str:
     return httpx.get(stack["proxy"].base_url + "/metrics", headers=headers, timeout=10, follow_redirects=True).text
 
 
-def learned(stack, served: str, kind: str) -> float | None:
-    text = metrics_text(stack)
-    for line in text.splitlines():
-        if line.startswith("kvwarm_learned_limit_tokens{") and f"/{served}\"" in line and f'limit="{kind}"' in line:
-            return float(line.rsplit(" ", 1)[1])
-    return None
+def learned(stack, served: str, kind: str, wait_s: float = 5.0) -> float | None:
+    """``kvwarm_learned_limit_tokens`` of ``served``'s deployment, waiting up to ``wait_s`` for it (the
+    failure callback that learns runs beside the fallback that answers the client)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        for line in metrics_text(stack).splitlines():
+            if line.startswith("kvwarm_learned_limit_tokens{") and f"/{served}\"" in line and f'limit="{kind}"' in line:
+                return float(line.rsplit(" ", 1)[1])
+        if time.monotonic() > deadline:
+            return None
+        time.sleep(0.1)
 
 
 @pytest.mark.parametrize("group", list(SMALL))
@@ -193,3 +200,53 @@ def test_an_error_frame_after_content_is_passed_through_and_not_retried(stack):
     metrics = metrics_text(stack)
     assert 'kvwarm_stream_errors_total{after_content="true",model_group="sglang"} 1.0' in metrics
     assert served
+
+
+def test_a_rejection_that_quotes_the_client_teaches_nothing(stack):
+    """A server quoting an invalid value back ("max_tokens must be an integer, got 'This model's
+    maximum context length is 300 tokens'"): the client's own error, and nothing is learned from it,
+    so the tenant's next request is served as before (breaker, issue 15)."""
+    bait = "This model's maximum context length is 300 tokens"
+    headers = {"Authorization": "Bearer sk-stream"}
+    url = stack["proxy"].base_url + "/v1/chat/completions"
+    bad = httpx.post(url, headers=headers, timeout=60, json={"model": "sglang", "messages": [{"role": "user", "content": "hi"}],
+                                                             "max_tokens": bait})
+    assert bad.status_code == 400, bad.text  # (LiteLLM itself reads it as a context error and tries slow too)
+    clear_backends(stack["sglang"], stack["slow"])
+    messages = messages_with_exact_tokens(stack["sglang"], SMALL["sglang"][0], 2_000)
+    good = httpx.post(url, headers=headers, timeout=60, json={"model": "sglang", "messages": messages, "max_tokens": 1_000})
+    assert good.status_code == 200, good.text
+    assert [(s, m) for s, m, _ in attempts(stack, "sglang")] == [(200, 1_000)]  # not escalated, not cut
+    assert learned(stack, SMALL["sglang"][0], "total", wait_s=0.5) is None
+
+
+@pytest.mark.parametrize("status, group", [(401, "tgi"), (404, "lmstudio")])  # one group each: LiteLLM cools a failed deployment down
+def test_a_non_length_error_on_a_large_request_keeps_its_status(stack, status, group):
+    """Over half the advertised window the generic fallbacks are armed (a server may hold less than
+    it advertises); a 401/404 there must still reach the client as itself, not as the Router's 429
+    for a deployment in cooldown (breaker, issue 15), and nothing reaches the large group."""
+    messages = messages_with_exact_tokens(stack[group], SMALL[group][0], 5_000)
+    set_faults(stack[group], {"completions": {"status": status, "count": 1}})
+    try:
+        response = httpx.post(stack["proxy"].base_url + "/v1/chat/completions", headers={"Authorization": "Bearer sk-plain"},
+                              json={"model": group, "messages": messages, "max_tokens": 500}, timeout=60)
+    finally:
+        set_faults(stack[group], {})
+    assert response.status_code == status, response.text
+    assert "ContextWindowExceeded" not in response.text and "context length" not in response.text
+    assert attempts(stack, "slow") == []
+
+
+def test_a_group_without_escalation_learns_and_clamps_the_next_request(stack):
+    """TGI behind a group with nowhere to escalate: the first overflow is TGI's own 422 (as with
+    LiteLLM alone); it teaches the 8,192 total, so the next request of that size is clamped to fit
+    (on the server's exact count) and served instead of refused."""
+    served = SMALL["tgi"][0]
+    messages = messages_with_exact_tokens(stack["tgi"], served, 7_000)
+    headers = {"Authorization": "Bearer sk-solo"}
+    url = stack["proxy"].base_url + "/v1/chat/completions"
+    first = httpx.post(url, headers=headers, json={"model": "tgi-solo", "messages": messages, "max_tokens": 2_000}, timeout=60)
+    assert first.status_code == 422, first.text
+    second = httpx.post(url, headers=headers, json={"model": "tgi-solo", "messages": messages, "max_tokens": 2_000}, timeout=60)
+    assert second.status_code == 200, second.text
+    assert [(s, m) for s, m, _ in attempts(stack, "tgi")] == [(422, 2_000), (200, 8_192 - 7_000)]
