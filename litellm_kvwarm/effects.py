@@ -113,9 +113,10 @@ class Effects:
         entries = list(backstop.entries)
         data["context_window_fallbacks"] = [{backstop.group: entries}]
         if backstop.generic:
-            # the escalation steps only: no retry slot on the same group, whose deployment LiteLLM may
-            # have just put in cooldown (a 401/404 there would come back as the Router's own 429)
-            data["fallbacks"] = [{backstop.group: [e for e in entries if not _same_group(e, backstop.group)]}]
+            # without the retry slot unless the window itself may be overflowed: the group's deployment
+            # may just have been put in cooldown (a 401/404 would come back as the Router's own 429)
+            steps = entries if backstop.generic_retry else [e for e in entries if not _same_group(e, backstop.group)]
+            data["fallbacks"] = [{backstop.group: steps}]
         request_metadata(data, metadata_field)[PLAN_KEY] = backstop.plan.to_dict()
 
     def skipped_source(self, origin: Mapping[str, Any], target: object) -> str:

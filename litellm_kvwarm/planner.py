@@ -46,13 +46,15 @@ class Route(str, Enum):
 @dataclass(frozen=True)
 class Backstop:
     """LiteLLM fallbacks to arm for ``group`` (``entries``: its ``context_window_fallbacks`` list,
-    also set as ``fallbacks`` when ``generic``) and the :class:`BackstopPlan` the hops read."""
+    also set as ``fallbacks`` when ``generic``, without the retry slot unless ``generic_retry``) and
+    the :class:`BackstopPlan` the hops read."""
 
     group: str
     entries: tuple[Any, ...]
     generic: bool
     plan: BackstopPlan
     reason: str
+    generic_retry: bool = True  # the generic ``fallbacks`` keep the retry slot on ``group``
 
 
 @dataclass(frozen=True)
@@ -196,14 +198,19 @@ def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: 
         return None
     params = facts.step_params
     entries = tuple(fallback_chain(group, chain, output.effective, params))
-    possible = window is not None and estimate is not None and estimate.safe + (output.effective or floor) > window * HIDDEN_LIMIT_FRACTION
+    need = estimate.safe + (output.effective or floor) if window is not None and estimate is not None else None
+    possible = need is not None and need > window * HIDDEN_LIMIT_FRACTION  # type: ignore[operator]
+    # the same group again only when the advertised window itself may be overflowed (a retry with a lower
+    # budget can help); otherwise a 401/404 that put the deployment in cooldown would come back as the
+    # Router's own 429 from that retry slot
+    retry = need is not None and need > window  # type: ignore[operator]
     operator_generic = escalation_chain(group, overrides={}, context_window_fallbacks=facts.operator_fallbacks)  # type: ignore[arg-type]
     generic = possible and not operator_generic and not generic_sent
     step_output = {g: out for g in chain if (out := read_output_budget(params.get(g, {})).effective) is not None}
     plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=generic, step_output=step_output)
     why = ("overflow possible by the safe estimate" if possible else "no overflow possible by the safe estimate") if not operator_generic else "the operator's own"
     reason = f"fallbacks of {group!r} → {list(chain)}; generic fallbacks {'armed' if generic else 'untouched'} ({why})"
-    return Backstop(group, entries, generic, plan, reason)
+    return Backstop(group, entries, generic, plan, reason, generic_retry=retry)
 
 
 def _warm(rest: Sequence[tuple[str, int | None]], current_window: int, tokens: int, routing: int, floor: int) -> WarmPlan | None:

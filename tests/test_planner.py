@@ -123,6 +123,11 @@ def test_estimate_record_and_warm_numbers():
                                             "own_generic_fallbacks": True, "step_output": {}}
     small = plan_route(pre_call_view(body, "acompletion", Key()), facts(routing=1000, safe=1200, raw_estimate=est(1000, 1200)), Settings())
     assert small.backstop.plan.own_generic_fallbacks is False  # 1,200 + 256 under half of 4,096
+    # between half the window and the window the generic fallbacks skip the retry slot on the same
+    # group (a 401/404 cools its deployment down: the retry slot would answer the Router's own 429)
+    assert plan.backstop.generic_retry is False
+    over = plan_route(pre_call_view({**body, "max_tokens": 5000}, "acompletion", Key()), f, Settings())
+    assert over.backstop.generic and over.backstop.generic_retry  # max_tokens over the window: a clamped retry can help
 
 
 @pytest.mark.parametrize("state", [{"previous_response_id": "resp_abc"}, {"conversation": "conv_1"}])
