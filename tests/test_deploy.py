@@ -79,6 +79,8 @@ def test_dashboard_covers_what_an_operator_needs():
         "kvwarm_estimate_ratio_bucket",
         "kvwarm_backend_prefix_cache_hit_ratio",
         "kvwarm_plugin_seconds_bucket",
+        "kvwarm_learned_limit_tokens",
+        "kvwarm_stream_errors_total",
     ):
         assert needed in used
 
