@@ -46,6 +46,9 @@ DEFAULT_REDIS_MAX_CONNECTIONS = 16
 #: Re-warm once a session grew by 5% of the window: a re-warm prefills only the growth, so a
 #: small step costs requests, not prefill, and leaves less of the escalated prompt uncached.
 DEFAULT_WARM_REWARM_STEP = 0.05
+#: Priority of warms: any value > 0 sorts them behind live requests (vLLM's default 0) on a server
+#: run with ``--scheduling-policy priority`` (vLLM ≥ 0.6.3: lower values are scheduled first).
+DEFAULT_WARM_PRIORITY = 10
 
 
 class Settings(BaseSettings):
@@ -170,6 +173,15 @@ class Settings(BaseSettings):
             "ids can cost); 0 = no cap."
         ),
     )
+    reply_warm: bool = Field(True, description=(
+        "After the source group answers a session past the threshold, warm the target with the request plus that reply as "
+        "the client sends it back, so the escalated turn prefills only its new message; 0 turns it off."))
+    warm_jump: bool = Field(True, description=(
+        "Warm a session below the threshold when its size + its largest growth step so far + the output floor overflows "
+        "the window (tool results); 0 turns it off."))
+    warm_priority: int = Field(DEFAULT_WARM_PRIORITY, description=(
+        "vLLM priority of warms (extra_body.priority; lower is served first, live requests have 0): behind live traffic "
+        "on servers run with --scheduling-policy priority; a deployment that refuses it gets warms without it; 0 = never sent."))
     warm_memory_sessions: int = Field(
         DEFAULT_WARM_MEMORY_SESSIONS,
         ge=1,

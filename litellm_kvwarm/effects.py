@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 from typing import Any
 
 from . import identity
@@ -18,12 +19,15 @@ from .config import Settings
 from .deadline import RequestBudget
 from .meta import (
     AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
-    request_metadata,
+    WARM_MARKER, all_metadata, request_metadata,
 )
 from .metrics import Metrics
-from .planner import Backstop, RoutePlan
+from .pending_replies import PendingReplies, PendingReply
+from .planner import Backstop, Route, RoutePlan
+from .reply_warm import keeps_reasoning, opens_next_turn, reply_of, with_reply
+from .usage import field, prompt_usage
 from .view import AttemptView, PreCallView
-from .warm import WarmOutcome
+from .warm import WarmOutcome, WarmTrigger
 from .warm_gate import WarmCandidate, WarmGate
 
 logger = logging.getLogger("litellm_kvwarm")
@@ -34,6 +38,9 @@ SALTED_PROVIDERS = frozenset({"hosted_vllm", "vllm", "sglang"})
 #: Call kinds whose attempts carry ``cache_salt`` (vLLM's chat, completion and Responses requests
 #: read it). An Anthropic Messages attempt gets it on its bridged chat attempt.
 SALTED_KINDS = frozenset({"chat", "completion", "responses"})
+#: A request keeps its reply-warm body only if its size + its output budget reaches this fraction of
+#: the warm threshold: the routing estimate may be low (the reply-warm is sized by the server's count).
+REPLY_MARGIN = 0.5
 
 
 class Effects:
@@ -51,6 +58,8 @@ class Effects:
         self._secret, self._forbid = secret, forbid
         #: warm outcomes seen by this process, by outcome value (for tests and the demo)
         self.warm_outcomes: dict[str, int] = {}
+        #: requests served by their own group, waiting for their reply to be warmed
+        self.pending = PendingReplies()
 
     # -- pre-call ----------------------------------------------------------------------------
 
@@ -105,6 +114,58 @@ class Effects:
             w = plan.warm
             candidate = WarmCandidate(w.target, True, w.target_window, w.tokens, w.source_window, view.session, w.growth_tokens)
             await self.warm_gate.consider(candidate, data, kind=view.kind)
+            if plan.route is Route.STAY:
+                self._await_reply(candidate, view, data)
+
+    def _await_reply(self, candidate: WarmCandidate, view: PreCallView, data: dict) -> None:
+        """Keep what a reply-warm of this request needs until its reply is in (:meth:`reply_warm`), if its
+        reply can take it past the threshold (or within its largest step of the window): the request's
+        output budget when it sent one bounds the reply; the server's count decides later."""
+        call_id = data.get("litellm_call_id")
+        s = self.settings
+        if not s.reply_warm or not s.warm_ahead or candidate.session is None or not isinstance(call_id, str):
+            return
+        reply_bound = view.output.effective if view.output.effective is not None else candidate.source_window
+        if candidate.tokens + reply_bound < s.warm_threshold * candidate.source_window * REPLY_MARGIN:
+            return  # this reply cannot bring the session near the threshold (not even an estimate 1/REPLY_MARGIN low)
+        body = self.warm_gate.reply_body(candidate, data, view.kind or "chat")
+        if body is not None:
+            tenant = str(request_metadata(data, _field(view)).get(TENANT_KEY) or "")
+            self.pending.put(tenant, call_id, PendingReply(candidate, view.kind or "chat", body))
+
+    async def reply_warm(self, kwargs: Mapping[str, Any], response: Any, served_model: Callable[[str], str | None]) -> None:
+        """After a successful attempt: the request's reply-warm, if its pre-call hook kept one (it
+        stayed on its group with an escalation target): the warm body plus the reply as the client
+        will send it back (``reasoning`` only where the target's template renders it,
+        :func:`~litellm_kvwarm.reply_warm.keeps_reasoning`), sized as the request (the response's own
+        ``usage`` prompt count when present, else the pre-call estimate) plus the reply's
+        ``completion_tokens`` (``output_tokens``), then the warm guards (``trigger="reply"``)."""
+        metas = all_metadata(kwargs)
+        call_id = kwargs.get("litellm_call_id")
+        if any(m.get(WARM_MARKER) for m in metas) or not isinstance(call_id, str):
+            return
+        # the tenant wherever this call carries it (a Messages call: litellm_metadata, beside LiteLLM's own metadata)
+        tenant = next((str(m[TENANT_KEY]) for m in metas if m.get(TENANT_KEY)), "")
+        pending = self.pending.pop(tenant, call_id)
+        if pending is None:
+            return
+        reply = reply_of(response)
+        if reply is None or reply.empty:
+            return
+        usage = getattr(response, "usage", None) if not isinstance(response, Mapping) else response.get("usage")
+        produced = field(usage, "completion_tokens") or field(usage, "output_tokens")
+        if not isinstance(produced, int) or produced < 0:
+            produced = (len(reply.text or "") + sum(len(c.arguments) for c in reply.tool_calls)) // 4
+        c = pending.candidate
+        prompt, _ = prompt_usage(usage)  # the server's own count when it gave one: exact, where the estimate may be low
+        size = (prompt if isinstance(prompt, int) and prompt > 0 else c.tokens) + produced
+        served = served_model(c.target)
+        body = with_reply(pending.body, pending.kind, reply, reasoning=keeps_reasoning(reply, served),
+                          next_turn=opens_next_turn(reply, served))
+        if body is None:
+            return
+        grown = replace(c, tokens=size, growth_tokens=(c.growth_tokens if c.growth_tokens is not None else c.tokens) + produced)
+        await self.warm_gate.consider(grown, {}, kind=pending.kind, trigger=WarmTrigger.REPLY, body=body)
 
     @staticmethod
     def arm(data: dict, backstop: Backstop, metadata_field: str = "metadata") -> None:
@@ -156,12 +217,12 @@ class Effects:
     def count_route(self, kind: str, source: str, target: str | None) -> None:
         self.metrics.route_decisions.labels(kind, source, target or "").inc()
 
-    def count_warm(self, outcome: WarmOutcome, target: str) -> None:
+    def count_warm(self, outcome: WarmOutcome, target: str, trigger: str = "ahead") -> None:
         self.warm_outcomes[outcome.value] = self.warm_outcomes.get(outcome.value, 0) + 1
-        self.metrics.warms.labels(outcome.value, target).inc()
+        self.metrics.warms.labels(outcome.value, target, trigger).inc()
 
-    def warm_done(self, outcome: WarmOutcome, duration_s: float, target: str) -> None:
-        self.count_warm(outcome, target)
+    def warm_done(self, outcome: WarmOutcome, duration_s: float, target: str, trigger: str = "ahead") -> None:
+        self.count_warm(outcome, target, trigger)
         self.metrics.warm_seconds.labels(target).observe(duration_s)
 
     def unreachable_target(self, origin: Mapping[str, Any], target: object, exc: Exception) -> str:

@@ -9,14 +9,14 @@ group and of those steps, the estimate, and an exact ``/tokenize`` count where
 The router is read through :class:`~litellm_kvwarm.router_view.RouterView` (LiteLLM 1.109's entry
 points where it has them, the 1.108 members before). The window of a deployment is read in one
 place, :class:`~litellm_kvwarm.facts_windows.DeploymentWindows` (operator → learned → the plugin's
-cache → LiteLLM's discovered window → the plugin's own fetch). Nothing here imports LiteLLM: its
-access check, secret resolver and message translation are injected.
+cache → LiteLLM's discovered window → the plugin's own fetch); the estimator in one place too,
+:mod:`~litellm_kvwarm.facts_estimator`. Nothing here imports LiteLLM: its access check, secret
+resolver and message translation are injected.
 """
 
 from __future__ import annotations
 
 import asyncio
-from functools import lru_cache
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -27,14 +27,14 @@ from .chain import escalation_chain, step_params
 from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
+from .facts_estimator import EstimatorMemo
 from .facts_windows import DeploymentWindows
-from .image_tokens import ImageRule, image_rule_for
 from .output_budget import OUTPUT_FIELDS
 from .planner import wants_exact_count
 from .reactive import allowed_by_client
 from .router_view import RouterView
 from .runtime import Services
-from .tokens import Estimator, RatioEstimator, TokenEstimate, calibrated_estimator, estimate_request, family_of
+from .tokens import Estimator, TokenEstimate, estimate_request
 from .view import AttemptView, PreCallView, provider_of
 from .windows import Deployment
 
@@ -106,12 +106,6 @@ def scrape_targets(router: RouterLike | None, secret: catalog.SecretResolver) ->
     return list(dict.fromkeys(i.deployment for i in infos if i.deployment is not None))
 
 
-@lru_cache(maxsize=256)
-def _image_rule(served_models: tuple[str, ...]) -> ImageRule:
-    """:func:`image_rule_for`, once per set of served models (the request path reads it per request)."""
-    return image_rule_for(served_models)
-
-
 class Facts:
     """Gathers the facts of requests for one handler.
 
@@ -129,6 +123,7 @@ class Facts:
         self._may_use, self._translate, self._hash_key = may_use, translate, hash_key
         self._to_chat = to_chat
         self.router_getter = router_getter
+        self._estimators = EstimatorMemo()
 
     def router(self) -> RouterLike | None:
         """LiteLLM's Router now (``None``: no getter known yet, or no router)."""
@@ -149,15 +144,9 @@ class Facts:
 
     def estimator(self, served_models: Sequence[str] = ()) -> Estimator:
         """The configured estimator; calibrated weights of the deployments' family when they agree;
-        images priced by the served models' vision rule (:func:`image_rule_for`)."""
-        s = self.settings
-        images = _image_rule(tuple(served_models))
-        if s.estimator == "ratio":
-            return RatioEstimator(s.safe_chars_per_token, s.routing_chars_per_token, image_rule=images)
-        if s.estimator_family:
-            return replace(calibrated_estimator(s.estimator_family), image_rule=images)
-        families = {family_of(m) for m in served_models}
-        return replace(calibrated_estimator(families.pop() if len(families) == 1 else "any"), image_rule=images)
+        images priced by the served models' vision rule (:mod:`.facts_estimator`). Built once per
+        set of served models (estimators are frozen) while the settings are the same object."""
+        return self._estimators.get(self.settings, served_models)
 
     def chat_payload(self, kind: str | None, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
         """The chat-completions body ``/tokenize`` counts for a request of ``kind``: a chat body as

@@ -12,7 +12,7 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
 3. ``async_post_call_failure_hook``: a proactive escalation whose target cannot be reached is
    answered as the context-length error LiteLLM alone would give; a one-attempt refusal is learned from.
 4. ``async_filter_deployments``: pin a session to one deployment of an escalation target.
-5. ``async_log_success_event``: usage metrics and learned estimate corrections (:mod:`.usage`).
+5. ``async_log_success_event``: usage metrics, estimate corrections (:mod:`.usage`), reply-warms (:mod:`.reply_warm`).
 6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`).
 
 Fail open for speed: an unexpected error inside a hook is logged and the request goes on exactly
@@ -45,7 +45,9 @@ from .reactive import SKIP_MESSAGE_PREFIX
 from .runtime import Services
 from .usage import learn, record_usage
 from .view import affinity_of, attempt_view, failure_view, pre_call_view
+from .router_view import served_model
 from .warm_gate import WarmGate
+from .warm_priority import WarmPriority
 
 logger = logging.getLogger("litellm_kvwarm")
 
@@ -72,11 +74,12 @@ class KVWarmHandler(CustomLogger):
         self._router_getter = router_getter
         self._hash_secret: bytes | None = None
         self.correction = EstimateCorrection()
-        self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer,
-                                  count=lambda outcome, target: self.effects.count_warm(outcome, target),
-                                  secret=lambda: self.hash_secret)
+        self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer, secret=lambda: self.hash_secret,
+                                  count=lambda *outcome: self.effects.count_warm(*outcome))
         self.effects = Effects(self.settings, self.metrics, self.warm_gate, secret=lambda: self.hash_secret, forbid=bridge.forbidden)
-        self.services = Services(self.settings, self.metrics, send_warm=lambda kind, body: bridge.send_warm(self._router_getter(), kind, body), on_warm_done=self.effects.warm_done,
+        self.priority = WarmPriority(self.settings.warm_priority, self.settings.window_ttl_s, on_refused=self.metrics.warm_priority_refused)
+        send = lambda kind, body: bridge.send_warm(self._router_getter(), kind, body)  # noqa: E731
+        self.services = Services(self.settings, self.metrics, send_warm=lambda kind, body: self.priority.send(send, kind, body), on_warm_done=self.effects.warm_done,
                                  on_warm_outcome=self.effects.count_warm, clock=clock, http_client=http_client,
                                  scrape_targets=lambda: scrape_targets(self._router_getter(), bridge.resolve_secret))
         self.facts = Facts(self.settings, self.services, self.correction, may_use=bridge.key_may_use,
@@ -130,6 +133,7 @@ class KVWarmHandler(CustomLogger):
             return kwargs  # LiteLLM bridges it to chat: that attempt (``acompletion``) does the work
         try:
             self.effects.apply_cache_salt(view, kwargs)
+            self.priority.strip_if_refused(kwargs, view.model_info, view.metadata_field)
         except Exception:  # fail open
             logger.warning("[CONTEXT-ROUTE] cache_salt not applied after an internal error", exc_info=True)
         budget = RequestBudget.from_metadata(view.carried.budget_spent, self.settings.request_budget_ms / 1000)
@@ -167,9 +171,8 @@ class KVWarmHandler(CustomLogger):
                 return healthy_deployments
             key = affinity_of(request_kwargs)
             router = self._router_getter() if key is not None else None
-            if key is None or router is None or model not in target_groups(router, self.settings.escalation_targets):
-                return healthy_deployments
-            return identity.pin_deployments(key, healthy_deployments)
+            pin = key is not None and router is not None and model in target_groups(router, self.settings.escalation_targets)
+            return identity.pin_deployments(key, healthy_deployments) if pin else healthy_deployments
         except Exception:  # fail open: LiteLLM's own choice stands
             logger.warning("[KV-WARM] session pinning skipped after an internal error", exc_info=True)
             return healthy_deployments
@@ -182,6 +185,10 @@ class KVWarmHandler(CustomLogger):
                 learn(self.correction, self.metrics, kwargs, response_obj)
         except Exception:
             logger.debug("usage metrics skipped", exc_info=True)
+        try:
+            await self.effects.reply_warm(kwargs, response_obj, lambda group: served_model(self._router_getter(), group))
+        except Exception:  # fail open: a reply-warm never reaches a client
+            logger.warning("[KV-WARM] reply-warm skipped after an internal error", exc_info=True)
 
     def async_post_call_streaming_iterator_hook(self, user_api_key_dict: Any, response: Any, request_data: dict) -> AsyncGenerator:
         """Every stream unchanged; an error inside one counted by whether content had gone out (:mod:`.stream_errors`)."""

@@ -24,6 +24,7 @@
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import hmac
 import secrets
@@ -177,6 +178,13 @@ def hash_key(secret: bytes | str, value: str) -> str:
     key = secret.encode("utf-8") if isinstance(secret, str) else secret
     if not key:
         raise ValueError("hash_key needs a non-empty secret")
+    return _hash_key(key, value)
+
+
+@functools.lru_cache(maxsize=4096)
+def _hash_key(key: bytes, value: str) -> str:
+    # a request hashes its tenant and session id several times (salt, warm keys, pinning, usage):
+    # remembered, each costs one dict lookup instead of an HMAC
     digest = hmac.new(key, value.encode("utf-8", "surrogatepass"), hashlib.sha256).hexdigest()
     return digest[:HASH_HEX_CHARS]
 

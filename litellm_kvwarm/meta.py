@@ -63,6 +63,22 @@ def strip_client_keys(data: dict) -> int:
     return removed
 
 
+def is_warm(metadata: object) -> bool:
+    """Whether a request's metadata marks it as one of the plugin's warms."""
+    return isinstance(metadata, Mapping) and bool(metadata.get(WARM_MARKER))
+
+
+def all_metadata(kwargs: object) -> list[Mapping[str, Any]]:
+    """Every metadata mapping of LiteLLM hook kwargs (``litellm_params.metadata`` /
+    ``litellm_metadata``, ``metadata``, ``litellm_metadata``), in that order, empty ones left out."""
+    if not isinstance(kwargs, Mapping):
+        return []
+    params = kwargs.get("litellm_params")
+    params = params if isinstance(params, Mapping) else {}
+    found = [params.get("metadata"), params.get("litellm_metadata"), kwargs.get("metadata"), kwargs.get("litellm_metadata")]
+    return [m for m in found if isinstance(m, Mapping) and m]
+
+
 def find_metadata(kwargs: object) -> Mapping[str, Any] | None:
     """The metadata mapping of LiteLLM hook kwargs, wherever this hook carries it
     (``litellm_params.metadata``, ``metadata``, ``litellm_metadata``)."""

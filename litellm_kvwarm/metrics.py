@@ -58,6 +58,10 @@ def deployment_label(api_base: str, served_model: str) -> str:
     return f"{netloc}/{served_model}"
 
 
+#: Buckets of ``kvwarm_escalation_cached_ratio`` (fractions of the prompt).
+CACHED_RATIO_BUCKETS = (0.1, 0.25, 0.5, 0.75, 0.8, 0.9, 0.95, 0.99, 1.0)
+
+
 @dataclass
 class Metrics:
     """The plugin's collectors. Create one per process with :func:`metrics` (the default
@@ -86,6 +90,8 @@ class Metrics:
     learned_limit: Gauge
     limits_learned: Counter
     stream_errors: Counter
+    escalation_cached_ratio: Histogram
+    warm_priority_refused: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry = REGISTRY) -> Metrics:
@@ -96,8 +102,10 @@ class Metrics:
                 ["kind", "source", "target"], registry=registry,
             ),
             warms=Counter(
-                f"{p}_warms", "Warm-ahead candidates by outcome (fired, skipped_*, succeeded, failed, timed_out).",
-                ["outcome", "target"], registry=registry,
+                f"{p}_warms", "Warm candidates by outcome (fired, skipped_*, succeeded, failed, timed_out) and trigger "
+                "(ahead: the request crossed the threshold; reply: the source's finished reply appended; jump: the "
+                "session's largest growth step would overflow the window).",
+                ["outcome", "target", "trigger"], registry=registry,
             ),
             warm_seconds=Histogram(
                 f"{p}_warm_duration_seconds", "Wall time of finished warms, seconds.", ["target"],
@@ -195,6 +203,18 @@ class Metrics:
                 f"{p}_stream_errors", "Error frames inside HTTP 200 streams seen by the proxy, by model group and "
                 "whether content had gone out (after_content=true: passed through unchanged, never retried).",
                 ["model_group", "after_content"], registry=registry,
+            ),
+            escalation_cached_ratio=Histogram(
+                f"{p}_escalation_cached_ratio", "Cached fraction (usage cached ÷ prompt tokens) of each escalated request, "
+                "by the model group that served it: near 1 when warms land; a template that renders history differently "
+                "from what was warmed shows as a low ratio.",
+                ["model_group"], buckets=CACHED_RATIO_BUCKETS, registry=registry,
+            ),
+            warm_priority_refused=Counter(
+                f"{p}_warm_priority_refused", "Warms a deployment refused for their priority field (vLLM without "
+                "--scheduling-policy priority); resent once without it, and that deployment's warms go without it "
+                "for the window TTL.",
+                ["deployment"], registry=registry,
             ),
         )
 

@@ -22,7 +22,7 @@ At most one retry, then one attempt per escalation group the request fits.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
@@ -59,10 +59,15 @@ class BackstopPlan:
         return self.chain[0] if self.chain else None
 
     def to_dict(self) -> dict[str, Any]:
-        out = asdict(self)
-        out["chain"] = list(self.chain)
-        out["step_output"] = dict(self.step_output)
-        return out
+        """The plan as plain JSON types (what :func:`dataclasses.asdict` gives, built by hand: it
+        is written into every request's metadata, and ``asdict`` deep-copies recursively)."""
+        return {
+            "source": self.source,
+            "chain": list(self.chain),
+            "requested": self.requested,
+            "own_generic_fallbacks": self.own_generic_fallbacks,
+            "step_output": dict(self.step_output),
+        }
 
     @classmethod
     def from_dict(cls, raw: object) -> BackstopPlan | None:

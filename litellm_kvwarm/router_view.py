@@ -25,6 +25,7 @@ router that lacks the member (a test double, an embedder's router): it answers e
 
 from __future__ import annotations
 
+import weakref
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -84,10 +85,56 @@ class RouterView:
         ``AttributeError`` when it has no such accessor."""
         if self.new_api:
             return self._registry().discovered_model_info(model_id)
-        return self.router.get_discovered_model_info(model_id)
+        return _discovered_1108(self.router, model_id)
+
+
+#: per router (weakly held): model id → (LiteLLM's cache entry, the deployment, its ``model_info``, the answer)
+_DISCOVERED: weakref.WeakKeyDictionary[Any, dict[str, tuple[object, object, object, object]]] = weakref.WeakKeyDictionary()
+
+
+def _discovered_1108(router: Any, model_id: str) -> object:
+    """``router.get_discovered_model_info(model_id)`` (LiteLLM 1.108.x), remembered while LiteLLM's
+    inputs to it are the same objects.
+
+    The call builds a pydantic ``TypeAdapter`` each time (1.108.7 ``litellm/router.py`` l.11253:
+    about 150 µs of CPU, three times a request). Its answer depends only on the entry of the
+    router's ``_discovered_model_info_cache`` for the id (replaced on each refresh, gone when it
+    expires) and on the deployment dict and its ``model_info`` (replaced when the deployment is):
+    while all three are the very objects of the last call, the last answer is returned. A router
+    without that cache (a test double, another release) is asked every time."""
+    get_entry = getattr(getattr(router, "_discovered_model_info_cache", None), "get_cache", None)
+    get_deployment = getattr(router, "get_model_info", None)
+    if not callable(get_entry) or not callable(get_deployment):
+        return router.get_discovered_model_info(model_id)
+    entry = get_entry(model_id)
+    if entry is None:  # nothing discovered (or expired): LiteLLM answers empty without the adapter
+        return router.get_discovered_model_info(model_id)
+    deployment = get_deployment(model_id)
+    model_info = deployment.get("model_info") if isinstance(deployment, Mapping) else None
+    try:
+        memo = _DISCOVERED.setdefault(router, {})
+    except TypeError:  # a router that cannot be weakly referenced
+        return router.get_discovered_model_info(model_id)
+    held = memo.get(model_id)
+    if held is not None and held[0] is entry and held[1] is deployment and held[2] is model_info:
+        return held[3]
+    answer = router.get_discovered_model_info(model_id)
+    memo[model_id] = (entry, deployment, model_info, answer)
+    return answer
 
 
 def group_names(router: object) -> Collection[str]:
     """:meth:`RouterView.names` of ``router`` (empty for ``None``)."""
     return RouterView(router).names() if router is not None else ()
 
+
+
+def served_model(router: object, group: str) -> str | None:
+    """The model the first deployment of ``group`` serves (the name its ``/v1/models`` lists, e.g.
+    ``Qwen/Qwen3-8B`` for ``hosted_vllm/Qwen/Qwen3-8B``); ``None`` when unknown. Reads the router only."""
+    from .catalog import served_model_name  # catalog imports this module (through litellm_model_info)
+
+    entries = RouterView(router).deployments(group) if router is not None else []
+    params = entries[0].get("litellm_params") if entries else None
+    model = params.get("model") if isinstance(params, Mapping) else None
+    return served_model_name(model) if isinstance(model, str) else None

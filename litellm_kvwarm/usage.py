@@ -63,6 +63,8 @@ def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any) -> bool:
     kind = request_kind(meta)
     metrics.prompt_tokens.labels(group, kind).inc(prompt)
     metrics.cached_prompt_tokens.labels(group, kind).inc(cached if isinstance(cached, int) and cached > 0 else 0)
+    if kind == "escalated":
+        metrics.escalation_cached_ratio.labels(group).observe(min(max(cached, 0), prompt) / prompt if isinstance(cached, int) else 0.0)
     estimate = meta.get(ESTIMATE_KEY)
     if kind != "warm" and isinstance(estimate, Mapping):
         for name in ("safe", "routing"):

@@ -51,7 +51,7 @@ from .warm_body import (  # noqa: F401  (re-exported: the warm's body and metada
     warm_metadata,
     warm_request,
 )
-from .warm_job import DoneCallback, DropCallback, DropReason, OutcomeCallback, Sender, WarmJob, WarmOutcome
+from .warm_job import DoneCallback, DropCallback, DropReason, OutcomeCallback, Sender, WarmJob, WarmOutcome, WarmTrigger  # noqa: F401
 from .warm_queue import FairQueue, Memo
 
 #: Old private names, kept importable.
@@ -89,8 +89,8 @@ class WarmRunner:
             (``KVWARM_WARM_QUEUE_SIZE``); with a ``tenant_rate``, one tenant holds at most its
             per-window limit of them.
         timeout_s: a warm running longer is cancelled (``TIMED_OUT``).
-        on_done: ``(outcome, duration_s, target)`` when a fired warm ends.
-        on_outcome: ``(outcome, target)`` when a slot fires or skips a warm.
+        on_done: ``(outcome, duration_s, target, trigger)`` when a fired warm ends.
+        on_outcome: ``(outcome, target, trigger)`` when a slot fires or skips a warm.
         on_queue_depth: the queue's length after every change (``warm_queue_depth``).
         on_drop: ``(reason, target)`` for each queued warm dropped (``warm_queue_drops``;
             reasons: :class:`DropReason`).
@@ -215,7 +215,7 @@ class WarmRunner:
     async def _admit_and_send(self, job: WarmJob) -> None:
         now = self._clock()
         if self._rated.active(job.rate_key, now):
-            self._on_outcome(WarmOutcome.SKIPPED_TENANT_RATE, job.target)
+            self._on_outcome(WarmOutcome.SKIPPED_TENANT_RATE, job.target, job.trigger)
             return
         rate = self._rate if job.rate_key is not None else None
         try:
@@ -230,22 +230,22 @@ class WarmRunner:
             raise
         except Exception as exc:  # the store is the fallback store in the proxy; any other is not trusted to admit
             logger.warning("[KV-WARM] warm of %r not sent: admission failed: %s", job.target, type(exc).__name__)
-            self._on_outcome(WarmOutcome.FAILED, job.target)
+            self._on_outcome(WarmOutcome.FAILED, job.target, job.trigger)
             return
         now = self._clock()
         if admission is Admission.COOLDOWN:
             self._cooldowns.remember(job.cooldown_key, now + min(DEFAULT_MEMO_RECHECK_S, self._cooldown_s))
-            self._on_outcome(WarmOutcome.SKIPPED_COOLDOWN, job.target)
+            self._on_outcome(WarmOutcome.SKIPPED_COOLDOWN, job.target, job.trigger)
             return
         if admission is Admission.RATE:
             assert rate is not None and job.rate_key is not None
             self._rated.remember(job.rate_key, now + rate.window_s / rate.limit)
             logger.info("[KV-WARM] warm of %r skipped: tenant at its warm rate (%d per %.0fs)", job.target, rate.limit, rate.window_s)
-            self._on_outcome(WarmOutcome.SKIPPED_TENANT_RATE, job.target)
+            self._on_outcome(WarmOutcome.SKIPPED_TENANT_RATE, job.target, job.trigger)
             return
         self._cooldowns.remember(job.cooldown_key, now + self._cooldown_s)
         logger.info("[KV-WARM] fired: warming %r (max_tokens=1) after %.2fs in the queue", job.target, now - job.queued_at)
-        self._on_outcome(WarmOutcome.FIRED, job.target)
+        self._on_outcome(WarmOutcome.FIRED, job.target, job.trigger)
         await self._run(job)
 
     async def _run(self, job: WarmJob) -> None:
@@ -267,7 +267,7 @@ class WarmRunner:
         duration = self._clock() - started
         if outcome is WarmOutcome.SUCCEEDED:
             logger.info("[KV-WARM] warm of %r done in %.2fs", target, duration)
-        self._on_done(outcome, duration, target)
+        self._on_done(outcome, duration, target, job.trigger)
 
     async def drain(self) -> None:
         """Wait until the queue is empty and no warm is in flight (tests and orderly shutdown)."""

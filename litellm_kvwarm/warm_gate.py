@@ -2,7 +2,8 @@
 outcome. No I/O: the request path never waits on the cooldown store for a warm.
 
 Order (each outcome is a metric label): switched off → below the threshold (a fraction of the
-source group's window) → target unknown (not in the model list, or no discovered window for
+source group's window), unless the session's largest growth step so far would overflow the window
+(:mod:`~litellm_kvwarm.session_steps`: then it warms as a ``jump``) → target unknown (not in the model list, or no discovered window for
 its served model) → the caller's key may not use the target → no session to scope the cooldown
 → cooldown known to run in this process (the runner's memo) → tenant known to be at its warm
 rate (the memo) → queued. Admission itself (the session's cooldown and the tenant's warm rate,
@@ -17,7 +18,13 @@ Keys, all tenant-scoped keyed hashes (:func:`~litellm_kvwarm.identity.scoped_key
   a session that has grown by that fraction of the window since its last warm may warm again
   within the cooldown, because a re-warm prefills only the new tokens (the earlier warm is
   cached); ``0`` keeps strictly one warm per session per cooldown;
+* a reply-warm's cooldown key is one per session state (the conversation plus that reply): it
+  prefills only what the warms before it could not hold (the reply and the message it answers);
 * rate key, one per tenant (only when ``warm_tenant_rate`` > 0).
+
+Triggers (``kvwarm_warms_total{trigger}``): ``ahead`` (the request crossed the threshold), ``reply``
+(the source's finished reply appended, :mod:`~litellm_kvwarm.reply_warm`), ``jump``. Every warm
+carries ``KVWARM_WARM_PRIORITY`` (:mod:`~litellm_kvwarm.warm_priority`).
 """
 
 from __future__ import annotations
@@ -30,7 +37,9 @@ from typing import Any
 
 from . import identity
 from .config import Settings
-from .warm import WarmJob, WarmOutcome, WarmRunner, warm_metadata, warm_request
+from .session_steps import SessionSteps, jump_due
+from .warm import WarmJob, WarmOutcome, WarmRunner, WarmTrigger, warm_metadata, warm_request
+from .warm_priority import with_priority
 
 logger = logging.getLogger("litellm_kvwarm")
 
@@ -78,8 +87,8 @@ class WarmGate:
     Args:
         settings: plugin settings.
         runner: returns the warm runner (built lazily by the services).
-        count: records an outcome for a target (metrics): the gate's own outcome of each
-            candidate (``queued`` or ``skipped_*``).
+        count: records an outcome for a target and trigger (metrics): the gate's own outcome of
+            each candidate (``queued`` or ``skipped_*``).
         secret: key of the tenant and session hashes (``identity.resolve_hash_secret``), or a
             callable returning it (resolved on first use); default:
             resolved from ``settings`` and the process environment.
@@ -90,12 +99,14 @@ class WarmGate:
         settings: Settings,
         *,
         runner: Callable[[], WarmRunner],
-        count: Callable[[WarmOutcome, str], None],
+        count: Callable[[WarmOutcome, str, str], None],
         secret: bytes | str | Callable[[], bytes | str] | None = None,
     ):
         self._settings = settings
         self._runner = runner
         self._count = count
+        #: each session's largest growth step (tokens), for ``JUMP`` warms
+        self.steps = SessionSteps()
         if secret is None:
             secret, _ = identity.resolve_hash_secret(settings.hash_secret, settings.cache_salt_secret, os.environ)
         self._secret_of = secret if callable(secret) else (lambda: secret)
@@ -111,52 +122,85 @@ class WarmGate:
         may_use: Callable[[], Awaitable[bool]] | None = None,
         *,
         kind: str = "chat",
+        trigger: WarmTrigger = WarmTrigger.AHEAD,
+        body: dict[str, Any] | None = None,
     ) -> WarmOutcome:
         """Run the guards for ``candidate``; queue the warm built from the live request ``data``
-        (a ``kind`` request: ``"chat"`` or ``"completion"``) if they pass. ``may_use``: LiteLLM's
-        access check of the caller's key for the target (``None``: the caller already checked).
-        Returns the outcome counted. Raises ``ValueError`` for an unknown ``kind``."""
-        outcome = await self._guard(candidate, may_use)
+        (a ``kind`` request: ``"chat"``, ``"completion"``, ``"messages"``, ``"responses"``) if they
+        pass; ``body``: the warm body already built (a reply-warm's), else built from ``data``.
+        ``trigger``: ``AHEAD`` (the request itself; its size is recorded as the session's next
+        growth step) or ``REPLY`` (the request plus its reply: ``candidate.tokens`` includes the
+        reply); below the threshold, a session whose largest step so far would overflow the
+        window warms as ``JUMP``. ``may_use``: LiteLLM's access check of the caller's key for the
+        target (``None``: the caller already checked). Returns the outcome counted. Raises
+        ``ValueError`` for an unknown ``kind``."""
+        largest = 0
+        if candidate.session is not None:
+            key = identity.scoped_key("steps", candidate.session, self._secret)
+            growth = candidate.growth_tokens if candidate.growth_tokens is not None else candidate.tokens
+            largest = self.steps.observe(key, growth).largest_step if trigger is WarmTrigger.AHEAD else self.steps.largest_step(key)
+        outcome, trigger = await self._guard(candidate, may_use, trigger, largest)
         if outcome is WarmOutcome.QUEUED:
-            outcome = self._runner().submit(self._job(candidate, data, kind))
-        self._count(outcome, candidate.target)
+            outcome = self._runner().submit(self._job(candidate, data, kind, trigger, body))
+        self._count(outcome, candidate.target, trigger.value)
         if outcome is WarmOutcome.QUEUED:
             logger.info(
-                "[KV-WARM] queued: est≈%dtok ≥ %.0f%% of window %d → warm of %r",
-                candidate.tokens, self._settings.warm_threshold * 100, candidate.source_window, candidate.target,
+                "[KV-WARM] queued (%s): est≈%dtok%s, window %d → warm of %r", trigger.value, candidate.tokens,
+                f" + largest step {largest}" if trigger is WarmTrigger.JUMP else f" ≥ {self._settings.warm_threshold:.0%}",
+                candidate.source_window, candidate.target,
             )
         elif outcome is not WarmOutcome.SKIPPED_BELOW_THRESHOLD:
             logger.info(
-                "[KV-WARM] %s: est≈%dtok, window %d, target %r",
-                outcome.value, candidate.tokens, candidate.source_window, candidate.target,
+                "[KV-WARM] %s (%s): est≈%dtok, window %d, target %r",
+                outcome.value, trigger.value, candidate.tokens, candidate.source_window, candidate.target,
             )
         return outcome
 
-    def _job(self, c: WarmCandidate, data: Mapping[str, Any], kind: str) -> WarmJob:
+    def _job(self, c: WarmCandidate, data: Mapping[str, Any], kind: str, trigger: WarmTrigger,
+             body: dict[str, Any] | None) -> WarmJob:
         session = c.session
         assert session is not None
         s = self._settings
         growth = c.growth_tokens if c.growth_tokens is not None else c.tokens
-        metadata = warm_metadata(data, session_hash=identity.hashed_session(session, self._secret))
+        if trigger is WarmTrigger.REPLY:
+            # one reply-warm per session state: it prefills only what the warm before it could not hold
+            cooldown = identity.scoped_key(f"warm:{c.target}:reply:{growth}", session, self._secret)
+        else:
+            cooldown = cooldown_key(session, c.target, growth, c.source_window, s.warm_rewarm_step, self._secret)
+        if body is None:
+            metadata = warm_metadata(data, session_hash=identity.hashed_session(session, self._secret))
+            body = warm_request(data, target=c.target, metadata=metadata, kind=kind)
         return WarmJob(
             key=admission_key(session, c.target, self._secret),
-            cooldown_key=cooldown_key(session, c.target, growth, c.source_window, s.warm_rewarm_step, self._secret),
+            cooldown_key=cooldown,
             rate_key=tenant_rate_key(session.tenant, self._secret) if s.warm_tenant_rate > 0 else None,
             tenant_key=tenant_rate_key(session.tenant, self._secret),
             kind=kind,
-            body=warm_request(data, target=c.target, metadata=metadata, kind=kind),
+            body=with_priority(body, s.warm_priority),
+            trigger=trigger.value,
         )
 
-    async def _guard(self, c: WarmCandidate, may_use: Callable[[], Awaitable[bool]] | None) -> WarmOutcome:
-        s = self._settings
-        if not s.warm_ahead:
-            return WarmOutcome.SKIPPED_DISABLED
-        if c.tokens < s.warm_threshold * c.source_window:
-            return WarmOutcome.SKIPPED_BELOW_THRESHOLD
-        if not c.target_known or c.target_window is None:
-            return WarmOutcome.SKIPPED_UNKNOWN_MODEL
-        if may_use is not None and not await may_use():
-            return WarmOutcome.SKIPPED_FORBIDDEN
+    def reply_body(self, c: WarmCandidate, data: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
+        """The warm body of ``data`` (without its reply yet) for a later reply-warm; ``None`` without a session."""
         if c.session is None:
-            return WarmOutcome.SKIPPED_NO_SESSION
-        return WarmOutcome.QUEUED  # the runner's memo may still answer skipped_cooldown / skipped_tenant_rate
+            return None
+        metadata = warm_metadata(data, session_hash=identity.hashed_session(c.session, self._secret))
+        return warm_request(data, target=c.target, metadata=metadata, kind=kind)
+
+    async def _guard(self, c: WarmCandidate, may_use: Callable[[], Awaitable[bool]] | None, trigger: WarmTrigger,
+                     largest_step: int) -> tuple[WarmOutcome, WarmTrigger]:
+        s = self._settings
+        if not s.warm_ahead or (trigger is WarmTrigger.REPLY and not s.reply_warm):
+            return WarmOutcome.SKIPPED_DISABLED, trigger
+        if c.tokens < s.warm_threshold * c.source_window:
+            if not (s.warm_jump and jump_due(c.tokens, largest_step, c.source_window, s.output_floor_tokens)):
+                return WarmOutcome.SKIPPED_BELOW_THRESHOLD, trigger
+            if trigger is WarmTrigger.AHEAD:
+                trigger = WarmTrigger.JUMP
+        if not c.target_known or c.target_window is None:
+            return WarmOutcome.SKIPPED_UNKNOWN_MODEL, trigger
+        if may_use is not None and not await may_use():
+            return WarmOutcome.SKIPPED_FORBIDDEN, trigger
+        if c.session is None:
+            return WarmOutcome.SKIPPED_NO_SESSION, trigger
+        return WarmOutcome.QUEUED, trigger  # the runner's memo may still answer skipped_cooldown / skipped_tenant_rate

@@ -35,6 +35,17 @@ class WarmOutcome(str, Enum):
     SKIPPED_NO_SESSION = "skipped_no_session"
 
 
+class WarmTrigger(str, Enum):
+    """Why a warm was asked for. Values are metric label values (``kvwarm_warms_total{trigger}``)."""
+
+    #: the request itself crossed the warm threshold (its messages, before the backend answered)
+    AHEAD = "ahead"
+    #: the source group's finished reply, appended to the request as the client will send it back
+    REPLY = "reply"
+    #: below the threshold, but the session's largest growth step so far would overflow the window
+    JUMP = "jump"
+
+
 class DropReason(str, Enum):
     """Why a queued warm was dropped before it was sent (``warm_queue_drops{reason}``)."""
 
@@ -67,6 +78,8 @@ class WarmJob:
     body: dict[str, Any]
     queued_at: float = field(default=0.0, compare=False)
     tenant_key: str | None = None
+    #: why the warm was asked for (:class:`WarmTrigger` value; the ``trigger`` label of ``kvwarm_warms_total``)
+    trigger: str = "ahead"
 
     @property
     def tenant(self) -> str | None:
@@ -82,10 +95,10 @@ class WarmJob:
 #: Sends one warm: ``(kind, body)``; in the proxy ``router.acompletion(**body)`` for ``"chat"``,
 #: ``router.atext_completion(**body)`` for ``"completion"``.
 Sender = Callable[[str, dict[str, Any]], Awaitable[Any]]
-#: ``(outcome, duration_s, target)`` when a fired warm ends (succeeded / failed / timed_out).
-DoneCallback = Callable[[WarmOutcome, float, str], None]
-#: ``(outcome, target)`` when a slot admits or skips a warm (fired / skipped_cooldown /
+#: ``(outcome, duration_s, target, trigger)`` when a fired warm ends (succeeded / failed / timed_out).
+DoneCallback = Callable[[WarmOutcome, float, str, str], None]
+#: ``(outcome, target, trigger)`` when a slot admits or skips a warm (fired / skipped_cooldown /
 #: skipped_tenant_rate / failed when the store raised).
-OutcomeCallback = Callable[[WarmOutcome, str], None]
+OutcomeCallback = Callable[[WarmOutcome, str, str], None]
 #: ``(reason, target)`` for each queued warm dropped.
 DropCallback = Callable[[DropReason, str], None]

@@ -81,6 +81,8 @@ def test_dashboard_covers_what_an_operator_needs():
         "kvwarm_plugin_seconds_bucket",
         "kvwarm_learned_limit_tokens",
         "kvwarm_stream_errors_total",
+        "kvwarm_escalation_cached_ratio_bucket",
+        "kvwarm_warm_priority_refused_total",
     ):
         assert needed in used
 

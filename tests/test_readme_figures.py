@@ -129,7 +129,39 @@ def test_bench_throughput_and_gc():
          f"(median of {t['options']['rounds']} interleaved rounds;")
     assert len(t["round_ratios"]) == t["options"]["rounds"]
     gc = [arm["gc_gen2"]["max_s"] for arm in t["arms"].values()]
-    says(f"full garbage collections of LiteLLM's heap, {span(gc, lambda x: f'{x:.1f}')} s each")
+    if all(arm["gc_gen2"]["count"] == 0 for arm in t["arms"].values()):
+        says("no full garbage collection of LiteLLM's heap fell inside the measured batches")
+    else:
+        says(f"full garbage collections of LiteLLM's heap, {span(gc, lambda x: f'{x:.1f}')} s each")
+    says(f"the proxy's CPU per request {t['cpu_per_request_ratio']:.2f}× without")
+
+
+def _closed_loop_figures() -> dict[str, str]:
+    closed, turns = BENCH["closed_loop"], BENCH["closed_loop"]["f"]["turns"]
+    share = [t["cached_fraction"] for t in turns if t["source"] == "sharegpt"]
+    bfcl = sorted((t["cached_fraction"] for t in turns if t["source"].startswith("bfcl")), reverse=True)
+    cf = next(r for r in BENCH["ttft"]["ratios"] if r["ratio"] == "(c)/(f)")
+    p99 = BENCH["interference"]["p99_ratio"]
+    return {
+        "sharegpt_cached": span(share, lambda x: f"{100 * x:.0f}"),
+        "floor": f"{closed['floor_ratio_sharegpt']['of_medians']:.2f}",
+        "gain": f"{cf['emulated_of_medians']:.1f}",
+        "bfcl": f"{100 * bfcl[0]:.0f}",
+        "unpaid": f"{100 * closed['f']['totals']['unpaid_share_all']:.1f}",
+        "low": f"{p99['low-priority']['server_ttft_s']:.2f}",
+        "fcfs": f"{p99['fcfs']['server_ttft_s']:.2f}",
+        "chunk": f"{BENCH['interference']['options']['chunk_tokens']:,}",
+    }
+
+
+def test_bench_closed_loop_reply_warm_and_interference():
+    f = _closed_loop_figures()
+    assert f["bfcl"] != "0"
+    says(f"the ShareGPT sessions' escalated turns are {f['sharegpt_cached']}% cached: **{f['floor']}× the floor**")
+    says(f"(median over ShareGPT, emulated; {f['gain']}× faster than routing alone); one BFCL session is {f['bfcl']}% cached")
+    says(f"Warm prefill that never paid off: {f['unpaid']}%")
+    says(f"p99 TTFT {f['low']}× the no-warm arm with low-priority warms, {f['fcfs']}× with FCFS warms")
+    says(f"a live request can still wait one {f['chunk']}-token chunk of a warm")
 
 
 def test_bench_duration():
@@ -293,6 +325,9 @@ def _bench_figures() -> set[str]:
     out |= {f"{cases[c]['cpu_p50_speedup']:.0f}" for c in ("100k", "100k+tools")}
     out |= {"100k", f"{BENCH['throughput']['round_ratio_median']:.2f}"}
     out |= {f"{a['gc_gen2']['max_s']:.1f}" for a in BENCH["throughput"]["arms"].values()}
+    out |= {f"{BENCH['throughput']['cpu_per_request_ratio']:.2f}", str(round(BENCH["meta"]["wall_s"] / 60))}  # + test_bench_duration
+    f = _closed_loop_figures()
+    out |= {f[k] for k in ("floor", "gain", "bfcl", "unpaid", "low", "fcfs", "chunk")} | set(f["sharegpt_cached"].split("–"))
     return out
 
 

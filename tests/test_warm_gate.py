@@ -51,7 +51,7 @@ class Captured:
 
 def gate_with(settings: Settings, runner) -> tuple[WarmGate, list]:
     counted = []
-    gate = WarmGate(settings, runner=lambda: runner, count=lambda o, t: counted.append(o), secret=SECRET)
+    gate = WarmGate(settings, runner=lambda: runner, count=lambda o, t, g: counted.append(o), secret=SECRET)
     return gate, counted
 
 
@@ -195,3 +195,46 @@ async def test_burst_through_the_gate_warms_every_session_once_then_the_memo_hol
     again = await asyncio.gather(*(gate.consider(candidate(session(sid)), chat_data(sid, sid), allowed) for sid in sids))
     assert again == [WarmOutcome.SKIPPED_COOLDOWN] * 100 and admits["n"] == 100
     assert Counter(counted) == {WarmOutcome.QUEUED: 100, WarmOutcome.SKIPPED_COOLDOWN: 100}
+
+
+async def test_a_session_that_jumps_warms_below_the_threshold():
+    """An 8B at 16,384 (threshold 60% = 9,830 tokens, output floor 256): a session that grew 2,000 → 9,500
+    in one step (a tool result) would overflow with another such step (9,500 + 7,500 + 256 > 16,384)."""
+    from dataclasses import replace
+
+    s, data = session("jumper"), chat_data("jumper")
+    base = WarmCandidate("slow", True, 131_072, 0, 16_384, s, None)
+    gate, counted = gate_with(Settings(output_floor_tokens=256), runner := Captured())
+    for tokens in (2_000, 2_400):  # small steps
+        assert await gate.consider(replace(base, tokens=tokens), data) is WarmOutcome.SKIPPED_BELOW_THRESHOLD
+    assert await gate.consider(replace(base, tokens=9_500), data) is WarmOutcome.QUEUED  # step 7,100
+    assert runner.jobs[-1].trigger == "jump"
+    # steady growth of the same size never triggers it: 2,000 → 4,000 → 6,000 → 8,000 (8,000 + 2,000 + 256 fits)
+    gate, _ = gate_with(Settings(output_floor_tokens=256), runner := Captured())
+    steady = replace(base, session=session("steady"))
+    for tokens in (2_000, 4_000, 6_000, 8_000):
+        assert await gate.consider(replace(steady, tokens=tokens), data) is WarmOutcome.SKIPPED_BELOW_THRESHOLD
+    # switched off: below the threshold stays below
+    gate, _ = gate_with(Settings(output_floor_tokens=256, warm_jump=False), Captured())
+    for tokens in (2_000, 9_500):
+        assert await gate.consider(replace(base, tokens=tokens), data) is WarmOutcome.SKIPPED_BELOW_THRESHOLD
+
+
+async def test_reply_warm_uses_its_own_body_trigger_and_cooldown_per_state():
+    gate, counted = gate_with(Settings(), runner := Captured())
+    s = session("replier")
+    body = {"model": "slow", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}], "metadata": {}}
+    from litellm_kvwarm.warm_job import WarmTrigger
+    assert await gate.consider(candidate(s, tokens=NEAR), {}, trigger=WarmTrigger.REPLY, body=body) is WarmOutcome.QUEUED
+    job = runner.jobs[-1]
+    assert job.trigger == "reply" and job.body["messages"] == body["messages"]
+    assert job.body["extra_body"] == {"priority": 10}  # KVWARM_WARM_PRIORITY's default
+    ahead = cooldown_key(s, "slow", NEAR, WINDOW, Settings().warm_rewarm_step, SECRET)
+    assert job.cooldown_key != ahead  # a reply-warm never takes the warm-ahead's cooldown
+    await gate.consider(candidate(s, tokens=NEAR + 1), {}, trigger=WarmTrigger.REPLY, body=body)
+    assert runner.jobs[-1].cooldown_key != job.cooldown_key  # one per session state
+    gate, _ = gate_with(Settings(reply_warm=False), Captured())
+    assert await gate.consider(candidate(s), {}, trigger=WarmTrigger.REPLY, body=body) is WarmOutcome.SKIPPED_DISABLED
+    gate, _ = gate_with(Settings(warm_priority=0), runner := Captured())
+    await gate.consider(candidate(s), chat_data("replier"))
+    assert "extra_body" not in runner.jobs[-1].body

@@ -82,8 +82,8 @@ class Recorder:
     def runner(self, **kwargs) -> WarmRunner:
         return WarmRunner(
             self.send,
-            on_done=lambda o, d, t: self.done.append(o),
-            on_outcome=lambda o, t: self.outcomes.append(o),
+            on_done=lambda o, d, t, g: self.done.append(o),
+            on_outcome=lambda o, t, g: self.outcomes.append(o),
             on_drop=lambda r, t: self.drops.append(r),
             on_queue_depth=self.depths.append,
             **kwargs,
@@ -472,7 +472,7 @@ async def test_runner_reports_failed_and_timed_out_warms():
         await asyncio.sleep(10)
 
     done = []
-    runner = WarmRunner(slow, max_concurrency=1, timeout_s=0.05, on_done=lambda o, d, t: done.append(o))
+    runner = WarmRunner(slow, max_concurrency=1, timeout_s=0.05, on_done=lambda o, d, t, g: done.append(o))
     runner.submit(job("s"))
     await runner.drain()
     assert done == [WarmOutcome.TIMED_OUT]

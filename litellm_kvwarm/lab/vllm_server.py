@@ -58,9 +58,10 @@ RESET_DEADLINE_S = 30.0
 
 
 def start_vllm(name: str, window: int, core: int, workdir: Path, *, model_dir: Path = MODEL_DIR,
-               python: Path = VLLM_PYTHON) -> ManagedProcess:
+               python: Path = VLLM_PYTHON, scheduling_policy: str | None = None) -> ManagedProcess:
     """One real vLLM OpenAI server on a free port serving ``model_dir`` as ``name`` with
-    ``--max-model-len window``, pinned to CPU ``core``; returned healthy (``.base_url`` has no ``/v1``)."""
+    ``--max-model-len window``, pinned to CPU ``core``; returned healthy (``.base_url`` has no ``/v1``).
+    ``scheduling_policy``: vLLM's ``--scheduling-policy`` (``None``: its default, fcfs)."""
     port = free_port()
     cmd = [
         str(python), "-m", "vllm.entrypoints.openai.api_server",
@@ -72,6 +73,7 @@ def start_vllm(name: str, window: int, core: int, workdir: Path, *, model_dir: P
         # parser; hermes is Qwen2.5's <tool_call> format, the layout tiny_model.py's chat template renders
         "--enable-auto-tool-choice", "--tool-call-parser", "hermes",
         "--host", "127.0.0.1", "--port", str(port),
+        *(["--scheduling-policy", scheduling_policy] if scheduling_policy else []),
     ]
     env = dict(os.environ)
     for key in ("PYTHONPATH", "VIRTUAL_ENV"):
@@ -98,7 +100,8 @@ def start_vllm(name: str, window: int, core: int, workdir: Path, *, model_dir: P
 
 @dataclass(frozen=True)
 class VllmPair:
-    """The two servers of the tier: ``fast`` (window 4,096, core 0) and ``slow`` (16,384, core 1)."""
+    """The two servers of the tier: ``fast`` (window 4,096, core 0, vLLM's default fcfs scheduling) and
+    ``slow`` (16,384, core 1, ``--scheduling-policy priority``: the plugin's warms go behind live requests)."""
 
     fast: ManagedProcess
     slow: ManagedProcess
@@ -115,7 +118,8 @@ def start_pair(workdir: Path, *, model_dir: Path = MODEL_DIR, python: Path = VLL
     with ThreadPoolExecutor(2) as pool:
         futures = {
             "fast": pool.submit(start_vllm, FAST_NAME, FAST_WINDOW, 0, workdir, model_dir=model_dir, python=python),
-            "slow": pool.submit(start_vllm, SLOW_NAME, SLOW_WINDOW, 1, workdir, model_dir=model_dir, python=python),
+            "slow": pool.submit(start_vllm, SLOW_NAME, SLOW_WINDOW, 1, workdir, model_dir=model_dir, python=python,
+                                scheduling_policy="priority"),
         }
         servers: dict[str, ManagedProcess] = {}
         errors: list[BaseException] = []

@@ -46,7 +46,8 @@ def stack(tmp_path_factory):
               "opaque": [BackendSpec.of(procs["opaque"], "opaque-8b")]}
     config = proxy_config(groups, fallbacks=[{"fast": ["slow"]}, {"vision": ["vision-large"]}, {"opaque": ["slow"]}],
                           callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
-                          env_vars={"KVWARM_REQUEST_BUDGET_MS": 3000, "KVWARM_CACHE_SALT_SECRET": "agent-test-secret"})
+                          env_vars={"KVWARM_REQUEST_BUDGET_MS": 3000, "KVWARM_CACHE_SALT_SECRET": "agent-test-secret",
+                                    "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0})  # warm-ahead alone
     try:
         procs["proxy"] = start_proxy(config, workdir=tmp_path_factory.mktemp("proxy"))
     except Exception:

@@ -79,7 +79,8 @@ def chat(proxy, messages, session="s-1", max_tokens=16):
 def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
     config = proxy_config(
         groups(backends), callbacks=CALLBACKS,
-        env_vars={"KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_BACKEND_SCRAPE_INTERVAL_S": 0.5},
+        env_vars={"KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_BACKEND_SCRAPE_INTERVAL_S": 0.5,
+                  "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0},  # warm-ahead alone (reply-warms: test_reply_warm.py)
     )
     proxy = start_proxy(config, workdir=backends["work"] / "single")
     try:
@@ -112,9 +113,9 @@ def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
     assert value(samples, decisions, kind="proactive", source="fast", target="slow") == 1
     assert total(samples, decisions) == 3 + total(samples, decisions, source="slow")
     warms = "kvwarm_warms_total"
-    assert value(samples, warms, outcome="skipped_below_threshold", target="slow") == 1
-    assert value(samples, warms, outcome="fired", target="slow") == 1
-    assert value(samples, warms, outcome="succeeded", target="slow") == 1
+    assert value(samples, warms, outcome="skipped_below_threshold", target="slow", trigger="ahead") == 1
+    assert value(samples, warms, outcome="fired", target="slow", trigger="ahead") == 1
+    assert value(samples, warms, outcome="succeeded", target="slow", trigger="ahead") == 1
     assert value(samples, "kvwarm_warm_duration_seconds_count", target="slow") == 1
     assert value(samples, "kvwarm_discovered_window_tokens", deployment=f"127.0.0.1:{backends['fast'].port}/fast-8b") == FAST_WINDOW
 
@@ -127,6 +128,10 @@ def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
     fast_prompt = sum(r["prompt_tokens"] for r in backend_requests(backends["fast"]))
     assert value(samples, "kvwarm_prompt_tokens_total", model_group="fast", request_kind="normal") == fast_prompt
     assert escalated["cached_tokens"] > 0.3 * escalated["prompt_tokens"]
+    # the escalated request's cached fraction, as an operator's histogram
+    assert value(samples, "kvwarm_escalation_cached_ratio_count", model_group="slow") == 1
+    assert value(samples, "kvwarm_escalation_cached_ratio_sum", model_group="slow") == pytest.approx(
+        escalated["cached_tokens"] / escalated["prompt_tokens"])
     assert value(samples, "kvwarm_estimate_ratio_count", model_group="fast", estimate="routing") == 2
     assert value(samples, "kvwarm_plugin_seconds_count", hook="pre_call") == 3
     # the backend's own counters, scraped (warms included)

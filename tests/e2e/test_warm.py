@@ -55,6 +55,9 @@ def stack(tmp_path_factory):
             "KVWARM_REDIS_URL": redis.url,
             "KVWARM_CACHE_SALT_SECRET": "test-secret-not-for-production",
             "KVWARM_REQUEST_BUDGET_MS": 2000,
+            # warm-ahead alone, counted warm by warm (reply-warms and the warm priority: test_reply_warm.py)
+            "KVWARM_REPLY_WARM": 0,
+            "KVWARM_WARM_PRIORITY": 0,
         }
         general = {"custom_auth": "auth_fixture.user_api_key_auth"}
         child_env = {"KVWARM_TEST_KEYS": json.dumps(KEYS)}

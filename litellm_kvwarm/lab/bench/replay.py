@@ -15,14 +15,16 @@ as history) to one request after the escalated turn.
 
 In arm ``d``'s run, once every conversation is replayed, the **floor** (arm ``e``) is measured:
 each conversation's escalated request, sent twice straight to ``slow`` through the same proxy
-(the second finds its whole prefix cached, up to the last partial block).
+(the second finds its whole prefix cached, up to the last partial block). Arm ``f`` is replayed
+closed-loop (``DemoOptions.closed_loop``) and measures its own floor (``ef``) the same way, on the
+escalated request its client actually sent.
 """
 
 from __future__ import annotations
 
 import time
 from contextlib import ExitStack
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any, Callable
 
@@ -30,9 +32,10 @@ import httpx
 
 from .. import demo
 from ..datasets import Conversation
+from ..demo.settings import SLOW_EMULATOR_ARGS
 from ..processes import BackendSpec, ManagedProcess, start_emulator, start_proxy, start_tap
 from ..vllm_server import FAST_NAME, SLOW_NAME, VllmPair
-from .arms import FLOOR_HOST, SLOW_GROUP, BenchArm, arm_config
+from .arms import FLOORS, SLOW_GROUP, BenchArm, arm_config
 from .scales import Scale
 from .vllm_scale import PLUGIN_ENV, prepare_arm
 
@@ -97,7 +100,8 @@ def _start_stack(arm: BenchArm, scale: Scale, workdir: Path, stack: ExitStack,
     fast = started(start_emulator(demo.FAST_MODEL, scale.fast_window, prefill_tokens_per_s=scale.fast_prefill_tps,
                                   request_log=workdir / f"{arm.key}-fast.jsonl", **common))
     slow = started(start_emulator(demo.SLOW_MODEL, scale.slow_window, prefill_tokens_per_s=scale.slow_prefill_tps,
-                                  request_log=workdir / f"{arm.key}-slow.jsonl", **common))
+                                  request_log=workdir / f"{arm.key}-slow.jsonl", extra_args=SLOW_EMULATOR_ARGS,
+                                  **common))
     config = arm_config(arm, BackendSpec.of(fast, demo.FAST_MODEL), BackendSpec.of(slow, demo.SLOW_MODEL),
                         fast_window=scale.fast_window, slow_window=scale.slow_window, time_scale=scale.time_scale)
     proxy = started(start_proxy(config, workdir=workdir / f"proxy-{arm.key}"))
@@ -120,11 +124,13 @@ def _start_tapped_stack(arm: BenchArm, scale: Scale, vllm: VllmPair, workdir: Pa
 
 
 def measure_floor(conversation: Conversation, request: int, stack: demo.Stack, client: httpx.Client,
-                  max_tokens: int) -> FloorSample:
-    """Send request number ``request`` of ``conversation`` to ``slow`` twice, in the conversation's API;
-    report the second."""
-    point = next(p for n, p in enumerate(conversation.requests(), start=1) if n == request)
-    body = dict(demo.wire_body(conversation, point, max_tokens), model=SLOW_GROUP)
+                  max_tokens: int, sent: dict[str, Any] | None = None) -> FloorSample:
+    """Send request number ``request`` of ``conversation`` (``sent``: the body the replay sent for it;
+    default: the recorded one) to ``slow`` twice, in the conversation's API; report the second."""
+    if sent is None:
+        point = next(p for n, p in enumerate(conversation.requests(), start=1) if n == request)
+        sent = demo.wire_body(conversation, point, max_tokens)
+    body = dict(sent, model=SLOW_GROUP)
     session = FLOOR_SESSION_PREFIX + conversation.id
     demo.stream_request(client, stack, conversation.api, body, session)
     seen = len(backend_log(stack.slow, client))
@@ -165,27 +171,32 @@ def run_arm(arm: BenchArm, conversations: list[Conversation], starts: dict[str, 
             options: ReplayOptions, workdir: Path, say: Callable[[str], None], *, floor: bool = False,
             vllm: VllmPair | None = None) -> ArmRun:
     """Start fresh processes for ``arm`` (emulators, or taps over ``vllm``'s emptied servers), replay
-    every conversation, measure the floor if asked, stop."""
+    every conversation (closed-loop for a closed-loop arm), measure the arm's floor if asked (``floor``
+    and the arm hosts one), stop."""
     began = time.monotonic()
     rows: list[demo.TurnRow] = []
     floors: list[FloorSample] = []
-    demo_options = options.demo_options(scale)
+    demo_options = replace(options.demo_options(scale), closed_loop=arm.closed_loop)
+    sent: dict[str, dict[int, dict[str, Any]]] = {}
     with ExitStack() as stack:
         say(f"[{arm.key}] {arm.label}: starting {'emulators' if vllm is None else 'taps'} and proxy")
         processes = _start_stack(arm, scale, workdir, stack, say, vllm)
         with httpx.Client(timeout=REQUEST_TIMEOUT_S, trust_env=False) as client:
             for conversation in conversations:
+                bodies = sent.setdefault(conversation.id, {})
                 conv_rows = demo.replay_conversation(conversation, arm.demo_arm(), processes, demo_options, client,
-                                                     lambda row: None, starts.get(conversation.id, 1))
+                                                     lambda row: None, starts.get(conversation.id, 1), sent=bodies)
                 rows += conv_rows
                 say(_describe(arm, conversation, conv_rows, scale))
-            if floor and arm.key == FLOOR_HOST:
+            floor_arm = FLOORS.get(arm.key)
+            if floor and floor_arm is not None:
                 for conversation in conversations:
                     turn = demo.escalated_turn([r for r in rows if r.conversation == conversation.id])
                     if turn is not None:
-                        sample = measure_floor(conversation, turn.request, processes, client, options.max_tokens)
+                        sample = measure_floor(conversation, turn.request, processes, client, options.max_tokens,
+                                               sent.get(conversation.id, {}).get(turn.request))
                         floors.append(sample)
-                        say(f"  [e] floor {conversation.id} request {turn.request}: TTFT {sample.ttft_s or 0:.3f}s "
+                        say(f"  [{floor_arm.key}] floor {conversation.id} request {turn.request}: TTFT {sample.ttft_s or 0:.3f}s "
                             f"client, {sample.cached_tokens or 0:,}/{sample.prompt_tokens or 0:,} cached")
             backend = demo.backend_totals(backend_log(processes.fast, client), backend_log(processes.slow, client))
     env = arm.env(scale.time_scale)

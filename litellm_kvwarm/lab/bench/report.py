@@ -1,7 +1,8 @@
 """The Markdown report of a results document (pure: dict in, text out).
 
-Sections follow the issue: targets, escalated-turn TTFT across the five arms, plugin cost and
-throughput, estimator accuracy in the replay, warm economics, then method and caveats. Every
+Sections follow the issues: targets, escalated-turn TTFT across the arms, the closed-loop arm's
+escalated turns, plugin cost and throughput, estimator accuracy in the replay, warm economics,
+warms against live traffic on the slow group, then method and caveats. Every
 number comes from the results document, so the report can be redrawn from
 ``bench-results.json`` alone (:func:`render`).
 
@@ -15,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .report_cells import is_real, met, num, table
+from .report_closed import closed_loop_section, interference_section
 from .report_sections import accuracy_section, cost_section, economics_section
 from .report_ttft import ttft_section
 
@@ -50,10 +52,13 @@ def _method(results: Mapping[str, Any]) -> list[str]:
         f"- Scale `{scale['name']}`: fast window {scale['fast_window']:,}, slow {scale['slow_window']:,}; {rates}.",
         "- Every arm: groups `fast`/`slow`, `context_window_fallbacks: [{fast: [slow]}]`, `num_retries: 0`, "
         f"streamed requests with `max_tokens` {meta.get('replay', {}).get('max_tokens', 256)}, session header `x-litellm-session-id`. Plugin arms: warm cooldown "
-        "300 s × time scale (real seconds), other settings default; (c) adds `KVWARM_WARM_AHEAD=0`. "
+        "300 s × time scale (real seconds), other settings default; (c) adds `KVWARM_WARM_AHEAD=0`; (c) and (d) add "
+        "`KVWARM_REPLY_WARM=0` (open loop: a reply-warm of the backend's filler would warm nothing the next request "
+        "sends); (f) keeps reply-warm on and is replayed closed-loop (section 1b). "
         "(b) adds `enable_pre_call_checks: true` and `model_info.max_input_tokens` = each window.",
         "- (e) is measured inside arm (d)'s run: each session's escalated request of arm (d), sent twice to "
-        "`slow` through the same proxy; the second send is reported.",
+        "`slow` through the same proxy; the second send is reported. (ef) likewise inside (f)'s run, on the "
+        "escalated request (f)'s client sent.",
         *(_backend_lines(results) if is_real(results) else [
             "- Emulated vLLM 0.32 behaviour: a prompt over the window is rejected (HTTP 400, \"maximum context "
             "length\"), prompt + `max_tokens` over it is clamped silently.",
@@ -118,6 +123,7 @@ def render(results: Mapping[str, Any], figures: Sequence[str] = ()) -> str:
     lines += _targets(results)
     for name in figures:
         lines += [f"![{name}]({name})", ""]
-    for section in (ttft_section, cost_section, accuracy_section, economics_section, _method):
+    for section in (ttft_section, closed_loop_section, cost_section, accuracy_section, economics_section,
+                    interference_section, _method):
         lines += section(results)
     return "\n".join(lines).rstrip() + "\n"

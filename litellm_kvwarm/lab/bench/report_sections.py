@@ -47,14 +47,19 @@ def cost_section(results: Mapping[str, Any]) -> list[str]:
                   "cores.", ""]
         rows = [[arm, str(a["requests"]), str(a["errors"]), num(a["throughput_rps"], ".1f"),
                  num(a["latency_ms"]["p50"], ".1f"), num(a["latency_ms"]["p99"], ".1f"),
-                 num(a["overhead_ms"]["p50"], ".1f")] for arm, a in tp["arms"].items()]
+                 num(a["overhead_ms"]["p50"], ".1f"),
+                 num(1000 * a["cpu_s_per_request"] if a.get("cpu_s_per_request") is not None else None, ".2f")]
+                for arm, a in tp["arms"].items()]
         lines += table(["proxy", "requests", "errors", "throughput req/s", "latency p50 ms", "latency p99 ms",
-                         "LiteLLM overhead header p50 ms"], rows)
-        lines += ["", f"Throughput with the plugin ÷ without: **{num(tp['throughput_ratio'], '.3f')}** (all rounds); "
-                  f"per round {', '.join(num(r, '.2f') for r in tp.get('round_ratios', []))}, median "
-                  f"{num(tp.get('round_ratio_median'), '.2f')}; latency p50 difference "
-                  f"{num(tp['latency_p50_delta_ms'], '+.1f')} ms. On 2 shared cores single rounds swing by 2× either "
-                  "way, so a ratio a few percent from 1 is within this machine's noise.", ""]
+                         "LiteLLM overhead header p50 ms", "proxy CPU ms per request"], rows)
+        lines += ["", f"Throughput with the plugin ÷ without: **{num(tp['throughput_ratio'], '.3f')}** (all rounds "
+                  f"pooled); per round {', '.join(num(r, '.2f') for r in tp.get('round_ratios', []))}, median "
+                  f"{num(tp.get('round_ratio_median'), '.2f')}. Latency added by the plugin: p50 "
+                  f"{num(tp['latency_p50_delta_ms'], '+.1f')} ms, p99 {num(tp.get('latency_p99_delta_ms'), '+.1f')} ms. "
+                  f"Proxy CPU per request with the plugin ÷ without: **{num(tp.get('cpu_per_request_ratio'), '.3f')}** "
+                  "(the proxy's process tree `utime + stime` from `/proc`, read before and after each batch, ÷ its "
+                  "requests). On 2 shared cores single rounds swing by 2× either way, so a throughput ratio a few "
+                  "percent from 1 is within this machine's noise.", ""]
         gc_rows = [[arm, str(g["count"]), num(g["total_s"], ".2f"), num(g["max_s"], ".2f"),
                     num(100 * g["share_of_wall"] if g.get("share_of_wall") is not None else None, ".0f", "%")]
                    for arm, a in tp["arms"].items() if (g := a.get("gc_gen2"))]

@@ -1,8 +1,9 @@
 """Run the whole benchmark and write its results (orchestration; every measurement lives elsewhere).
 
 Order: select sessions → (``--scale vllm``: start the two real vLLM servers once, measure the
-recording tap's overhead) → replay every arm on fresh processes (the floor inside arm ``d``) →
-plugin cost in-process → proxy throughput with/without the plugin → analysis (pure modules) →
+recording tap's overhead) → replay every arm on fresh processes (the floor ``e`` inside arm ``d``,
+``ef`` inside the closed-loop arm ``f``) → plugin cost in-process → proxy throughput with/without the
+plugin → interference of warms with live traffic on slow (emulator scale) → analysis (pure modules) →
 ``bench-results.json``, ``benchmarks.md`` and ``bench-*.png`` into the output directory.
 Progress goes to ``say`` line by line.
 """
@@ -23,10 +24,12 @@ from typing import Any, Callable
 
 from .. import demo
 from .accuracy import estimator_accuracy
-from .arms import ARM_KEYS, ARMS, FLOOR, FLOOR_HOST, replayed_arms
+from .arms import ARM_KEYS, ARMS, FLOOR_HOSTS, FLOORS, replayed_arms
 from .cost import run_cost
+from .closed_loop import escalated_warm_costs, floor_ratio
 from .economics import warm_economics
 from .escalation import floor_samples, ratios, summarize_arm, turn_samples
+from .interference import InterferenceOptions, run_interference
 from .replay import ArmRun, ReplayOptions, run_arm
 from .scales import Scale
 from .sessions import SessionPlan, select_sessions
@@ -57,14 +60,17 @@ class BenchOptions:
     write_report: bool = True
     workdir: Path | None = None
     vllm: VllmPair | None = None  # --scale vllm: running servers to reuse (the tier's); None: start them for the run
+    interference: InterferenceOptions | None = field(default_factory=InterferenceOptions)  # emulator scale only
 
 
 def quick_options(options: BenchOptions) -> BenchOptions:
-    """``--quick``: 2 escalating ShareGPT sessions, the BFCL one, 1 non-escalating, short throughput."""
+    """``--quick``: 2 escalating ShareGPT sessions, the BFCL one, 1 non-escalating, short throughput and
+    interference runs."""
     from dataclasses import replace
 
     return replace(options, quick=True, sessions=SessionPlan(sharegpt=2, bfcl=1, non_escalating=1, non_escalating_bfcl=0),
-                   throughput=ThroughputOptions(rounds=2, requests_per_round=20, warmup=4))
+                   throughput=ThroughputOptions(rounds=2, requests_per_round=20, warmup=4),
+                   interference=None if options.interference is None else options.interference.quick())
 
 
 def machine() -> dict[str, Any]:
@@ -96,7 +102,7 @@ def _version(package: str) -> str | None:
 
 def _row_dict(row: demo.TurnRow) -> dict[str, Any]:
     keep = ("conversation", "source", "api", "request", "turn", "estimate_routing", "estimate_safe", "status", "prompt_tokens",
-            "cached_tokens", "group", "max_tokens_backend", "failed_attempts", "ttft_s", "server_ttft_s")
+            "cached_tokens", "group", "max_tokens_backend", "failed_attempts", "ttft_s", "server_ttft_s", "reply_diverged")
     data = asdict(row)
     out = {k: data[k] for k in keep}
     out["attempts"] = [f"{a['group']}:{a['status']}" for a in row.attempts]
@@ -111,17 +117,28 @@ def _ttft_section(runs: dict[str, ArmRun], sources: dict[str, str], scale: Scale
         arms[key] = summarize_arm(key, run.arm.name, run.arm.label, turn_samples(run.rows, scale.time_scale, scale.slow_prefill_tps),
                                   failed_total=run.backend.failed_attempts,
                                   client_errors=sum(1 for r in run.rows if r.status != 200 or r.error))
-    host = runs.get(FLOOR_HOST)
-    if FLOOR.key in wanted and host is not None:
-        arms[FLOOR.key] = summarize_arm(FLOOR.key, FLOOR.name, FLOOR.label,
-                                        floor_samples(host.floors, sources, scale.time_scale,
-                                                      scale.slow_prefill_tps))
+    for floor_key, host_key in FLOOR_HOSTS.items():
+        host, floor = runs.get(host_key), FLOORS[host_key]
+        if floor_key in wanted and host is not None:
+            arms[floor_key] = summarize_arm(floor_key, floor.name, floor.label,
+                                            floor_samples(host.floors, sources, scale.time_scale,
+                                                          scale.slow_prefill_tps))
     return {
         "arms": {k: arms[k].as_dict() for k in ARM_KEYS if k in arms},
         "ratios": ratios(arms),
         "runs": {k: {"env": r.env, "backend": asdict(r.backend), "wall_s": r.wall_s, "requests": len(r.rows)}
                  for k, r in runs.items()},
     }
+
+
+def _closed_loop_section(runs: dict[str, ArmRun], arms: dict[str, Any]) -> dict[str, Any]:
+    """Arm ``f``'s escalated turns (and ``d``'s, open loop, beside them): prompt, cached, still
+    prefilled, warm prefill that never paid off; (f) over its floor on ShareGPT sessions."""
+    out: dict[str, Any] = {key: escalated_warm_costs(runs[key].rows) for key in ("d", "f") if key in runs}
+    if "f" in arms and "ef" in arms:
+        out["floor_ratio_sharegpt"] = floor_ratio(arms["f"], arms["ef"])
+        out["floor_ratio_sharegpt_client"] = floor_ratio(arms["f"], arms["ef"], attr="ttft_s")
+    return out
 
 
 def run_bench(options: BenchOptions, say: Callable[[str], None] = print) -> dict[str, Any]:
@@ -162,13 +179,16 @@ def run_bench(options: BenchOptions, say: Callable[[str], None] = print) -> dict
                         f"{overhead['tap_median_s'] * 1e3:.1f} ms through the tap (median of {overhead['samples']})")
                 for index, arm in enumerate(arms, start=1):
                     say(f"[bench] arm {index}/{len(arms)} ({time.monotonic() - began:.0f}s elapsed)")
+                    floor = FLOORS.get(arm.key)
                     runs[arm.key] = run_arm(arm, conversations, starts, scale, options.replay, workdir / arm.key, say,
-                                            floor=FLOOR.key in options.arms, vllm=vllm)
+                                            floor=floor is not None and floor.key in options.arms, vllm=vllm)
             sources = {c.id: c.source for c in conversations}
             results["ttft"] = _ttft_section(runs, sources, scale, options.arms)
             results["accuracy"] = estimator_accuracy([r for run in runs.values() for r in run.rows])
             if "d" in runs:
                 results["economics"] = warm_economics(runs["d"].rows)
+            if "f" in runs:
+                results["closed_loop"] = _closed_loop_section(runs, results["ttft"]["arms"])
             results["rows"] = {k: [_row_dict(r) for r in run.rows] for k, run in runs.items()}
         if options.cost:
             say(f"[bench] plugin cost, in-process ({time.monotonic() - began:.0f}s elapsed)")
@@ -177,6 +197,9 @@ def run_bench(options: BenchOptions, say: Callable[[str], None] = print) -> dict
         if options.throughput is not None:
             say(f"[bench] proxy throughput, plugin vs without ({time.monotonic() - began:.0f}s elapsed)")
             results["throughput"] = run_throughput(options.throughput, workdir / "throughput", say)
+        if options.interference is not None and scale.name == "emulator":
+            say(f"[bench] interference: live requests on slow while warms arrive ({time.monotonic() - began:.0f}s elapsed)")
+            results["interference"] = run_interference(options.interference, scale, workdir / "interference", say)
         results["targets"] = evaluate_targets(results)
     finally:
         if owner is not None:

@@ -18,7 +18,7 @@ replay read a tap exactly as they read an emulator. Where each value comes from:
 
 * ``endpoint``, ``model``, ``stream``, ``max_tokens`` (``max_completion_tokens`` if set, else
   ``max_tokens``; on ``/v1/responses`` ``max_output_tokens``; as received, ``null`` if absent),
-  ``cache_salt`` (sha256 fingerprint): the request body;
+  ``cache_salt`` (sha256 fingerprint), ``priority`` (top level, as vLLM receives it; 0 if absent): the request body;
 * ``status``: the upstream's HTTP status; ``error``: the upstream's ``error.message`` (or its body
   text) for a status ≥ 400, the ``error`` of an error event inside a stream, or
   ``"client disconnected"`` when the client left before the stream ended (as the emulator);
@@ -159,7 +159,7 @@ class _Record:
             max_tokens=_max_tokens_as_received(self.body), cached_tokens=details.get("cached_tokens"),
             completion_tokens=usage.get("completion_tokens"), status=self.status, error=self.error,
             stream=self.body.get("stream") is True, cache_salt=self.body.get("cache_salt") or None,
-            ttft_s=self.ttft_s,
+            ttft_s=self.ttft_s, priority=self.body.get("priority", 0),
         )
 
 

@@ -6,7 +6,14 @@ its HTTP and tokenizer work). Rounds alternate the order (plugin first, then wit
 reverse), each arm sending the same bounded batch at a fixed concurrency, so both see the same
 machine state. Requests are ShareGPT prefixes well under the warm threshold (no warms fire),
 non-streamed, ``max_tokens`` 16. Reported per arm: client latency, LiteLLM's own
-``x-litellm-overhead-duration-ms``, and throughput (requests ÷ batch wall time).
+``x-litellm-overhead-duration-ms``, throughput (requests ÷ batch wall time), and the proxy's CPU
+seconds per request (its process tree's ``utime + stime`` read from ``/proc`` right before and
+after each batch, :mod:`.proc_cpu`, ÷ the batch's requests). Compared: plugin − without latency
+(p50, p99), plugin ÷ without CPU per request, and plugin ÷ without throughput both pooled over all
+rounds and as the median of the per-round ratios. CPU per request moves less than wall time when
+other processes share the cores, but it still moves (shared caches and cores: 15-28 CPU ms per
+request for the same proxy from round to round on 2 shared cores), so the arms are compared on the
+same rounds, never across runs.
 
 Both proxies run with the :mod:`gc_probe <litellm_kvwarm.lab.bench.gc_probe>` ``sitecustomize`` on
 their ``PYTHONPATH``, which logs every full (generation-2) garbage collection. Measured here:
@@ -20,6 +27,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import time
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import ExitStack
@@ -33,6 +41,7 @@ from .. import demo
 from ..datasets import longest_sharegpt
 from ..processes import BackendSpec, ManagedProcess, proxy_config, start_emulator, start_proxy
 from ...tokens import estimate_request
+from .proc_cpu import tree_cpu_s
 from .stats import distribution, percentile, ratio
 
 __all__ = ["GC_PROBE_DIR", "ThroughputOptions", "gc_pauses", "request_bodies", "round_ratios", "run_throughput",
@@ -44,6 +53,7 @@ MAX_TOKENS = 16
 OVERHEAD_HEADER = "x-litellm-overhead-duration-ms"
 GC_PROBE_DIR = Path(__file__).resolve().parent / "gc_probe"
 GC_LOG_ENV = "KVWARM_BENCH_GC_LOG"
+PROFILE_ENV = "KVWARM_BENCH_PROFILE"
 
 
 @dataclass(frozen=True)
@@ -52,6 +62,9 @@ class ThroughputOptions:
     requests_per_round: int = 120
     concurrency: int = 4
     warmup: int = 8
+    #: a directory: profile each proxy over the measured rounds (cProfile, main thread; see
+    #: ``gc_probe``), written as ``<dir>/<arm>/prof-<pid>.pstats``. Profiling slows both proxies.
+    profile_dir: str | None = None
 
 
 def request_bodies() -> list[dict[str, Any]]:
@@ -78,12 +91,16 @@ def _send(client: httpx.Client, proxy: ManagedProcess, body: dict[str, Any]) -> 
 
 def _batch(pool: ThreadPoolExecutor, client: httpx.Client, proxy: ManagedProcess,
            bodies: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    pid = proxy.proc.pid if proxy.proc is not None else None
+    cpu_before = tree_cpu_s(pid) if pid is not None else None
     began, began_unix = time.perf_counter(), time.time()
     results = list(pool.map(lambda i: _send(client, proxy, bodies[i % len(bodies)]), range(n)))
     wall = time.perf_counter() - began
+    cpu_after = tree_cpu_s(pid) if pid is not None else None
     return {"wall_s": wall, "began_unix": began_unix, "ended_unix": began_unix + wall,
             "status": [r[0] for r in results], "latency_s": [r[1] for r in results],
-            "overhead_ms": [r[2] for r in results]}
+            "overhead_ms": [r[2] for r in results],
+            "cpu_s": cpu_after - cpu_before if cpu_before is not None and cpu_after is not None else None}
 
 
 def round_ratios(arms: dict[str, Any]) -> list[float]:
@@ -114,19 +131,40 @@ def _read_gc_log(directory: Path) -> list[dict[str, Any]]:
     return entries
 
 
-def _probe_env(log_dir: Path) -> dict[str, str]:
+def _probe_env(log_dir: Path, profile_dir: Path | None = None) -> dict[str, str]:
     log_dir.mkdir(parents=True, exist_ok=True)
     path = os.pathsep.join(p for p in (str(GC_PROBE_DIR), os.environ.get("PYTHONPATH", "")) if p)
-    return {"PYTHONPATH": path, GC_LOG_ENV: str(log_dir)}
+    env = {"PYTHONPATH": path, GC_LOG_ENV: str(log_dir)}
+    if profile_dir is not None:
+        profile_dir.mkdir(parents=True, exist_ok=True)
+        env[PROFILE_ENV] = str(profile_dir)
+    return env
+
+
+def _signal(proxies: dict[str, ManagedProcess], signum: int) -> None:
+    for proxy in proxies.values():
+        if proxy.proc is not None:
+            proxy.proc.send_signal(signum)
+    time.sleep(0.5)  # the handler runs between two bytecodes of the proxy's main thread
+
+
+def _delta(plugin: dict[str, Any], without: dict[str, Any], q: str) -> float | None:
+    a, b = (arm.get("latency_ms", {}).get(q) for arm in (plugin, without))
+    return a - b if a is not None and b is not None else None
 
 
 def summarize(batches: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
-    """Per arm: latency and overhead distributions, throughput; and plugin ÷ without (pure)."""
+    """Per arm: latency and overhead distributions (ms), throughput (req/s), proxy CPU per request
+    (seconds; ``None`` where a batch's CPU could not be read); and plugin against without: latency
+    p50 and p99 differences (ms), CPU-per-request ratio, throughput ratio pooled over all rounds
+    (``throughput_ratio``) and per round with its median (pure)."""
     arms = {}
     for arm, runs in batches.items():
         latencies = [v * 1000 for b in runs for v in b["latency_s"]]
         requests = sum(len(b["status"]) for b in runs)
         wall = sum(b["wall_s"] for b in runs)
+        cpu = [b.get("cpu_s") for b in runs]
+        cpu_known = bool(runs) and all(c is not None for c in cpu)
         arms[arm] = {
             "requests": requests,
             "errors": sum(1 for b in runs for s in b["status"] if s != 200),
@@ -134,6 +172,10 @@ def summarize(batches: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
             "overhead_ms": distribution([v for b in runs for v in b["overhead_ms"]]).as_dict(),
             "throughput_rps": requests / wall if wall else None,
             "round_throughput_rps": [len(b["status"]) / b["wall_s"] for b in runs],
+            "cpu_s": sum(cpu) if cpu_known else None,
+            "cpu_s_per_request": sum(cpu) / requests if cpu_known and requests else None,
+            "round_cpu_s_per_request": [c / len(b["status"]) if c is not None and b["status"] else None
+                                        for c, b in zip(cpu, runs)],
         }
     plugin, without = arms.get(PLUGIN, {}), arms.get(WITHOUT, {})
     per_round = round_ratios(arms)
@@ -142,9 +184,9 @@ def summarize(batches: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         "throughput_ratio": ratio(plugin.get("throughput_rps"), without.get("throughput_rps")),
         "round_ratios": per_round,
         "round_ratio_median": percentile(per_round, 50),
-        "latency_p50_delta_ms": (plugin["latency_ms"]["p50"] - without["latency_ms"]["p50"])
-        if plugin and without and plugin["latency_ms"]["p50"] is not None and without["latency_ms"]["p50"] is not None
-        else None,
+        "latency_p50_delta_ms": _delta(plugin, without, "p50"),
+        "latency_p99_delta_ms": _delta(plugin, without, "p99"),
+        "cpu_per_request_ratio": ratio(plugin.get("cpu_s_per_request"), without.get("cpu_s_per_request")),
     }
 
 
@@ -157,11 +199,13 @@ def run_throughput(options: ThroughputOptions, workdir: Path, say: Callable[[str
             stack.callback(process.stop)
             emulators.append(BackendSpec.of(process, model))
         groups = {demo.FAST_GROUP: [emulators[0]], demo.SLOW_GROUP: [emulators[1]]}
+        profile = options.profile_dir
         say("  throughput: starting two proxies (plugin / without) on zero-latency emulators")
         with ThreadPoolExecutor(2) as starter:
             futures = {
                 arm: starter.submit(start_proxy, proxy_config(groups, callbacks=plugin, router_settings={"num_retries": 0}),
-                                    workdir=workdir / f"proxy-throughput-{arm}", env=_probe_env(workdir / f"gc-{arm}"))
+                                    workdir=workdir / f"proxy-throughput-{arm}",
+                                    env=_probe_env(workdir / f"gc-{arm}", Path(profile) / arm if profile else None))
                 for arm, plugin in ((PLUGIN, True), (WITHOUT, False))
             }
             proxies = {}
@@ -174,13 +218,19 @@ def run_throughput(options: ThroughputOptions, workdir: Path, say: Callable[[str
                 ThreadPoolExecutor(options.concurrency) as pool:
             for proxy in proxies.values():
                 _batch(pool, client, proxy, bodies, options.warmup)  # window discovery, connection pools
+            if profile:
+                _signal(proxies, signal.SIGUSR1)
             for round_no in range(options.rounds):
                 order = (PLUGIN, WITHOUT) if round_no % 2 == 0 else (WITHOUT, PLUGIN)
                 for arm in order:
                     batches[arm].append(_batch(pool, client, proxies[arm], bodies, options.requests_per_round))
                 last = {arm: batches[arm][-1] for arm in order}
                 say(f"  throughput round {round_no + 1}/{options.rounds}: " + ", ".join(
-                    f"{arm} {len(b['status']) / b['wall_s']:.1f} req/s" for arm, b in last.items()))
+                    f"{arm} {len(b['status']) / b['wall_s']:.1f} req/s"
+                    + (f" {1000 * b['cpu_s'] / len(b['status']):.2f} CPU ms/req" if b["cpu_s"] is not None else "")
+                    for arm, b in last.items()))
+            if profile:
+                _signal(proxies, signal.SIGUSR2)
     result = summarize(batches)
     for arm, runs in batches.items():
         result["arms"][arm]["gc_gen2"] = gc_pauses(_read_gc_log(workdir / f"gc-{arm}"), runs)

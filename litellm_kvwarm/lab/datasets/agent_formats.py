@@ -30,7 +30,7 @@ from typing import Any
 
 from .model import Message
 
-__all__ = ["API_PATHS", "APIS", "CHAT", "MESSAGES", "RESPONSES", "api_body", "messages_body", "responses_body"]
+__all__ = ["API_PATHS", "APIS", "CHAT", "MESSAGES", "RESPONSES", "api_body", "content_text", "messages_body", "responses_body"]
 
 CHAT = "chat"
 MESSAGES = "messages"
@@ -40,7 +40,7 @@ API_PATHS = {CHAT: "/v1/chat/completions", MESSAGES: "/v1/messages", RESPONSES: 
 APIS = tuple(API_PATHS)
 
 
-def _text(content: Any) -> str:
+def content_text(content: Any) -> str:
     """A chat ``content`` (string, ``None`` or a list of ``{"type": "text"}`` parts) as one string."""
     if content is None:
         return ""
@@ -50,7 +50,7 @@ def _text(content: Any) -> str:
 
 
 def _system(messages: list[Message]) -> str:
-    return "\n\n".join(_text(m.get("content")) for m in messages if m["role"] == "system")
+    return "\n\n".join(content_text(m.get("content")) for m in messages if m["role"] == "system")
 
 
 def _arguments(call: dict[str, Any]) -> dict[str, Any]:
@@ -63,7 +63,7 @@ def _arguments(call: dict[str, Any]) -> dict[str, Any]:
 
 def _messages_blocks(message: Message) -> tuple[str, list[dict[str, Any]]]:
     role = message["role"]
-    text = _text(message.get("content"))
+    text = content_text(message.get("content"))
     if role == "user":
         return "user", [{"type": "text", "text": text}] if text else []
     if role == "tool":
@@ -104,7 +104,7 @@ def messages_body(chat: dict[str, Any]) -> dict[str, Any]:
 
 def _responses_items(message: Message) -> list[dict[str, Any]]:
     role = message["role"]
-    text = _text(message.get("content"))
+    text = content_text(message.get("content"))
     if role == "user":
         return [{"type": "message", "role": "user", "content": [{"type": "input_text", "text": text}]}]
     if role == "tool":

@@ -9,6 +9,13 @@ The replay starts at :func:`replay_start` (earlier turns go as history in the fi
 stops ``turns_after_escalation`` requests after the first one served by ``slow``, or at the first
 client-visible error (the history would diverge from what the backend saw).  Estimates are the
 plugin's own (:data:`~.settings.PLUGIN_ESTIMATOR`), in tokens, of the body as sent.
+
+With ``DemoOptions.closed_loop`` the replay is closed-loop instead (:mod:`.reply`): the first request
+sends the recorded history as above; every later one sends what the client sent before, the reply
+it streamed back (content, and tool calls with the ids the backend gave them), then the recorded
+user message or tool results. Each request names the recorded reply the emulator is to produce
+(``extra_body.kvwarm_bench_reply``) and asks enough ``max_tokens`` for it, so the text stays real;
+a row whose streamed reply differed from the recorded one says so (``reply_diverged``).
 """
 
 from __future__ import annotations
@@ -17,14 +24,15 @@ import time
 from dataclasses import replace
 from contextlib import ExitStack
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING, Any, Callable
 
 import httpx
 
 from ...tokens import estimate_request
-from ..datasets import API_PATHS, Conversation, bfcl_conversations, longest_sharegpt
+from ..datasets import API_PATHS, Conversation, RequestPoint, bfcl_conversations, longest_sharegpt
 from .rows import ArmResult, TurnRow, backend_totals, is_warm, summarize
-from .send import estimate_wire, request_body, stream_chat, stream_request, wire_body  # noqa: F401 (re-exported)
+from .reply import next_messages, reply_diverged
+from .send import closed_loop_body, estimate_wire, request_body, stream_chat, stream_request, wire_body  # noqa: F401 (re-exported)
 from .settings import (
     FAST_WINDOW,
     PLUGIN_ESTIMATOR,
@@ -79,10 +87,15 @@ _ATTEMPT_KEYS = ("group", "endpoint", "status", "max_tokens", "prompt_tokens", "
 
 
 def replay_conversation(conversation: Conversation, arm: Arm, stack: Stack, options: DemoOptions,
-                        client: httpx.Client, emit: Callable[[TurnRow], None], start: int = 1) -> list[TurnRow]:
+                        client: httpx.Client, emit: Callable[[TurnRow], None], start: int = 1,
+                        sent: dict[int, dict[str, Any]] | None = None) -> list[TurnRow]:
     """Replay one conversation from request ``start`` until it has been served by ``slow`` for
-    ``options.turns_after_escalation`` more requests."""
+    ``options.turns_after_escalation`` more requests (closed-loop with ``options.closed_loop``);
+    ``sent``, when given, receives each request's body as sent, by request number."""
     rows: list[TurnRow] = []
+    history: list[dict[str, Any]] | None = None  # closed loop: the messages the client sent last
+    previous: RequestPoint | None = None
+    produced: dict[str, Any] | None = None
     seen = {group: len(chat_entries(p, client)) for group, p in stack.backends().items()}
     first_slow: int | None = None
     crossed = False
@@ -98,7 +111,17 @@ def replay_conversation(conversation: Conversation, arm: Arm, stack: Stack, opti
             break
         if rows and think_s > 0:
             time.sleep(think_s)
-        body = wire_body(conversation, point, options.max_tokens)
+        if options.closed_loop:
+            if history is None or previous is None or produced is None:
+                messages = point.messages
+            else:
+                messages = next_messages(history, produced, previous.reply, point.messages[len(previous.messages) + 1:])
+            body = closed_loop_body(conversation, point, messages, options.max_tokens)
+            history, previous = messages, point
+        else:
+            body = wire_body(conversation, point, options.max_tokens)
+        if sent is not None:
+            sent[number] = body
         estimate = estimate_wire(conversation.api, body)
         row = TurnRow(
             arm=arm.name, conversation=conversation.id, source=conversation.source, api=conversation.api,
@@ -119,6 +142,9 @@ def replay_conversation(conversation: Conversation, arm: Arm, stack: Stack, opti
         row.ttft_s = result["ttft_s"]
         row.total_s = result["total_s"]
         row.header_group = result["header_group"]
+        produced = result.get("reply")
+        if options.closed_loop and produced is not None:
+            row.reply_diverged = reply_diverged(produced, point.reply)
         usage = result["usage"] or {}
         row.prompt_tokens = usage.get("prompt_tokens")
         row.completion_tokens = usage.get("completion_tokens")

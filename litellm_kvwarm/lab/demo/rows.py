@@ -2,7 +2,7 @@
 
 The backend fields come from the emulators' request logs (``GET /emulator/requests``): which group
 served a request, with what ``max_tokens``, how many prompt tokens were cached, which attempts
-failed, and which warms (``slow`` requests with ``max_tokens=1``, not streamed) landed meanwhile.
+failed, and which warms (:func:`is_warm`: ``slow`` requests, not streamed, ``max_tokens=1``) landed meanwhile.
 Token counts are the backends' own ``usage``; times are seconds.
 """
 
@@ -42,12 +42,13 @@ class TurnRow:
     header_group: str | None = None  # x-litellm-model-group response header
     max_tokens_backend: int | None = None  # as received by the serving backend
     attempts: list[dict[str, Any]] = field(default_factory=list)  # backend attempts for this request, in order
-    warms: list[dict[str, Any]] = field(default_factory=list)  # warms (slow, max_tokens=1) that landed meanwhile
+    warms: list[dict[str, Any]] = field(default_factory=list)  # warms (is_warm) that landed meanwhile
     failed_attempts: int = 0  # attempts and warms with HTTP >= 400
     ttft_s: float | None = None  # client-side, from request start to the first streamed chunk
     server_ttft_s: float | None = None  # the serving backend's own TTFT (arrival to end of prefill)
     total_s: float | None = None
     error: str | None = None
+    reply_diverged: bool | None = None  # closed loop: the streamed reply differed from the recorded one
 
     @property
     def escalated_proactively(self) -> bool:
@@ -110,9 +111,20 @@ class ArmResult:
     backend: BackendTotals
 
 
+#: LiteLLM 1.108 sends a Responses warm's ``max_output_tokens: 1`` as 16 (OpenAI's minimum).
+RESPONSES_MIN_OUTPUT_TOKENS = 16
+
+
 def is_warm(entry: dict[str, Any]) -> bool:
-    """A warm as the backend sees it: ``max_tokens=1``, not streamed (the demo always streams)."""
-    return entry.get("group") == SLOW_GROUP and entry.get("max_tokens") == 1 and not entry.get("stream")
+    """A warm as the backend sees it: on ``slow``, not streamed (the demo and the benchmarks always
+    stream), ``max_tokens=1``, or at most :data:`RESPONSES_MIN_OUTPUT_TOKENS` on ``/v1/responses``."""
+    if entry.get("group") != SLOW_GROUP or entry.get("stream"):
+        return False
+    budget = entry.get("max_tokens")
+    if budget == 1:
+        return True
+    return (str(entry.get("endpoint") or "").endswith("/v1/responses") and isinstance(budget, int)
+            and budget <= RESPONSES_MIN_OUTPUT_TOKENS)
 
 
 def backend_totals(fast_entries: Sequence[dict[str, Any]], slow_entries: Sequence[dict[str, Any]]) -> BackendTotals:

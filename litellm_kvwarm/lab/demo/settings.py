@@ -19,7 +19,7 @@ __all__ = [
     "DEFAULT_BFCL_APIS", "DEFAULT_SHAREGPT_APIS", "DEFAULT_START_FRACTION", "DEFAULT_THINK_TIME_S", "DEFAULT_TIME_SCALE", "DEFAULT_TURNS_AFTER_ESCALATION",
     "FAST_GROUP", "FAST_MODEL", "FAST_PREFILL_TPS", "FAST_WINDOW", "LOG_SETTLE_S", "MAX_REQUESTS_PER_CONVERSATION",
     "MIN_WARM_COOLDOWN_S", "PLUGIN_ESTIMATOR", "REQUEST_TIMEOUT_S", "SESSION_HEADER", "SLOW_GROUP", "SLOW_MODEL",
-    "SLOW_PREFILL_TPS", "SLOW_WINDOW", "TARGET_TTFT_RATIO", "UNSCALED_WARM_COOLDOWN_S", "WARM_OFF", "WARM_ON",
+    "SLOW_EMULATOR_ARGS", "SLOW_PREFILL_TPS", "SLOW_WINDOW", "TARGET_TTFT_RATIO", "UNSCALED_WARM_COOLDOWN_S", "WARM_OFF", "WARM_ON",
     "WARM_THRESHOLD", "Arm", "DemoError", "DemoOptions", "scaled_cooldown_s",
 ]
 
@@ -60,6 +60,10 @@ MIN_WARM_COOLDOWN_S = 0.001  # the setting must be > 0 (time scale 0 would give 
 WARM_THRESHOLD = DEFAULT_WARM_THRESHOLD  # the plugin's default; the demo does not change it
 TARGET_TTFT_RATIO = 5.0  # acceptance criterion: escalated turn TTFT warm-off / warm-on
 SESSION_HEADER = "x-litellm-session-id"
+#: The slow emulator schedules prefills by vLLM's request ``priority``, as a deployment that takes the
+#: plugin's default low-priority warms would (under vLLM's default FCFS policy the first warm is refused
+#: with a 400 and resent without the field).
+SLOW_EMULATOR_ARGS = ("--scheduling-policy", "priority")
 REQUEST_TIMEOUT_S = 300.0
 LOG_SETTLE_S = 2.0
 
@@ -80,6 +84,8 @@ class Arm:
     name: str
     plugin: bool = True
     warm_ahead: bool = True
+    #: the plugin's reply-warm (``KVWARM_REPLY_WARM``): ``None`` leaves its default, ``False`` sets it to 0
+    reply_warm: bool | None = None
 
     def env(self, time_scale: float) -> dict[str, str]:
         """The ``KVWARM_*`` settings this arm passes to the proxy (``environment_variables``)."""
@@ -88,6 +94,8 @@ class Arm:
         env = {env_name("warm_cooldown_s"): f"{scaled_cooldown_s(time_scale):g}"}
         if not self.warm_ahead:
             env[env_name("warm_ahead")] = "0"
+        if self.reply_warm is False:
+            env[env_name("reply_warm")] = "0"
         return env
 
 
@@ -118,3 +126,6 @@ class DemoOptions:
     max_requests_per_conversation: int = MAX_REQUESTS_PER_CONVERSATION
     workdir: Path | None = None
     fast_window: int = FAST_WINDOW  # tokens; where the replay marks the warm-threshold crossing (the bench's vLLM scale: 4,096)
+    # closed loop: send back the replies the backend streamed (each request names the recorded reply the
+    # emulator is to produce, :mod:`.reply`); open loop (default): send the recorded history
+    closed_loop: bool = False

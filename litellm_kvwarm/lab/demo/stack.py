@@ -26,6 +26,7 @@ from .settings import (
     FAST_PREFILL_TPS,
     FAST_WINDOW,
     LOG_SETTLE_S,
+    SLOW_EMULATOR_ARGS,
     SLOW_GROUP,
     SLOW_MODEL,
     SLOW_PREFILL_TPS,
@@ -61,7 +62,8 @@ def start_stack(arm: Arm, options: DemoOptions, workdir: Path, stack: ExitStack,
     fast = started(start_emulator(FAST_MODEL, FAST_WINDOW, prefill_tokens_per_s=FAST_PREFILL_TPS,
                                   request_log=workdir / f"{arm.name}-fast.jsonl", **common))
     slow = started(start_emulator(SLOW_MODEL, SLOW_WINDOW, prefill_tokens_per_s=SLOW_PREFILL_TPS,
-                                  request_log=workdir / f"{arm.name}-slow.jsonl", **common))
+                                  request_log=workdir / f"{arm.name}-slow.jsonl", extra_args=SLOW_EMULATOR_ARGS,
+                                  **common))
     config = proxy_config(
         {FAST_GROUP: [BackendSpec.of(fast, FAST_MODEL)], SLOW_GROUP: [BackendSpec.of(slow, SLOW_MODEL)]},
         callbacks=arm.plugin,

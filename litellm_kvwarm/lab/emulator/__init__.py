@@ -8,12 +8,14 @@ vLLM-named Prometheus metrics.
 
 Modules (pure ones first): ``error_bodies`` (length checks and wordings per version family),
 ``prefix_cache`` (hash-chained blocks, LRU), ``tokenizer`` (cl100k + Qwen2.5 ChatML
-template), ``request_body`` (reading and checking a request), ``openai_fields``
+template), ``reasoning`` (``--chat-template-mode qwen3``: past reasoning dropped), ``reply``
+(the benchmark's recorded reply, ``kvwarm_bench_reply``), ``request_body`` (reading and checking a request), ``openai_fields``
 (``--strict-fields``), ``faults`` (the injected-fault spec and error replies), ``config``,
-``clock`` (injectable time), ``vllm_metrics``, ``request_log``, ``engine`` (prefill slot, cache,
-timing), ``responses`` (response bodies and SSE chunks), ``fault_state`` (faults in force,
+``clock`` (injectable time), ``vllm_metrics``, ``request_log``, ``scheduler`` (priority-ordered,
+chunked prefill), ``engine`` (prefill, cache, timing), ``responses`` (response bodies and SSE chunks), ``fault_state`` (faults in force,
 hangs, drips), ``auth`` (``--api-key``), ``state`` (one server's parts), ``http_io``,
-``routes_info`` / ``routes_admin`` / ``routes_generation`` (FastAPI routes), ``app`` (the app
+``routes_info`` / ``routes_admin`` / ``routes_generation`` (FastAPI routes; ``generation_serve``: running an
+admitted request), ``app`` (the app
 factory), ``__main__`` (CLI).
 
 For tests of hostile backends: ``--api-key``, ``--strict-fields``, ``--lora-modules``,

@@ -18,12 +18,15 @@ import sys
 from collections.abc import Mapping, Sequence
 
 from .config import (
+    CHAT_TEMPLATE_MODES,
     DEFAULT_BLOCK_SIZE,
+    DEFAULT_CHAT_TEMPLATE_MODE,
     DEFAULT_DECODE_TOKENS_PER_S,
     DEFAULT_HOST,
     DEFAULT_KV_CAPACITY_WINDOWS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_PREFILL_TOKENS_PER_S,
+    DEFAULT_SCHEDULING_POLICY,
     DEFAULT_SERVER,
     DEFAULT_TIME_SCALE,
     DEFAULT_VLLM_VERSION,
@@ -31,6 +34,7 @@ from .config import (
     parse_lora_module,
 )
 from .faults import FaultSet, parse_faults
+from .scheduler import POLICIES
 from .server_shapes import SERVERS
 
 #: vLLM's environment variable for the API key (``--api-key`` wins over it).
@@ -86,6 +90,15 @@ def build_parser() -> argparse.ArgumentParser:
                         help="--server llamacpp: slots; each gets --max-model-len // N tokens (default 1)")
     parser.add_argument("--loaded-context-tokens", type=int, default=None,
                         help="--server lmstudio: the loaded context length (default --max-model-len)")
+    parser.add_argument("--scheduling-policy", default=DEFAULT_SCHEDULING_POLICY, choices=POLICIES,
+                        help="vLLM's: fcfs refuses a request with priority != 0; priority prefills a lower "
+                             "'priority' first (default %(default)s)")
+    parser.add_argument("--max-num-batched-tokens", type=int, default=None,
+                        help="prefill chunk, tokens; the scheduler may switch requests between chunks "
+                             "(default: a whole prompt in one chunk)")
+    parser.add_argument("--chat-template-mode", default=DEFAULT_CHAT_TEMPLATE_MODE, choices=CHAT_TEMPLATE_MODES,
+                        help="qwen3: render assistant reasoning_content only after the last user message, "
+                             "and generate replies with reasoning (default %(default)s)")
     parser.add_argument("--faults", default=None, metavar="JSON",
                         help='faults from the start, as PUT /emulator/faults takes them, e.g. \'{"models": "hang"}\'')
     return parser
@@ -136,6 +149,9 @@ def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
         max_total_tokens=args.max_total_tokens,
         parallel=args.parallel,
         loaded_context_tokens=args.loaded_context_tokens,
+        scheduling_policy=args.scheduling_policy,
+        max_num_batched_tokens=args.max_num_batched_tokens,
+        chat_template_mode=args.chat_template_mode,
     )
 
 

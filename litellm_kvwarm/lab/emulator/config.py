@@ -13,15 +13,19 @@ from dataclasses import dataclass, field
 
 from .error_bodies import ErrorFamily, family_for_version
 from .faults import FaultSet
+from .scheduler import POLICIES
 from .server_shapes import SERVERS, ServerLimits
 
 __all__ = [
+    "CHAT_TEMPLATE_MODES",
     "DEFAULT_BLOCK_SIZE",
+    "DEFAULT_CHAT_TEMPLATE_MODE",
     "DEFAULT_DECODE_TOKENS_PER_S",
     "DEFAULT_HOST",
     "DEFAULT_KV_CAPACITY_WINDOWS",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_PREFILL_TOKENS_PER_S",
+    "DEFAULT_SCHEDULING_POLICY",
     "DEFAULT_SERVER",
     "DEFAULT_TIME_SCALE",
     "DEFAULT_VLLM_VERSION",
@@ -42,6 +46,12 @@ DEFAULT_KV_CAPACITY_WINDOWS = 10
 DEFAULT_MAX_TOKENS = 16
 #: The server whose length checks and error shapes are emulated (see ``server_shapes``).
 DEFAULT_SERVER = "vllm"
+#: vLLM's default ``--scheduling-policy`` (see ``scheduler``).
+DEFAULT_SCHEDULING_POLICY = "fcfs"
+#: How chat messages are rendered (see ``reasoning``): "plain" (Qwen2.5's template, reasoning never
+#: rendered) or "qwen3" (Qwen3's rule for ``reasoning_content``; replies carry reasoning).
+CHAT_TEMPLATE_MODES = ("plain", "qwen3")
+DEFAULT_CHAT_TEMPLATE_MODE = "plain"
 #: Limits that only one server has: field -> (CLI flag, the server that has it).
 SERVER_ONLY_LIMITS = {
     "admission_limit_tokens": ("--admission-limit-tokens", "sglang"),
@@ -121,6 +131,13 @@ class EmulatorConfig:
         loaded_context_tokens: LM Studio's loaded context length (``--loaded-context-tokens``;
             server lmstudio only; ``None`` = ``max_model_len``).
 
+        scheduling_policy: vLLM's ``--scheduling-policy``: ``"fcfs"`` (a request with a non-zero
+            ``priority`` is refused with vLLM's 400) or ``"priority"`` (lower ``priority`` prefills
+            first; see ``scheduler``).
+        max_num_batched_tokens: the prefill chunk, tokens (``--max-num-batched-tokens``; ``None``
+            = a whole prompt in one chunk; see ``engine``).
+        chat_template_mode: ``"plain"`` or ``"qwen3"`` (``--chat-template-mode``; see ``reasoning``).
+
     ``/v1/models`` advertises ``max_model_len`` whatever the lower limits above.
     """
 
@@ -145,6 +162,9 @@ class EmulatorConfig:
     max_total_tokens: int | None = None
     parallel: int | None = None
     loaded_context_tokens: int | None = None
+    scheduling_policy: str = DEFAULT_SCHEDULING_POLICY
+    max_num_batched_tokens: int | None = None
+    chat_template_mode: str = DEFAULT_CHAT_TEMPLATE_MODE
 
     def __post_init__(self) -> None:
         checks = (
@@ -163,6 +183,17 @@ class EmulatorConfig:
             (all(self.api_keys), "api_keys (--api-key) must be non-empty strings"),
             (len(set(names)) == len(names),
              f"lora_modules (--lora-modules): names must differ from each other and from the served model, got {names}"),
+        )
+        checks += (
+            (self.scheduling_policy in POLICIES,
+             f"scheduling_policy (--scheduling-policy) must be one of {', '.join(POLICIES)}, got {self.scheduling_policy!r}"),
+            (self.max_num_batched_tokens is None or (
+                isinstance(self.max_num_batched_tokens, int) and not isinstance(self.max_num_batched_tokens, bool)
+                and self.max_num_batched_tokens >= 1),
+             f"max_num_batched_tokens (--max-num-batched-tokens) must be an integer >= 1, got {self.max_num_batched_tokens!r}"),
+            (self.chat_template_mode in CHAT_TEMPLATE_MODES,
+             f"chat_template_mode (--chat-template-mode) must be one of {', '.join(CHAT_TEMPLATE_MODES)}, "
+             f"got {self.chat_template_mode!r}"),
         )
         checks += (
             (self.server in SERVERS, f"server (--server) must be one of {', '.join(SERVERS)}, got {self.server!r}"),

@@ -20,12 +20,14 @@ __all__ = [
     "adapter_key",
     "cache_salt",
     "chat_prompt_ids",
+    "check_priority",
     "check_model",
     "completion_prompt",
     "is_token_ids",
     "max_tokens_as_received",
     "parse_json_body",
     "prompt_tokens_or_none",
+    "request_priority",
     "requested_max_tokens",
 ]
 
@@ -93,7 +95,30 @@ def chat_prompt_ids(body: dict[str, Any], config: EmulatorConfig) -> list[int]:
         add_generation_prompt=body.get("add_generation_prompt", True) is not False,
         response_format=body.get("response_format"),
         render_response_format=config.render_response_format,
+        template_mode=config.chat_template_mode,
     )
+
+
+def request_priority(body: dict[str, Any]) -> int:
+    """The request's ``priority`` (vLLM's field, default 0; lower is scheduled earlier); a value
+    that is not an integer is refused as vLLM's request model refuses it."""
+    from .responses_input import validation_error  # it imports this module
+
+    value = body.get("priority", 0)
+    if value is None:
+        return 0
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise Rejected(validation_error("body.priority", "int_parsing", "Input should be a valid integer", value))
+    return value
+
+
+def check_priority(priority: int, config: EmulatorConfig) -> None:
+    """Refuse a non-zero ``priority`` under ``--scheduling-policy fcfs`` with vLLM's 400 (its engine's
+    ``ValueError``: ``Got priority {priority} but Priority scheduling is not enabled.``)."""
+    from .scheduler import priority_not_enabled
+
+    if priority != 0 and config.scheduling_policy != "priority":
+        raise Rejected(bad_request(priority_not_enabled(priority)))
 
 
 def cache_salt(body: dict[str, Any]) -> str | None:

@@ -9,7 +9,9 @@ that file. Entries never hold prompt text or a raw ``cache_salt``: the salt is s
 received, ``null`` if absent), ``cached_tokens``, ``completion_tokens``, ``status`` (HTTP),
 ``error`` (message or ``null``), ``stream``, ``cache_salt`` (fingerprint or ``null``),
 ``ttft_s`` (seconds from arrival to first token, ``null`` if none), ``fault`` (the injected
-fault the request met, e.g. ``"status:429"``, ``"hang"``, ``"delay:2s"``; ``null`` if none).
+fault the request met, e.g. ``"status:429"``, ``"hang"``, ``"delay:2s"``; ``null`` if none),
+``priority`` (the request's scheduling ``priority`` as received, 0 when absent),
+``queue_wait_s`` (seconds its prefill waited for the GPU, all chunks; ``null`` if not prefilled).
 """
 
 from __future__ import annotations
@@ -48,6 +50,8 @@ def make_entry(
     cache_salt: object = None,
     ttft_s: float | None = None,
     fault: str | None = None,
+    priority: object = 0,
+    queue_wait_s: float | None = None,
     ts: float | None = None,
 ) -> dict[str, Any]:
     """One log entry with every documented key present."""
@@ -65,6 +69,8 @@ def make_entry(
         "cache_salt": salt_fingerprint(cache_salt),
         "ttft_s": ttft_s,
         "fault": fault,
+        "priority": priority,
+        "queue_wait_s": queue_wait_s,
     }
 
 

@@ -80,10 +80,13 @@ def _head(chat: bool, model: str, object_suffix: str = "") -> dict[str, Any]:
             "created": int(time.time()), "model": model}
 
 
-def completion_body(chat: bool, model: str, text: str, finish_reason: str, usage_: dict[str, Any]) -> dict[str, Any]:
-    """A non-streaming ``chat.completion`` (``chat``) or ``text_completion`` body."""
+def completion_body(chat: bool, model: str, text: str, finish_reason: str, usage_: dict[str, Any],
+                    reasoning: str | None = None, tool_calls: list[dict[str, Any]] | None = None) -> dict[str, Any]:
+    """A non-streaming ``chat.completion`` (``chat``, its message's ``reasoning_content`` =
+    ``reasoning`` and ``tool_calls``) or ``text_completion`` body."""
     if chat:
-        message = {"role": "assistant", "content": text, "reasoning_content": None, "tool_calls": []}
+        message = {"role": "assistant", "content": text, "reasoning_content": reasoning,
+                   "tool_calls": list(tool_calls or [])}
         choice = {"index": 0, "message": message, "logprobs": None, "finish_reason": finish_reason, "stop_reason": None}
         return {**_head(True, model), "choices": [choice], "usage": usage_, "prompt_logprobs": None}
     choice = {"index": 0, "text": text, "logprobs": None, "finish_reason": finish_reason, "stop_reason": None,
@@ -108,13 +111,26 @@ class StreamChunks:
         choice = {"index": 0, "delta": {"role": "assistant", "content": ""}, "logprobs": None, "finish_reason": None}
         return sse({**self._head, "choices": [choice]})
 
-    def token(self, piece: str, finish_reason: str | None) -> str:
-        """One generated piece; ``finish_reason`` is set on the last one only."""
+    def token(self, piece: str, finish_reason: str | None, *, reasoning: bool = False) -> str:
+        """One generated piece (chat: ``delta.reasoning_content`` when ``reasoning``, else
+        ``delta.content``); ``finish_reason`` is set on the last one only."""
         if self.chat:
-            choice = {"index": 0, "delta": {"content": piece}, "logprobs": None, "finish_reason": finish_reason}
+            delta = {"reasoning_content": piece} if reasoning else {"content": piece}
+            choice = {"index": 0, "delta": delta, "logprobs": None, "finish_reason": finish_reason}
         else:
             choice = {"index": 0, "text": piece, "logprobs": None, "finish_reason": finish_reason, "stop_reason": None}
         return sse({**self._head, "choices": [choice]})
+
+    def tool_calls(self, calls: Sequence[dict[str, Any]], finish_reason: str) -> list[str]:
+        """Whole tool calls (chat shape), one ``delta.tool_calls`` chunk each; ``finish_reason`` on the last."""
+        chunks = []
+        for index, call in enumerate(calls):
+            delta = {"tool_calls": [{"index": index, "id": call["id"], "type": "function",
+                                     "function": {"name": call["function"]["name"],
+                                                  "arguments": call["function"]["arguments"]}}]}
+            chunks.append(sse({**self._head, "choices": [{"index": 0, "delta": delta, "logprobs": None, "finish_reason":
+                                                          finish_reason if index == len(calls) - 1 else None}]}))
+        return chunks
 
     def usage(self, usage_: dict[str, Any]) -> str:
         """The ``include_usage`` chunk: empty ``choices``."""

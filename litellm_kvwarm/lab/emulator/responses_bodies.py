@@ -69,6 +69,12 @@ def message_item(item_id: str, text: str | None, status: str = "completed") -> d
     return {"id": item_id, "content": content, "role": "assistant", "status": status, "type": "message", "phase": None}
 
 
+def function_call_item(call: Mapping[str, Any], status: str = "completed") -> dict[str, Any]:
+    """A ``function_call`` output item of a recorded reply's tool call (chat shape: ``id``, ``function``)."""
+    return {"arguments": call["function"]["arguments"], "call_id": call["id"], "name": call["function"]["name"],
+            "type": "function_call", "id": "fc_" + call["id"], "status": status}
+
+
 def _echo_tool(tool: Any) -> Any:
     if isinstance(tool, Mapping) and tool.get("type") == "function":
         return {key: tool.get(key) for key in _FUNCTION_TOOL_FIELDS}
@@ -162,6 +168,20 @@ class ResponseEvents:
             self._event("response.content_part.done", content_index=0, item_id=self.item_id, output_index=0,
                         part=_text_part(self.text, None)),
             self._event("response.output_item.done", item=self.item(), output_index=0),
+        ]
+
+    def function_call(self, output_index: int, call: Mapping[str, Any]) -> list[str]:
+        """A whole tool call at ``output_index``: ``response.output_item.added``, its arguments in one
+        ``response.function_call_arguments.delta``, ``...arguments.done``, ``response.output_item.done``."""
+        item = function_call_item(call)
+        return [
+            self._event("response.output_item.added", item=dict(item, arguments="", status="in_progress"),
+                        output_index=output_index),
+            self._event("response.function_call_arguments.delta", delta=item["arguments"], item_id=item["id"],
+                        output_index=output_index),
+            self._event("response.function_call_arguments.done", arguments=item["arguments"], item_id=item["id"],
+                        output_index=output_index),
+            self._event("response.output_item.done", item=item, output_index=output_index),
         ]
 
     def item(self) -> dict[str, Any]:

@@ -213,7 +213,8 @@ def prompt_ids(body: Mapping[str, Any], config: EmulatorConfig) -> list[int]:
     import jinja2
 
     messages, tools = chat_messages(body), chat_tools(body.get("tools"))
-    options = dict(response_format=_response_format(body), render_response_format=config.render_response_format)
+    options = dict(response_format=_response_format(body), render_response_format=config.render_response_format,
+                   template_mode=config.chat_template_mode)
     try:
         if not _continues_last(body.get("input")):
             return tokenizer.chat_token_ids(messages, tools, **options)

@@ -15,8 +15,11 @@ is clamped in 0.32, 200 with ``status: "incomplete"``; a prompt alone over or fi
 or ``max_output_tokens`` above the window, is a 400).
 
 Logged like chat: ``endpoint`` ``/v1/responses``, ``max_tokens`` = ``max_output_tokens`` as
-received, ``prompt_tokens``, ``cached_tokens``, ``completion_tokens``, status and fault.
-Answers: see ``responses_bodies``; generated text is filler words, exactly the output tokens.
+received, ``prompt_tokens``, ``cached_tokens``, ``completion_tokens``, status, fault, ``priority``
+and ``queue_wait_s``. ``priority`` is scheduled (and refused under fcfs) as for chat.
+Answers: see ``responses_bodies``; generated text is filler words or the content of the request's
+recorded reply (``reply``; no reasoning items; its tool calls as ``function_call`` items after the
+message), exactly the output tokens.
 """
 
 from __future__ import annotations
@@ -28,11 +31,11 @@ from fastapi import FastAPI, Request
 from fastapi.responses import JSONResponse, Response, StreamingResponse
 
 from . import responses_bodies as bodies
-from . import responses_input, tokenizer
+from . import responses_input
 from .error_bodies import ApiError, bad_request, check_responses_lengths
 from .http_io import error_response, json_body
 from .openai_fields import unknown_responses_fields, unrecognized_arguments
-from .request_body import Rejected, adapter_key, cache_salt, check_model
+from .request_body import Rejected, adapter_key, cache_salt, check_model, check_priority, request_priority
 from .routes_generation import Generation, Job
 from .state import EmulatorState
 
@@ -88,6 +91,7 @@ class ResponsesGeneration(Generation):
             if config.strict_fields and (unknown := unknown_responses_fields(body)):
                 raise Rejected(unrecognized_arguments(unknown))
             _check_request(body, config)
+            priority = request_priority(body)
             prompt_ids = responses_input.prompt_ids(body, config)
             prompt_tokens = len(prompt_ids)
             decision = check_responses_lengths(
@@ -96,12 +100,15 @@ class ResponsesGeneration(Generation):
             )
             if isinstance(decision, ApiError):
                 raise Rejected(decision)
+            check_priority(priority, config)
+            reply = self._plan_reply(endpoint, body, decision, responses_input.requested_output(body) is not None,
+                                     prompt_ids)
         except Rejected as rejected:
             self._record_rejected(endpoint, body, prompt_tokens, rejected.error.status, rejected.error.message, fault)
             return error_response(rejected.error)
         model = body.get("model") or config.served_model_name
         job = Job(endpoint, body, prompt_ids, decision, body.get("cache_salt"), body.get("stream") is True, arrived_at,
-                  model, adapter_key(config, model), fault)
+                  model, adapter_key(config, model), fault, None, priority, reply)
         if job.stream:
             return StreamingResponse(self._stream_response(job), media_type="text/event-stream")
         return await self._complete_response(job)
@@ -114,32 +121,38 @@ class ResponsesGeneration(Generation):
                                       max_output_tokens=budget, status=status, output=output, usage_=usage)
 
     def _status(self, job: Job) -> str:
-        return "incomplete" if job.decision.finish_reason == "length" else "completed"
+        reason = job.reply.finish_reason if job.reply is not None else job.decision.finish_reason
+        return "incomplete" if reason == "length" else "completed"
 
     def _usage(self, job: Job, n: int, cached: int) -> dict[str, Any]:
         return bodies.usage(len(job.prompt_ids), n, cached, self._created(job, cached))
 
     async def _complete_response(self, job: Job) -> Response:
         state = self.state
-        n = job.decision.output_tokens
+        reply = job.reply
+        assert reply is not None
+        n = reply.tokens
         state.metrics.running.inc()
         try:
-            prefill = await state.engine.prefill(job.prompt_ids, job.salt, job.arrived_at, job.adapter)
+            prefill = await self._prefill(job)
             await state.engine.decode_all(n)
         finally:
             state.metrics.running.dec()
-        text = "".join(tokenizer.filler_pieces(n))
-        state.engine.finish(job.prompt_ids, tokenizer.encode(text), job.salt, job.decision.finish_reason, job.adapter)
-        self._log_job(job, cached=prefill.cached_tokens, completion=n, ttft_s=prefill.ttft_s, error=None)
-        output = [bodies.message_item(bodies.new_id("msg"), text)]
+        text = reply.text
+        state.engine.finish(job.prompt_ids, reply.output_ids, job.salt, reply.finish_reason, job.adapter)
+        self._log_job(job, cached=prefill.cached_tokens, completion=n, ttft_s=prefill.ttft_s, error=None,
+                      queue_wait_s=prefill.queue_wait_s)
+        output = [bodies.message_item(bodies.new_id("msg"), text)] + [bodies.function_call_item(c) for c in reply.tool_calls]
         body = self._response(job, job.body.get("request_id") or bodies.new_id("resp"), bodies.now(),
                               status=self._status(job), output=output, usage=self._usage(job, n, prefill.cached_tokens))
         return JSONResponse(body)
 
     async def _stream_response(self, job: Job) -> AsyncIterator[str]:
         state = self.state
-        n = job.decision.output_tokens
-        pieces = tokenizer.filler_pieces(n)
+        reply = job.reply
+        assert reply is not None
+        n = reply.tokens
+        pieces = reply.content
         events = bodies.ResponseEvents()
         response_id, created_at = job.body.get("request_id") or bodies.new_id("resp"), bodies.now()
         prefill = None
@@ -149,7 +162,7 @@ class ResponsesGeneration(Generation):
             opening = self._response(job, response_id, created_at, status="in_progress", output=[], usage=None)
             yield events.created(opening)
             yield events.in_progress(opening)
-            prefill = await state.engine.prefill(job.prompt_ids, job.salt, job.arrived_at, job.adapter)
+            prefill = await self._prefill(job)
             for event in events.opened():
                 yield event
             async for index in state.engine.decode(n):
@@ -157,17 +170,20 @@ class ResponsesGeneration(Generation):
                 sent = index + 1
             for event in events.closed():
                 yield event
+            for number, call in enumerate(reply.tool_calls, start=1):
+                for event in events.function_call(number, call):
+                    yield event
+            output = [events.item()] + [bodies.function_call_item(c) for c in reply.tool_calls]
             yield events.completed(self._response(
-                job, response_id, created_at, status=self._status(job), output=[events.item()],
+                job, response_id, created_at, status=self._status(job), output=output,
                 usage=self._usage(job, n, prefill.cached_tokens)))
-            state.engine.finish(
-                job.prompt_ids, tokenizer.encode("".join(pieces)), job.salt, job.decision.finish_reason, job.adapter
-            )
+            state.engine.finish(job.prompt_ids, reply.output_ids, job.salt, reply.finish_reason, job.adapter)
         finally:
             state.metrics.running.dec()
             self._log_job(job, cached=None if prefill is None else prefill.cached_tokens, completion=sent,
                           ttft_s=None if prefill is None else prefill.ttft_s,
-                          error=None if sent == n else "client disconnected")
+                          error=None if sent == n else "client disconnected",
+                          queue_wait_s=None if prefill is None else prefill.queue_wait_s)
 
 
 def add_responses_routes(app: FastAPI, state: EmulatorState) -> None:

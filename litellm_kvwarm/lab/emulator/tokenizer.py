@@ -15,6 +15,8 @@ Contract: every token count the emulator reports (``usage.prompt_tokens``, ``/to
   assistant ``tool_calls`` as ``<tool_call>`` blocks (``arguments`` given as a JSON string is
   parsed first, as vLLM does before templating); ``tool`` messages as ``<tool_response>``
   blocks inside a user turn; messages in other roles are dropped, as that template drops them.
+  An assistant's ``reasoning_content`` is never rendered, unless ``template_mode="qwen3"``:
+  then Qwen3's rule applies (rendered only after the last user message, see :mod:`.reasoning`).
 * Content may be a string, ``None`` or a list of parts; parts are joined with ``"\\n"``
   (vLLM's "string" content format).
 * Images (chat ``{"type": "image_url", "image_url": {"url": ...}}`` or ``"image_url": "..."``, and
@@ -45,6 +47,8 @@ import os
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
+
+from .reasoning import qwen3_messages
 
 __all__ = [
     "DEFAULT_SYSTEM_PROMPT",
@@ -188,11 +192,15 @@ def _render(
     add_generation_prompt: bool = True,
     response_format: Mapping[str, Any] | None = None,
     render_response_format: bool = False,
+    template_mode: str = "plain",
 ) -> tuple[str, list[list[int]]]:
     from ..calibration.hf_chat import render, server_messages
 
     messages, runs = _with_images(messages)
-    prompt = render(_qwen25_template(), server_messages(messages, media_text=_MEDIA_PLACEHOLDER), tools,
+    prepared = server_messages(messages, media_text=_MEDIA_PLACEHOLDER)
+    if template_mode == "qwen3":
+        prepared = qwen3_messages(prepared)
+    prompt = render(_qwen25_template(), prepared, tools,
                     bos_token=None, eos_token="<|im_end|>", add_generation_prompt=add_generation_prompt)
     schema = _response_format_text(response_format) if render_response_format else ""
     if schema:  # at the end of the system turn, which the template always renders first
@@ -208,6 +216,7 @@ def render_chat(
     add_generation_prompt: bool = True,
     response_format: Mapping[str, Any] | None = None,
     render_response_format: bool = False,
+    template_mode: str = "plain",
 ) -> str:
     """The prompt text the emulated server builds from an OpenAI chat request.
 
@@ -217,11 +226,14 @@ def render_chat(
         add_generation_prompt: append ``<|im_start|>assistant\\n`` (vLLM's default).
         response_format: the request's ``response_format``; ignored unless
             ``render_response_format`` (see module docstring).
+        template_mode: ``"plain"`` (assistant reasoning never rendered) or ``"qwen3"`` (Qwen3's
+            rule for past reasoning, see :mod:`.reasoning`).
 
     A sized image shows as ``<|vision_start|><|image_pad|><|vision_end|>`` (module docstring).
     """
     prompt, runs = _render(messages, tools, add_generation_prompt=add_generation_prompt,
-                           response_format=response_format, render_response_format=render_response_format)
+                           response_format=response_format, render_response_format=render_response_format,
+                           template_mode=template_mode)
     if not runs:
         return prompt
     return _SENTINEL_RE.sub(lambda m: _VISION_TEXT if int(m.group(1)) < len(runs) else m.group(0), prompt)

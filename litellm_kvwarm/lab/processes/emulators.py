@@ -40,6 +40,9 @@ _EMULATOR_FLAGS = {
     "max_total_tokens": "--max-total-tokens",
     "parallel": "--parallel",
     "loaded_context_tokens": "--loaded-context-tokens",
+    "scheduling_policy": "--scheduling-policy",
+    "max_num_batched_tokens": "--max-num-batched-tokens",
+    "chat_template_mode": "--chat-template-mode",
 }
 
 
@@ -82,6 +85,10 @@ def start_emulator(
     and error shapes: ``server="tgi"`` (``"sglang"``, ``"llamacpp"``, ``"lmstudio"``; default
     vLLM's) -> ``--server``, with that server's own limit: ``admission_limit_tokens=`` (sglang),
     ``max_total_tokens=`` (tgi), ``parallel=`` (llamacpp), ``loaded_context_tokens=`` (lmstudio).
+    vLLM's scheduling: ``scheduling_policy="priority"`` (or ``"fcfs"``, the default, which refuses
+    a non-zero ``priority`` with 400) -> ``--scheduling-policy``; ``max_num_batched_tokens=N``
+    (prefill chunk, tokens) -> ``--max-num-batched-tokens``; ``chat_template_mode="qwen3"`` (or
+    ``"plain"``, the default) -> ``--chat-template-mode``.
     ``.base_url`` is ``http://127.0.0.1:PORT`` (no ``/v1``).
 
     Raises:

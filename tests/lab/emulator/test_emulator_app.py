@@ -302,7 +302,8 @@ async def test_request_log_entry_keys_jsonl_file_and_clear(emulator_factory, tmp
         entries = await emu.requests()
         assert [json.loads(line) for line in path.read_text().splitlines()] == entries
         assert set(entries[0]) == {"ts", "endpoint", "model", "prompt_tokens", "max_tokens", "cached_tokens",
-                                   "completion_tokens", "status", "error", "stream", "cache_salt", "ttft_s", "fault"}
+                                   "completion_tokens", "status", "error", "stream", "cache_salt", "ttft_s", "fault",
+                                   "priority", "queue_wait_s"}
         assert entries[1]["max_tokens"] is None and entries[1]["completion_tokens"] == 16
         assert (await emu.client.delete("/emulator/requests")).status_code == 204
         assert await emu.requests() == []

@@ -6,6 +6,11 @@ the plugin, so their stop-the-world pauses can be told apart from the plugin's o
 nothing unless ``KVWARM_BENCH_GC_LOG`` names a directory; then each generation-2 collection
 appends one JSON line ``{"t": unix seconds at its end, "pause_s": seconds, "collected": objects}``
 to ``gc-<pid>.jsonl`` there. Never raises.
+
+Also, when ``KVWARM_BENCH_PROFILE`` names a directory: ``SIGUSR1`` starts ``cProfile`` on the
+main thread (the proxy's event loop; timed by the thread's CPU clock, so time the process waits
+for a core or for I/O is not counted) and ``SIGUSR2`` stops it and writes ``prof-<pid>.pstats``
+there (``python -m pstats``), so a profile covers the measured batches only, not start-up.
 """
 
 import gc
@@ -40,4 +45,34 @@ if _LOG_DIR:
     try:
         _install(_LOG_DIR)
     except Exception:  # a probe must never stop the process it watches
+        pass
+
+
+_PROFILE_DIR = os.environ.get("KVWARM_BENCH_PROFILE")
+
+
+def _install_profiler(directory: str) -> None:
+    import cProfile
+    import signal
+
+    profiler = cProfile.Profile(time.thread_time_ns, 1e-9)  # CPU of the main thread, not wall time
+
+    def start(signum, frame) -> None:
+        profiler.enable()
+
+    def stop(signum, frame) -> None:
+        profiler.disable()
+        try:
+            profiler.dump_stats(os.path.join(directory, f"prof-{os.getpid()}.pstats"))
+        except OSError:
+            pass
+
+    signal.signal(signal.SIGUSR1, start)
+    signal.signal(signal.SIGUSR2, stop)
+
+
+if _PROFILE_DIR:
+    try:
+        _install_profiler(_PROFILE_DIR)
+    except Exception:
         pass

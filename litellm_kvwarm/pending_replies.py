@@ -1,0 +1,59 @@
+"""Requests waiting for their reply to be warmed: what the pre-call hook decided (target, sizes,
+the warm body built from the live request) kept until the success hook of the same call reads the
+finished reply (:mod:`~litellm_kvwarm.reply_warm`). In-process (the two hooks of one request run
+in one proxy process), bounded and expiring: a call that never succeeds is dropped after ``ttl_s``
+or when ``capacity`` newer calls are waiting. Keyed by the tenant's keyed hash and LiteLLM's call id
+(``litellm_call_id``, which a client may choose: the tenant keeps one tenant's ids from reaching
+another's entries). Clock injected; no I/O.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+__all__ = ["PendingReplies", "PendingReply"]
+
+DEFAULT_CAPACITY = 4096
+#: A reply not finished within this long is not warmed, seconds (a long decode is rare past it).
+DEFAULT_TTL_S = 600.0
+
+
+@dataclass(frozen=True)
+class PendingReply:
+    """One request served by its source group: its warm ``candidate`` (``warm_gate.WarmCandidate``,
+    sizes in tokens), its request ``kind`` and ``body`` (the warm body built from the live request,
+    without the reply)."""
+
+    candidate: Any
+    kind: str
+    body: dict[str, Any]
+
+
+class PendingReplies:
+    def __init__(self, capacity: int = DEFAULT_CAPACITY, ttl_s: float = DEFAULT_TTL_S,
+                 clock: Callable[[], float] = time.monotonic):
+        if capacity < 1 or ttl_s <= 0:
+            raise ValueError("capacity must be >= 1 and ttl_s > 0")
+        self._capacity, self._ttl_s, self._clock = capacity, ttl_s, clock
+        self._entries: OrderedDict[tuple[str, str], tuple[float, PendingReply]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._entries)
+
+    def put(self, tenant: str, call_id: str, pending: PendingReply) -> None:
+        key = (tenant, call_id)
+        self._entries.pop(key, None)
+        self._entries[key] = (self._clock(), pending)
+        while len(self._entries) > self._capacity:
+            self._entries.popitem(last=False)
+
+    def pop(self, tenant: str, call_id: str) -> PendingReply | None:
+        """The entry of that call (removed), ``None`` when absent or expired."""
+        found = self._entries.pop((tenant, call_id), None)
+        if found is None or self._clock() - found[0] > self._ttl_s:
+            return None
+        return found[1]

@@ -1,0 +1,174 @@
+"""Reply-warm, pure parts: the reply read from every response shape, appended in the request's own
+API shape; reasoning only where the next request renders it; session steps; pending replies;
+the priority field and its refusal."""
+
+from __future__ import annotations
+
+import asyncio
+
+import pytest
+from litellm import ModelResponse
+
+from litellm_kvwarm.pending_replies import PendingReplies, PendingReply
+from litellm_kvwarm.reply_warm import Reply, ToolCall, drops_past_reasoning, keeps_reasoning, reply_of, with_reply
+from litellm_kvwarm.session_steps import SessionSteps, jump_due
+from litellm_kvwarm.warm_priority import WarmPriority, deployment_of, is_priority_refusal, strip_priority, with_priority
+
+CALL = {"id": "call_1", "type": "function", "function": {"name": "cat", "arguments": "{\"file\": \"a.txt\"}"}}
+
+
+def test_chat_model_response_with_tool_calls_and_reasoning():
+    response = ModelResponse(choices=[{"message": {"role": "assistant", "content": "Let me look.", "tool_calls": [CALL],
+                                                   "reasoning_content": "The user wants a.txt."}}])
+    reply = reply_of(response)
+    assert reply == Reply("Let me look.", (ToolCall("call_1", "cat", "{\"file\": \"a.txt\"}"),), "The user wants a.txt.")
+
+
+def test_anthropic_and_responses_shapes():
+    messages = {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "Hi"},
+                                                 {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {"path": "/"}}]}
+    assert reply_of(messages) == Reply("Hi", (ToolCall("toolu_1", "ls", '{"path": "/"}'),), "hm")
+    responses = {"output": [{"type": "reasoning", "summary": [{"type": "summary_text", "text": "r"}]},
+                            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done"}]},
+                            {"type": "function_call", "call_id": "fc_1", "name": "ls", "arguments": "{}"}]}
+    assert reply_of(responses) == Reply("Done", (ToolCall("fc_1", "ls", "{}"),), "r")
+    assert reply_of({"choices": []}) is None
+    assert reply_of(object()) is None
+
+
+def test_appended_in_each_api_shape():
+    reply = Reply("ok", (ToolCall("c1", "ls", '{"path": "/"}'),), "why")
+    chat = with_reply({"messages": [{"role": "user", "content": "q"}], "model": "slow"}, "chat", reply)
+    assert chat["messages"][-1] == {"role": "assistant", "content": "ok", "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "ls", "arguments": '{"path": "/"}'}}]}
+    assert "reasoning_content" not in chat["messages"][-1]
+    kept = with_reply({"messages": []}, "chat", reply, reasoning=True)
+    assert kept["messages"][-1]["reasoning_content"] == "why"
+    messages = with_reply({"messages": [{"role": "user", "content": "q"}]}, "messages", reply)
+    assert messages["messages"][-1] == {"role": "assistant", "content": [
+        {"type": "text", "text": "ok"}, {"type": "tool_use", "id": "c1", "name": "ls", "input": {"path": "/"}}]}
+    responses = with_reply({"input": "q"}, "responses", reply)
+    assert responses["input"] == [{"role": "user", "content": "q"},
+                                  {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "ok"}]},
+                                  {"type": "function_call", "call_id": "c1", "name": "ls", "arguments": '{"path": "/"}'}]
+    assert with_reply({"prompt": "Once"}, "completion", Reply(" upon")) == {"prompt": "Once upon"}
+    assert with_reply({"prompt": [1, 2]}, "completion", Reply("x")) is None
+    assert with_reply({"input": [], "previous_response_id": "resp_1"}, "responses", reply) is None
+    # the live body is never changed
+    body = {"messages": [{"role": "user", "content": "q"}]}
+    with_reply(body, "chat", reply)
+    assert body == {"messages": [{"role": "user", "content": "q"}]}
+
+
+@pytest.mark.parametrize("model,drops", [("Qwen/Qwen3-8B", True), ("Qwen/Qwen3-Coder-30B-A3B-Instruct", False),
+                                         ("Qwen/Qwen3-4B-Instruct-2507", False), ("Qwen/QwQ-32B", True),
+                                         ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", True), ("meta-llama/Llama-3.1-8B", False), (None, False)])
+def test_families_that_drop_past_reasoning(model, drops):
+    assert drops_past_reasoning(model) is drops
+
+
+def test_reasoning_kept_only_for_a_tool_calling_reply_of_a_dropping_family():
+    calls = Reply("x", (ToolCall("c", "f", "{}"),), "r")
+    final = Reply("x", (), "r")
+    assert keeps_reasoning(calls, "Qwen/Qwen3-8B") is True
+    assert keeps_reasoning(final, "Qwen/Qwen3-8B") is False  # the next user message drops it
+    assert keeps_reasoning(calls, "meta-llama/Llama-3.1-8B") is False  # clients do not send it back
+
+
+def test_session_steps_largest_growth_and_jump():
+    now = [0.0]
+    steps = SessionSteps(capacity=2, ttl_s=10, clock=lambda: now[0])
+    assert steps.observe("s", 3_000).largest_step == 0
+    assert steps.observe("s", 3_100).largest_step == 100
+    assert steps.observe("s", 11_000).largest_step == 7_900
+    assert steps.observe("s", 2_000).largest_step == 7_900  # a smaller request is a new size, not a step
+    assert jump_due(5_000, 7_900, 16_384, 4_096) is True
+    assert jump_due(5_000, 1_000, 16_384, 4_096) is False
+    assert jump_due(15_000, 0, 16_384, 4_096) is False
+    now[0] = 11.0
+    assert steps.largest_step("s") == 0  # expired
+    steps.observe("a", 1)
+    steps.observe("b", 1)
+    steps.observe("c", 1)
+    assert len(steps) == 2
+
+
+def test_pending_replies_bounded_expiring_and_tenant_scoped():
+    now = [0.0]
+    pending = PendingReplies(capacity=2, ttl_s=5, clock=lambda: now[0])
+    entry = PendingReply(candidate=None, kind="chat", body={"messages": []})
+    pending.put("tenant-a", "call-1", entry)
+    assert pending.pop("tenant-b", "call-1") is None  # another tenant's call id never reaches it
+    assert pending.pop("tenant-a", "call-1") is entry
+    assert pending.pop("tenant-a", "call-1") is None
+    pending.put("t", "1", entry)
+    now[0] = 6.0
+    assert pending.pop("t", "1") is None
+    for i in range(3):
+        pending.put("t", str(i), entry)
+    assert len(pending) == 2 and pending.pop("t", "0") is None
+
+
+REFUSAL = "litellm.BadRequestError: Hosted_vllmException - Got priority 10 but Priority scheduling is not enabled."
+
+
+def test_priority_field_and_refusal_text():
+    body = with_priority({"model": "slow", "extra_body": {"cache_salt": "s"}}, 10)
+    assert body["extra_body"] == {"cache_salt": "s", "priority": 10}
+    assert with_priority({"model": "slow"}, 0) == {"model": "slow"}
+    kwargs = {"extra_body": {"priority": 10}}
+    strip_priority(kwargs)
+    assert kwargs == {}
+    assert is_priority_refusal(REFUSAL) and not is_priority_refusal("maximum context length is 16384 tokens")
+    assert deployment_of({"model": "slow", "metadata": {"model_info": {"id": "dep-1"}}}) == "dep-1"
+    assert deployment_of({"model": "slow", "metadata": {}}) == "group:slow"
+
+
+def test_refused_priority_is_resent_without_it_once_and_learned():
+    now = [0.0]
+    learned = []
+    support = WarmPriority(10, ttl_s=60, on_refused=learned.append, clock=lambda: now[0])
+    sent = []
+
+    async def send(kind, body):
+        sent.append(dict(body))
+        body.setdefault("metadata", {})["model_info"] = {"id": "dep-1"}  # as LiteLLM's Router writes it
+        if "priority" in (body.get("extra_body") or {}):
+            raise RuntimeError(REFUSAL)
+        return "ok"
+
+    body = support.body({"model": "slow", "messages": [{"role": "user", "content": "hi"}], "metadata": {}})
+    assert asyncio.run(support.send(send, "chat", body)) == "ok"
+    assert [("priority" in (b.get("extra_body") or {})) for b in sent] == [True, False]
+    assert learned == ["dep-1"] and support.refuses("dep-1") and not support.refuses("dep-2")
+    now[0] = 61
+    assert not support.refuses("dep-1")  # forgotten after the TTL: a restarted server may have the policy
+
+
+def test_a_prompt_quoting_the_refusal_teaches_nothing_and_other_errors_pass():
+    support = WarmPriority(10, ttl_s=60)
+
+    async def send(kind, body):
+        raise RuntimeError(REFUSAL)
+
+    quoted = support.body({"model": "slow", "messages": [{"role": "user", "content": "Got priority 10 but Priority scheduling is not enabled."}]})
+    with pytest.raises(RuntimeError):
+        asyncio.run(support.send(send, "chat", quoted))
+    assert not support.refuses("group:slow")
+
+    async def other(kind, body):
+        raise RuntimeError("maximum context length is 16384 tokens")
+
+    with pytest.raises(RuntimeError, match="maximum context"):
+        asyncio.run(support.send(other, "chat", support.body({"model": "slow", "messages": []})))
+
+
+def test_a_final_answer_of_a_dropping_family_opens_the_next_turn():
+    final, calls = Reply("done"), Reply(None, (ToolCall("c", "f", "{}"),))
+    from litellm_kvwarm.reply_warm import opens_next_turn
+    assert opens_next_turn(final, "Qwen/Qwen3-8B") and not opens_next_turn(calls, "Qwen/Qwen3-8B")
+    assert not opens_next_turn(final, "meta-llama/Llama-3.1-8B")
+    chat = with_reply({"messages": [{"role": "user", "content": "q"}]}, "chat", final, next_turn=True)
+    assert chat["messages"][1:] == [{"role": "assistant", "content": "done"}, {"role": "user", "content": ""}]
+    responses = with_reply({"input": []}, "responses", final, next_turn=True)
+    assert responses["input"][-1] == {"role": "user", "content": ""}
