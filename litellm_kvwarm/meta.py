@@ -63,6 +63,15 @@ def strip_client_keys(data: dict) -> int:
     return removed
 
 
+def field(obj: Any, name: str) -> Any:
+    """``obj[name]`` for mappings, ``obj.name`` otherwise (LiteLLM's response objects); ``None`` when absent."""
+    if obj is None:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
 def is_warm(metadata: object) -> bool:
     """Whether a request's metadata marks it as one of the plugin's warms."""
     return isinstance(metadata, Mapping) and bool(metadata.get(WARM_MARKER))

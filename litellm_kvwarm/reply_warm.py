@@ -33,6 +33,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .meta import field
+
 __all__ = ["Reply", "ToolCall", "drops_past_reasoning", "keeps_reasoning", "opens_next_turn", "reply_of", "with_reply"]
 
 #: Served-model names whose chat templates render an assistant turn's reasoning only after the
@@ -69,12 +71,7 @@ class Reply:
         return not self.text and not self.tool_calls
 
 
-def _get(obj: Any, name: str) -> Any:
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
+_get = field  # obj[name] or obj.name
 
 
 def _text(value: Any) -> str | None:

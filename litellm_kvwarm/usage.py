@@ -12,17 +12,10 @@ from collections.abc import Mapping
 from typing import Any, NamedTuple
 
 from .correction import EstimateCorrection
-from .meta import ESCALATED_KEY, ESTIMATE_KEY, WARM_MARKER, find_metadata
+from .meta import ESCALATED_KEY, ESTIMATE_KEY, WARM_MARKER, field, find_metadata  # noqa: F401 (field re-exported)
 from .metrics import Metrics
 
 
-def field(obj: Any, name: str) -> Any:
-    """``obj[name]`` for mappings, ``obj.name`` otherwise; ``None`` when absent."""
-    if obj is None:
-        return None
-    if isinstance(obj, Mapping):
-        return obj.get(name)
-    return getattr(obj, name, None)
 
 
 def prompt_usage(usage: Any) -> tuple[object, object]:
