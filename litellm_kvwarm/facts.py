@@ -28,6 +28,7 @@ from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
 from .facts_estimator import EstimatorMemo
+from .facts_groups import GroupFacts, GroupMemo
 from .facts_windows import DeploymentWindows
 from .output_budget import OUTPUT_FIELDS
 from .planner import wants_exact_count
@@ -48,18 +49,6 @@ MayUse = Callable[[Any, str, Any], Awaitable[bool]]
 Translate = Callable[[list, str, str, "str | None", object], list]
 #: ``(kind, body)`` → the chat body LiteLLM would send for it, ``None`` when it cannot tell.
 ToChat = Callable[[str, Mapping[str, Any]], "Mapping[str, Any] | None"]
-
-
-@dataclass(frozen=True)
-class GroupFacts:
-    """One model group's well-formed deployments and each one's LiteLLM provider."""
-
-    infos: tuple[DeploymentInfo, ...]
-    providers: tuple[str | None, ...]
-
-    @property
-    def served_models(self) -> tuple[str, ...]:
-        return tuple(i.deployment.served_model for i in self.infos if i.deployment is not None)
 
 
 @dataclass(frozen=True)
@@ -124,6 +113,7 @@ class Facts:
         self._to_chat = to_chat
         self.router_getter = router_getter
         self._estimators = EstimatorMemo()
+        self._groups = GroupMemo()
 
     def router(self) -> RouterLike | None:
         """LiteLLM's Router now (``None``: no getter known yet, or no router)."""
@@ -135,12 +125,14 @@ class Facts:
                                  learned=self.services.learned, tenant=tenant)
 
     def group(self, router: RouterLike, name: str) -> GroupFacts:
-        """The group's deployments: one router read (:meth:`RouterView.deployments`)."""
+        """The group's deployments: one router read (:meth:`RouterView.deployments`), parsed once
+        per set of entries (:class:`GroupMemo`: LiteLLM replaces an entry's dicts when it adds,
+        updates or removes a deployment, so the same dicts mean the same deployments)."""
         entries = [e for e in RouterView(router).deployments(name) if isinstance(e.get("litellm_params"), Mapping)]
-        return GroupFacts(
+        return self._groups.get(name, entries, lambda: GroupFacts(
             infos=tuple(catalog.group_deployments(entries, secret=self.secret)),
             providers=tuple(provider_of(e["litellm_params"]) for e in entries),
-        )
+        ))
 
     def estimator(self, served_models: Sequence[str] = ()) -> Estimator:
         """The configured estimator; calibrated weights of the deployments' family when they agree;
@@ -201,10 +193,18 @@ class Facts:
         asked = s.exact_count and (raw.counts.template_dependent or wants_exact_count(estimate, s.output_floor_tokens, window, chain))
         countable = self.chat_payload(view.kind, view.payload) if asked and view.adapter.exact_countable else None
         exact = await self._exact_for_group(source, windows, countable, budget) if countable is not None else None
-        steps = await asyncio.gather(*(windows.route_window(self.group(router, g).infos, budget, s.output_floor_tokens)
-                                       for g in usable))
+        steps = await self._step_windows(router, windows, usable, budget)
         return replace(base, source_window=window, estimate=estimate, raw_estimate=raw, tenant_hash=tenant,
                        exact_asked=asked, exact=exact, windows=tuple(zip(usable, steps)))
+
+    async def _step_windows(self, router: RouterLike, windows: DeploymentWindows, usable: Sequence[str],
+                            budget: RequestBudget) -> list[int | None]:
+        """The window of each usable step, discovered concurrently (one step, the usual chain: awaited
+        directly, no task)."""
+        floor = self.settings.output_floor_tokens
+        if len(usable) == 1:
+            return [await windows.route_window(self.group(router, usable[0]).infos, budget, floor)]
+        return list(await asyncio.gather(*(windows.route_window(self.group(router, g).infos, budget, floor) for g in usable)))
 
     async def _key_may_use(self, key: Any, group: str, router: RouterLike) -> bool:
         return key is not None and await self._may_use(key, group, router)

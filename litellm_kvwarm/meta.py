@@ -37,6 +37,10 @@ BUDGET_KEY = "kvwarm_budget_spent_s"
 PREFIX = "kvwarm_"
 #: metadata fields LiteLLM may carry a request's metadata under
 METADATA_FIELDS = ("metadata", "litellm_metadata")
+#: the keys the plugin writes into a live request's metadata (a warm's own are beside them, in
+#: :mod:`litellm_kvwarm.warm_body`): one of them in a metadata dict marks the plugin's state there
+STATE_KEYS = (TENANT_KEY, AFFINITY_KEY, PLAN_KEY, ESTIMATE_KEY, ESCALATED_KEY, ORIGIN_KEY, SKIP_SOURCE_KEY, SALT_KEY,
+              BUDGET_KEY, WARM_MARKER)
 
 
 def request_metadata(data: dict, field: str = "metadata") -> dict:
@@ -70,6 +74,12 @@ def field(obj: Any, name: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(name)
     return getattr(obj, name, None)
+
+
+def holds_state(meta: object) -> bool:
+    """Whether a metadata mapping carries any of the plugin's :data:`STATE_KEYS` (a fixed set of
+    lookups: LiteLLM's own metadata holds dozens of keys, scanned on every attempt otherwise)."""
+    return isinstance(meta, Mapping) and any(key in meta for key in STATE_KEYS)
 
 
 def is_warm(metadata: object) -> bool:

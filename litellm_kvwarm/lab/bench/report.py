@@ -12,6 +12,8 @@ This module assembles the page (title, targets, figures, method); the result sec
 
 from __future__ import annotations
 
+import re
+
 from collections.abc import Mapping, Sequence
 from typing import Any
 
@@ -27,9 +29,22 @@ def _targets(results: Mapping[str, Any]) -> list[str]:
     rows = []
     for t in results.get("targets", []):
         value = t["value"]
-        shown = "–" if value is None else (f"{value:,.0f}" if abs(value) >= 100 else f"{value:.3g}")
+        shown = "–" if value is None else (f"{value:,.0f}" if abs(value) >= 100 else _digits(value, t["wanted"]))
         rows.append([t["target"], t["wanted"], shown, met(t["met"]), t.get("note", "")])
     return ["## Targets", "", *table(["target", "wanted", "value", "status", "note"], rows), ""]
+
+
+def _digits(value: float, wanted: str) -> str:
+    """``value`` to 3 significant digits, or as many more (up to 6) as it takes not to print the
+    threshold in ``wanted`` itself (1.0347 against ``≤ 1.03`` shows ``1.035``, not ``1.03``)."""
+    found = re.search(r"(\d+(?:\.\d+)?)\s*(%?)", wanted)
+    limit = None if found is None else float(found.group(1)) / (100 if found.group(2) else 1)
+    shown = f"{value:.3g}"
+    for digits in range(3, 7):
+        shown = f"{value:.{digits}g}"
+        if limit is None or float(shown) != limit or value == limit:
+            break
+    return shown
 
 
 def _method(results: Mapping[str, Any]) -> list[str]:

@@ -93,7 +93,10 @@ def interference_section(results: Mapping[str, Any]) -> list[str]:
         f"emulator runs `{' '.join(o['slow_flags'])}`: one prefill at a time in {o['chunk_tokens']:,}-token chunks, "
         "the waiting request with the lowest `priority` taking the next chunk (vLLM batches several requests' chunks "
         f"per step; the emulator runs one, so a live request can wait up to one warm chunk, {o['chunk_tokens']:,} ÷ "
-        f"{num(o.get('slow_prefill_tps'), ',.0f')} tok/s). Reply-warm is off in all three arms. *Server* = the slow "
+        f"{num(o.get('slow_prefill_tps'), ',.0f')} tok/s; vLLM V1 schedules running requests before waiting ones "
+        "and preempts only when KV blocks run out, so there a warm whose prefill has started keeps taking its share "
+        "of every step until it is done: these figures are a lower bound for vLLM). Reply-warm is off in all three "
+        "arms. *Server* = the slow "
         "emulator's own TTFT (arrival to first token, queueing included) in emulated seconds; *client* = real seconds "
         f"through the proxy (time scale {o['time_scale']}).", "",
     ]

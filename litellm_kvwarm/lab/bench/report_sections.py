@@ -60,6 +60,7 @@ def cost_section(results: Mapping[str, Any]) -> list[str]:
                   "(the proxy's process tree `utime + stime` from `/proc`, read before and after each batch, ÷ its "
                   "requests). On 2 shared cores single rounds swing by 2× either way, so a throughput ratio a few "
                   "percent from 1 is within this machine's noise.", ""]
+        lines += _paired_and_unloaded(tp)
         gc_rows = [[arm, str(g["count"]), num(g["total_s"], ".2f"), num(g["max_s"], ".2f"),
                     num(100 * g["share_of_wall"] if g.get("share_of_wall") is not None else None, ".0f", "%")]
                    for arm, a in tp["arms"].items() if (g := a.get("gc_gen2"))]
@@ -70,6 +71,34 @@ def cost_section(results: Mapping[str, Any]) -> list[str]:
                       "more than the plugin does. LiteLLM's own `PYTHON_GC_THRESHOLD` tunes how often they run.", ""]
             lines += table(["proxy", "gen-2 collections", "paused s", "longest s", "share of batch wall"], gc_rows)
             lines.append("")
+    return lines
+
+
+def _paired_and_unloaded(tp: Mapping[str, Any]) -> list[str]:
+    """The paired-CPU and one-at-a-time latency phases of the throughput benchmark (absent in older runs)."""
+    lines: list[str] = []
+    paired, unloaded = tp.get("paired"), tp.get("unloaded")
+    if paired:
+        per = paired.get("cpu_s_per_request") or {}
+        cpu = {arm: num(1000 * v if v is not None else None, ".2f") for arm, v in per.items()}
+        lines += [f"Paired CPU: {paired['rounds']} batches in which both proxies were sent the same requests at once, "
+                  "interleaved, each proxy's CPU read over that same interval, so both see the same moments of the "
+                  f"machine: {cpu.get('plugin')} against {cpu.get('without')} CPU ms per request, plugin ÷ without "
+                  f"**{num(paired.get('cpu_ratio'), '.3f')}** (per batch "
+                  f"{', '.join(num(r, '.2f') for r in paired.get('round_cpu_ratios', []))}; median "
+                  f"{num(paired.get('round_cpu_ratio_median'), '.3f')}).", ""]
+    if unloaded:
+        arms = unloaded.get("arms") or {}
+        rows = [[arm, str(a["requests"]), str(a["errors"]), num(a["latency_ms"]["p50"], ".1f"),
+                 num(a["latency_ms"]["p99"], ".1f")] for arm, a in arms.items()]
+        lines += ["Unloaded latency: one request at a time, alternating proxies (a core free for the proxy that "
+                  "serves it), the same bodies:", ""]
+        lines += table(["proxy", "requests", "errors", "latency p50 ms", "latency p99 ms"], rows)
+        lines += ["", f"Added by the plugin one request at a time: p50 "
+                  f"**{num(unloaded.get('latency_p50_delta_ms'), '+.2f')} ms**, p99 "
+                  f"{num(unloaded.get('latency_p99_delta_ms'), '+.2f')} ms. Under load on these 2 cores a request also "
+                  "waits for the CPU the requests ahead of it use, so the loaded difference above is the CPU "
+                  "difference times the queue.", ""]
     return lines
 
 

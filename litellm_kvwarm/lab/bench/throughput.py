@@ -15,6 +15,18 @@ other processes share the cores, but it still moves (shared caches and cores: 15
 request for the same proxy from round to round on 2 shared cores), so the arms are compared on the
 same rounds, never across runs.
 
+Two more phases after the alternating rounds, on the same proxies:
+
+* **paired** (:func:`summarize_paired`): each round sends ``requests_per_round`` requests to *both*
+  proxies in one batch, interleaved, at twice the concurrency, and reads both proxies' CPU over
+  that same interval. Sequential batches see the machine at different moments (CPU per request
+  drifts by several ms between back-to-back batches of the same proxy here); paired batches share
+  every moment, so this is the CPU ratio the targets read.
+* **unloaded** (:func:`summarize_unloaded`): ``unloaded_requests`` per proxy, one request at a time,
+  alternating proxies: the latency a request pays for the plugin when the proxy has a core to
+  itself. At concurrency 4 on 2 shared cores every extra CPU millisecond also queues the requests
+  behind it, so the loaded p50 difference is the CPU difference amplified by queueing (reported too).
+
 Both proxies run with the :mod:`gc_probe <litellm_kvwarm.lab.bench.gc_probe>` ``sitecustomize`` on
 their ``PYTHONPATH``, which logs every full (generation-2) garbage collection. Measured here:
 LiteLLM's heap makes each one a 0.2–0.9 s stop-the-world pause, every few seconds under load, in
@@ -42,15 +54,15 @@ from ..datasets import longest_sharegpt
 from ..processes import BackendSpec, ManagedProcess, proxy_config, start_emulator, start_proxy
 from ...tokens import estimate_request
 from .proc_cpu import tree_cpu_s
+from .throughput_phases import (PLUGIN, WITHOUT, latency_delta, paired_batch, send, summarize_paired,
+                                summarize_unloaded, unloaded_samples)
 from .stats import distribution, percentile, ratio
 
 __all__ = ["GC_PROBE_DIR", "ThroughputOptions", "gc_pauses", "request_bodies", "round_ratios", "run_throughput",
-           "summarize"]
+           "summarize", "summarize_paired", "summarize_unloaded"]
 
-PLUGIN, WITHOUT = "plugin", "without"
 PROMPT_SIZES = (1_000, 4_000)  # routing-estimate tokens; < 60% of a 16k window
 MAX_TOKENS = 16
-OVERHEAD_HEADER = "x-litellm-overhead-duration-ms"
 GC_PROBE_DIR = Path(__file__).resolve().parent / "gc_probe"
 GC_LOG_ENV = "KVWARM_BENCH_GC_LOG"
 PROFILE_ENV = "KVWARM_BENCH_PROFILE"
@@ -62,6 +74,8 @@ class ThroughputOptions:
     requests_per_round: int = 120
     concurrency: int = 4
     warmup: int = 8
+    #: requests per arm sent one at a time, alternating proxies (the unloaded latency phase)
+    unloaded_requests: int = 200
     #: a directory: profile each proxy over the measured rounds (cProfile, main thread; see
     #: ``gc_probe``), written as ``<dir>/<arm>/prof-<pid>.pstats``. Profiling slows both proxies.
     profile_dir: str | None = None
@@ -80,21 +94,12 @@ def request_bodies() -> list[dict[str, Any]]:
     return bodies
 
 
-def _send(client: httpx.Client, proxy: ManagedProcess, body: dict[str, Any]) -> tuple[int, float, float | None]:
-    began = time.perf_counter()
-    response = client.post(proxy.base_url + "/v1/chat/completions", json=body,
-                           headers={"Authorization": f"Bearer {proxy.master_key}"})
-    elapsed = time.perf_counter() - began
-    overhead = response.headers.get(OVERHEAD_HEADER)
-    return response.status_code, elapsed, float(overhead) if overhead else None
-
-
 def _batch(pool: ThreadPoolExecutor, client: httpx.Client, proxy: ManagedProcess,
            bodies: list[dict[str, Any]], n: int) -> dict[str, Any]:
     pid = proxy.proc.pid if proxy.proc is not None else None
     cpu_before = tree_cpu_s(pid) if pid is not None else None
     began, began_unix = time.perf_counter(), time.time()
-    results = list(pool.map(lambda i: _send(client, proxy, bodies[i % len(bodies)]), range(n)))
+    results = list(pool.map(lambda i: send(client, proxy, bodies[i % len(bodies)]), range(n)))
     wall = time.perf_counter() - began
     cpu_after = tree_cpu_s(pid) if pid is not None else None
     return {"wall_s": wall, "began_unix": began_unix, "ended_unix": began_unix + wall,
@@ -148,11 +153,6 @@ def _signal(proxies: dict[str, ManagedProcess], signum: int) -> None:
     time.sleep(0.5)  # the handler runs between two bytecodes of the proxy's main thread
 
 
-def _delta(plugin: dict[str, Any], without: dict[str, Any], q: str) -> float | None:
-    a, b = (arm.get("latency_ms", {}).get(q) for arm in (plugin, without))
-    return a - b if a is not None and b is not None else None
-
-
 def summarize(batches: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     """Per arm: latency and overhead distributions (ms), throughput (req/s), proxy CPU per request
     (seconds; ``None`` where a batch's CPU could not be read); and plugin against without: latency
@@ -184,8 +184,8 @@ def summarize(batches: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
         "throughput_ratio": ratio(plugin.get("throughput_rps"), without.get("throughput_rps")),
         "round_ratios": per_round,
         "round_ratio_median": percentile(per_round, 50),
-        "latency_p50_delta_ms": _delta(plugin, without, "p50"),
-        "latency_p99_delta_ms": _delta(plugin, without, "p99"),
+        "latency_p50_delta_ms": latency_delta(plugin, without, "p50"),
+        "latency_p99_delta_ms": latency_delta(plugin, without, "p99"),
         "cpu_per_request_ratio": ratio(plugin.get("cpu_s_per_request"), without.get("cpu_s_per_request")),
     }
 
@@ -229,9 +229,20 @@ def run_throughput(options: ThroughputOptions, workdir: Path, say: Callable[[str
                     f"{arm} {len(b['status']) / b['wall_s']:.1f} req/s"
                     + (f" {1000 * b['cpu_s'] / len(b['status']):.2f} CPU ms/req" if b["cpu_s"] is not None else "")
                     for arm, b in last.items()))
+            paired = []
+            with ThreadPoolExecutor(2 * options.concurrency) as both:
+                for round_no in range(options.rounds):
+                    paired.append(paired_batch(both, client, proxies, bodies, options.requests_per_round))
+                    say(f"  paired round {round_no + 1}/{options.rounds} (both proxies at once): " + ", ".join(
+                        f"{arm} {1000 * b['cpu_s'] / b['requests']:.2f} CPU ms/req" for arm, b in paired[-1].items()
+                        if b["cpu_s"] is not None))
+            say(f"  unloaded latency: {options.unloaded_requests} requests per proxy, one at a time")
+            unloaded = unloaded_samples(client, proxies, bodies, options.unloaded_requests)
             if profile:
                 _signal(proxies, signal.SIGUSR2)
     result = summarize(batches)
+    result["paired"] = summarize_paired(paired)
+    result["unloaded"] = summarize_unloaded(unloaded)
     for arm, runs in batches.items():
         result["arms"][arm]["gc_gen2"] = gc_pauses(_read_gc_log(workdir / f"gc-{arm}"), runs)
     result["options"] = dict(asdict(options), prompt_sizes=list(PROMPT_SIZES), max_tokens=MAX_TOKENS,
