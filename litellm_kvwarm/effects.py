@@ -133,6 +133,16 @@ class Effects:
             tenant = str(request_metadata(data, _field(view)).get(TENANT_KEY) or "")
             self.pending.put(tenant, call_id, PendingReply(candidate, view.kind or "chat", body))
 
+    def forget_reply(self, request_data: Mapping[str, Any]) -> bool:
+        """The request failed: drop what :meth:`_await_reply` kept for it (``request_data``: the
+        proxy failure hook's, LiteLLM's request after the pre-call hook). Whether there was an entry;
+        never raises."""
+        call_id = request_data.get("litellm_call_id") if isinstance(request_data, Mapping) else None
+        if not isinstance(call_id, str):
+            return False
+        tenant = next((str(m[TENANT_KEY]) for m in all_metadata(request_data) if m.get(TENANT_KEY)), "")
+        return self.pending.discard(tenant, call_id)
+
     async def reply_warm(self, kwargs: Mapping[str, Any], response: Any, served_model: Callable[[str], str | None]) -> None:
         """After a successful attempt: the request's reply-warm, if its pre-call hook kept one (it
         stayed on its group with an escalation target): the warm body plus the reply as the client

@@ -9,8 +9,8 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
    chain, or keep local; arm the backstop; queue a warm for the group the next escalation reaches.
 2. ``async_pre_call_deployment_hook`` (every attempt): the tenant's ``cache_salt`` → on a fallback
    hop, retry clamped / skip / escalate / abort → clamp the output on an exact count (:mod:`.attempt`).
-3. ``async_post_call_failure_hook``: a proactive escalation whose target cannot be reached is
-   answered as the context-length error LiteLLM alone would give; a one-attempt refusal is learned from.
+3. ``async_post_call_failure_hook``: drop the call's kept reply-warm body; an unreachable proactive target
+   answers the context-length error LiteLLM alone would give; a one-attempt refusal is learned from.
 4. ``async_filter_deployments``: pin a session to one deployment of an escalation target.
 5. ``async_log_success_event``: usage metrics, estimate corrections (:mod:`.usage`), reply-warms (:mod:`.reply_warm`).
 6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`).
@@ -150,8 +150,8 @@ class KVWarmHandler(CustomLogger):
 
     async def async_post_call_failure_hook(self, request_data: dict, original_exception: Exception, user_api_key_dict: Any,
                                            traceback_str: str | None = None) -> Any:
-        """A proactive escalation whose target could not be reached (connection error, timeout, 5xx) is
-        answered as the context-length 400 LiteLLM alone would have given, not an opaque 500."""
+        """Drop the kept reply-warm body; an unreachable proactive target (connect error, timeout, 5xx) answers a 400."""
+        self.effects.forget_reply(request_data)  # never raises
         try:
             await self.attempts.learner.learn_final(request_data, original_exception, find_metadata(request_data) or {})
             view = failure_view(request_data)

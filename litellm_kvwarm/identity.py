@@ -244,14 +244,20 @@ def rendezvous_pick(key: str, deployment_ids: list[str]) -> str | None:
     return best
 
 
-def set_cache_salt(data: dict, salt: str) -> None:
+def set_cache_salt(data: dict, salt: str) -> bool:
     """Drop any client-sent ``cache_salt`` (top level or ``extra_body``) and send ``salt`` in
-    ``extra_body`` (LiteLLM forwards ``extra_body`` to OpenAI-compatible backends as is)."""
+    ``extra_body`` (LiteLLM forwards ``extra_body`` to OpenAI-compatible backends as is). An
+    ``extra_body`` that is neither absent, ``None`` nor an object is the client's error and is left
+    as sent (LiteLLM refuses it as it would without the plugin; such a request carries no salt, so it
+    can reach no salted prefix): returns ``False`` then, ``True`` when the salt was set."""
     data.pop("cache_salt", None)
     extra = data.get("extra_body")
-    extra = dict(extra) if isinstance(extra, Mapping) else {}
+    if extra is not None and not isinstance(extra, Mapping):
+        return False
+    extra = dict(extra) if extra is not None else {}
     extra["cache_salt"] = salt
     data["extra_body"] = extra
+    return True
 
 
 def pin_deployments(key: str, healthy: list) -> list:

@@ -1,8 +1,10 @@
 """Requests waiting for their reply to be warmed: what the pre-call hook decided (target, sizes,
 the warm body built from the live request) kept until the success hook of the same call reads the
 finished reply (:mod:`~litellm_kvwarm.reply_warm`). In-process (the two hooks of one request run
-in one proxy process), bounded and expiring: a call that never succeeds is dropped after ``ttl_s``
-or when ``capacity`` newer calls are waiting. Keyed by the tenant's keyed hash and LiteLLM's call id
+in one proxy process), bounded and expiring: a call that fails is dropped by the failure hook
+(:meth:`PendingReplies.discard`), one that never ends after ``ttl_s`` (expired entries are purged
+on every insert, oldest first) or when ``capacity`` newer calls are waiting. An entry holds the
+request's whole conversation (images included), so nothing may outlive its call for long. Keyed by the tenant's keyed hash and LiteLLM's call id
 (``litellm_call_id``, which a client may choose: the tenant keeps one tenant's ids from reaching
 another's entries). Clock injected; no I/O.
 """
@@ -45,11 +47,20 @@ class PendingReplies:
         return len(self._entries)
 
     def put(self, tenant: str, call_id: str, pending: PendingReply) -> None:
+        """Keep ``pending`` for that call; first drop every expired entry (oldest first: entries are
+        in insertion order), then the oldest beyond ``capacity``."""
+        now = self._clock()
+        while self._entries and now - next(iter(self._entries.values()))[0] > self._ttl_s:
+            self._entries.popitem(last=False)
         key = (tenant, call_id)
         self._entries.pop(key, None)
-        self._entries[key] = (self._clock(), pending)
+        self._entries[key] = (now, pending)
         while len(self._entries) > self._capacity:
             self._entries.popitem(last=False)
+
+    def discard(self, tenant: str, call_id: str) -> bool:
+        """Drop that call's entry (its request failed); whether there was one."""
+        return self._entries.pop((tenant, call_id), None) is not None
 
     def pop(self, tenant: str, call_id: str) -> PendingReply | None:
         """The entry of that call (removed), ``None`` when absent or expired."""

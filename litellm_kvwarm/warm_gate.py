@@ -146,7 +146,8 @@ class WarmGate:
         if outcome is WarmOutcome.QUEUED:
             logger.info(
                 "[KV-WARM] queued (%s): est≈%dtok%s, window %d → warm of %r", trigger.value, candidate.tokens,
-                f" + largest step {largest}" if trigger is WarmTrigger.JUMP else f" ≥ {self._settings.warm_threshold:.0%}",
+                f" + largest step {largest}" if candidate.tokens < self._settings.warm_threshold * candidate.source_window
+                else f" ≥ {self._settings.warm_threshold:.0%}",
                 candidate.source_window, candidate.target,
             )
         elif outcome is not WarmOutcome.SKIPPED_BELOW_THRESHOLD:

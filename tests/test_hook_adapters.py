@@ -15,7 +15,7 @@ from prometheus_client import CollectorRegistry
 from litellm_kvwarm import litellm_bridge
 from litellm_kvwarm.config import Settings
 from litellm_kvwarm.hook import KVWarmHandler
-from litellm_kvwarm.meta import BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY
+from litellm_kvwarm.meta import BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, TENANT_KEY
 from litellm_kvwarm.metrics import Metrics
 
 TEXT = "The quick brown fox jumps over the lazy dog while the river keeps running to the sea. "
@@ -281,6 +281,20 @@ async def test_cache_salt_goes_only_to_providers_that_accept_it(monkeypatch):
     assert "extra_body" not in out
 
 
+async def test_a_client_s_malformed_extra_body_stays_the_client_s_error(monkeypatch):
+    """Not replaced by the salt: LiteLLM refuses a string or list ``extra_body`` with or without the
+    plugin (found by a breaker: the plugin had turned that client error into a success)."""
+    h, _ = handler(FakeRouter({"fast": 4096}), monkeypatch)
+    for junk in ("junk", ["a", "b"], 7):
+        out = await h.async_pre_call_deployment_hook(attempt({SALT_KEY: "salt-1"}, extra_body=junk), "acompletion")
+        assert out["extra_body"] == junk
+    out = await h.async_pre_call_deployment_hook(attempt({SALT_KEY: "salt-1"}, extra_body=None), "acompletion")
+    assert out["extra_body"] == {"cache_salt": "salt-1"}
+    out = await h.async_pre_call_deployment_hook(attempt({SALT_KEY: "salt-1"}, extra_body={"top_k": 5, "cache_salt": "x"}),
+                                                 "acompletion")
+    assert out["extra_body"] == {"top_k": 5, "cache_salt": "salt-1"}
+
+
 async def test_unreachable_target_answers_the_context_error(monkeypatch):
     h, registry = handler(FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN), monkeypatch)
     request = {"model": "slow", "metadata": {ESCALATED_KEY: "proactive", ORIGIN_KEY: {"source": "fast", "window": 4096, "tokens": 6000}}}
@@ -319,3 +333,22 @@ def test_the_start_line_names_the_settings_and_hides_secrets(monkeypatch, caplog
         logger.removeHandler(caplog.handler)
     loaded = sorted({r.getMessage() for r in caplog.records if "loaded:" in r.getMessage()})
     assert len(loaded) == 1 and "c" * 32 not in loaded[0] and "cache_salt_secret=***" in loaded[0]
+
+
+async def test_a_failed_request_drops_its_kept_reply_warm_body(monkeypatch):
+    """The pre-call hook keeps a reply-warm body for a request that stays on its group; the proxy's
+    failure hook of that request drops it (no reply will come), for that tenant's call only."""
+    h, _ = handler(FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN), monkeypatch, warm_ahead=True)
+    kept = []
+    for call_id in ("call-1", "call-2"):
+        data = await h.async_pre_call_hook(Key(), None, body(6000, litellm_call_id=call_id), "acompletion")
+        assert data["model"] == "fast"
+        kept.append(data)
+    assert len(h.effects.pending) == 2
+    await h.async_post_call_failure_hook(kept[0], RuntimeError("backend 500"), Key())
+    assert len(h.effects.pending) == 1
+    other_tenant = {**kept[1], "metadata": {**kept[1]["metadata"], TENANT_KEY: "someone-else"}}
+    await h.async_post_call_failure_hook(other_tenant, RuntimeError("backend 500"), Key())
+    assert len(h.effects.pending) == 1  # another tenant's failure with the same call id drops nothing
+    await h.async_post_call_failure_hook(kept[1], RuntimeError("backend 500"), Key())
+    assert len(h.effects.pending) == 0

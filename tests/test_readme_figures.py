@@ -152,6 +152,7 @@ def _closed_loop_figures() -> dict[str, str]:
         "low": f"{p99['low-priority']['server_ttft_s']:.2f}",
         "fcfs": f"{p99['fcfs']['server_ttft_s']:.2f}",
         "chunk": f"{BENCH['interference']['options']['chunk_tokens']:,}",
+        "yielded": f"{p99['low-priority-between-chunks']['server_ttft_s']:.2f}",
     }
 
 
@@ -164,8 +165,10 @@ def test_bench_closed_loop_reply_warm_and_interference():
     says(f"ends, racing that reply's own warm: which sessions lose the race moves the ratio of medians (paired "
          f"median {BENCH['closed_loop']['floor_ratio_sharegpt']['paired_median']:.2f}×)")
     says(f"Warm prefill that never paid off: {f['unpaid']}%")
-    says(f"p99 TTFT {f['low']}× the no-warm arm with low-priority warms, {f['fcfs']}× with FCFS warms")
-    says(f"a live request can still wait one {f['chunk']}-token chunk of a warm")
+    assert BENCH["interference"]["options"]["arm_prefill_order"]["low-priority"] == "running-first"
+    says("under vLLM V1's prefill order (a prefill that has started keeps the GPU to its end")
+    says(f"p99 TTFT {f['low']}× the no-warm arm with low-priority warms, {f['fcfs']}× with FCFS warms;")
+    says(f"{f['yielded']}× if a running warm yielded at each {f['chunk']}-token chunk (the emulator's other order")
 
 
 def test_bench_duration():
@@ -333,7 +336,7 @@ def _bench_figures() -> set[str]:
     out |= {f"{BENCH['throughput']['paired']['cpu_ratio']:.3f}", f"{BENCH['throughput']['unloaded']['latency_p50_delta_ms']:.1f}"}
     out |= {f"{BENCH['closed_loop']['floor_ratio_sharegpt']['paired_median']:.2f}", f"{BENCH['meta']['scale']['time_scale']:g}"}
     f = _closed_loop_figures()
-    out |= {f[k] for k in ("floor", "gain", "bfcl", "unpaid", "low", "fcfs", "chunk")} | set(f["sharegpt_cached"].split("–"))
+    out |= {f[k] for k in ("floor", "gain", "bfcl", "unpaid", "low", "fcfs", "chunk", "yielded")} | set(f["sharegpt_cached"].split("–"))
     return out
 
 

@@ -109,6 +109,23 @@ def test_pending_replies_bounded_expiring_and_tenant_scoped():
     assert len(pending) == 2 and pending.pop("t", "0") is None
 
 
+def test_pending_replies_drop_failed_calls_and_expired_entries_on_insert():
+    """Found by a breaker: a failed call's whole conversation stayed until the TTL or 4,096 newer calls."""
+    now = [0.0]
+    pending = PendingReplies(capacity=100, ttl_s=5, clock=lambda: now[0])
+    entry = PendingReply(candidate=None, kind="chat", body={"messages": []})
+    pending.put("t", "failed", entry)
+    assert pending.discard("other-tenant", "failed") is False and len(pending) == 1
+    assert pending.discard("t", "failed") is True and len(pending) == 0 and pending.pop("t", "failed") is None
+    for i in range(10):
+        pending.put("t", f"old-{i}", entry)
+    now[0] = 4.0
+    pending.put("t", "young", entry)
+    now[0] = 6.0  # the ten are past their TTL, "young" is not
+    pending.put("t", "new", entry)
+    assert len(pending) == 2 and pending.pop("t", "young") is entry
+
+
 REFUSAL = "litellm.BadRequestError: Hosted_vllmException - Got priority 10 but Priority scheduling is not enabled."
 
 

@@ -254,3 +254,31 @@ def test_new_targets_read_the_closed_loop_and_interference_results():
     assert (unpaid["value"], unpaid["met"]) == (0.25, False) and "5,357 warmed for 1 session(s) that never escalated" in unpaid["note"]
     live = targets["live TTFT p99 with low-priority warms ≤ 1.05 × without warms"]
     assert (live["value"], live["met"]) == (1.04, True) and "FCFS warms 2.52x" in live["note"]
+
+
+def test_the_interference_arms_say_which_prefill_order_the_slow_emulator_ran():
+    from litellm_kvwarm.lab.bench.interference import ARM_PREFILL_ORDER, ARMS
+    from litellm_kvwarm.lab.bench.report_closed import interference_section
+
+    options = InterferenceOptions()
+    assert options.slow_flags("low-priority")[-2:] == ("--prefill-order", "running-first")  # vLLM V1's rule
+    assert options.slow_flags("low-priority-between-chunks")[-2:] == ("--prefill-order", "between-chunks")
+    assert set(ARM_PREFILL_ORDER) < set(ARMS) and ARMS["low-priority-between-chunks"] == ARMS["low-priority"]
+    base = {"live_client_ttft_s": [0.3], "live_errors": 0, "live_server_ttft_s": [0.25], "live_queue_wait_s": [0.0],
+            "warm_sessions": 1, "warms": []}
+    raw = {"no-warm": base, "fcfs": dict(base, live_server_ttft_s=[0.62]), "low-priority": dict(base, live_server_ttft_s=[0.6]),
+           "low-priority-between-chunks": dict(base, live_server_ttft_s=[0.27])}
+    out = summarize_interference(raw, 0.05)
+    assert out["p99_ratio"]["low-priority-between-chunks"]["server_ttft_s"] == pytest.approx(0.27 / 0.25)
+    o = {"live_requests": 1, "live_interval_s": 10, "live_max_tokens": 16, "live_prompt_estimate": {"min": 3000, "max": 3000},
+         "warm_interval_s": 40, "warm_session_prompt_estimate": {"min": 11000, "max": 11000}, "chunk_tokens": 2048,
+         "slow_prefill_tps": 750.0, "time_scale": 0.05, "slow_flags": list(options.slow_flags()),
+         "arm_prefill_order": {a: ARM_PREFILL_ORDER.get(a, "running-first") for a in raw}}
+    text = "\n".join(interference_section({"interference": dict(out, options=o)}))
+    assert "vLLM V1's rule" in text and "in `low-priority-between-chunks` the emulator's other order" in text
+    assert "low priority **2.40×**" in text and "low priority if a running prefill yielded at chunk boundaries 1.08×" in text
+    older = "\n".join(interference_section({"interference": dict(out, options={k: v for k, v in o.items() if k != "arm_prefill_order"})}))
+    assert "a lower bound for vLLM" in older
+    results = {"meta": {}, "interference": out}
+    live = {t["target"]: t for t in evaluate_targets(results)}["live TTFT p99 with low-priority warms ≤ 1.05 × without warms"]
+    assert live["met"] is False and "(not vLLM V1) 1.08x" in live["note"]

@@ -4,8 +4,9 @@ warms at low priority.
 
 One arm = fresh processes: a ``fast`` emulator, a ``slow`` emulator run as vLLM with
 ``--scheduling-policy priority --max-num-batched-tokens 2048`` (a priority-ordered prefill queue,
-chunked prefill: a waiting request with a lower ``priority`` takes the GPU at the next 2,048-token
-chunk boundary), and the plugin's proxy. Every arm gets the same traffic, on one schedule (real
+2,048-token chunks) and ``--prefill-order running-first``: vLLM V1's rule, a prefill that has
+started keeps the GPU to its end and ``priority`` orders only the waiting queue; and the plugin's
+proxy. Every arm gets the same traffic, on one schedule (real
 seconds = emulated × time scale), for ``duration_s`` emulated seconds:
 
 * **live**: one request every ``live_interval_s``, each its own session, ``model: "slow"`` sent
@@ -17,11 +18,14 @@ seconds = emulated × time scale), for ``duration_s`` emulated seconds:
   window), sent to ``fast``, streamed, with its own session id: the plugin fires a ``max_tokens=1``
   warm of that prompt (10k+ tokens) at ``slow``. The live and warm conversations are disjoint.
 
-Arms (plugin env on top of the demo's scaled warm cooldown; reply-warm off in all three, so the
+Arms (plugin env on top of the demo's scaled warm cooldown; reply-warm off in all, so the
 warm traffic is warm-ahead's alone): ``no-warm`` (``KVWARM_WARM_AHEAD=0``), ``fcfs``
 (``KVWARM_WARM_PRIORITY=0``: warms carry no ``priority``, so they queue with live requests by
-arrival) and ``low-priority`` (``KVWARM_WARM_PRIORITY=10``, the plugin's default: warms carry
-``priority: 10`` in ``extra_body``; live requests have vLLM's default 0).
+arrival), ``low-priority`` (``KVWARM_WARM_PRIORITY=10``, the plugin's default: warms carry
+``priority: 10`` in ``extra_body``; live requests have vLLM's default 0) and
+``low-priority-between-chunks`` (the same, on a slow emulator whose ``--prefill-order
+between-chunks`` lets a better waiting request take the next chunk: what priority would give if a
+running prefill yielded, which vLLM V1 does not do).
 
 Measured per live request: TTFT at the client (real seconds, proxy included) and at the slow
 emulator (its request log's ``ttft_s`` ÷ time scale: emulated seconds, arrival to first token,
@@ -49,16 +53,20 @@ from ...tokens import estimate_request
 from .scales import Scale
 from .stats import distribution, ratio
 
-__all__ = ["ARMS", "InterferenceOptions", "LIVE_MAX_TOKENS", "SLOW_FLAGS", "run_interference", "summarize_interference",
-           "traffic"]
+__all__ = ["ARMS", "ARM_PREFILL_ORDER", "InterferenceOptions", "LIVE_MAX_TOKENS", "SLOW_FLAGS", "run_interference",
+           "summarize_interference", "traffic"]
 
 NO_WARM, FCFS, LOW_PRIORITY = "no-warm", "fcfs", "low-priority"
+LOW_PRIORITY_CHUNKS = "low-priority-between-chunks"
 #: arm -> plugin env (besides the scaled cooldown and KVWARM_REPLY_WARM=0)
 ARMS: dict[str, dict[str, str]] = {
     NO_WARM: {"KVWARM_WARM_AHEAD": "0"},
     FCFS: {"KVWARM_WARM_PRIORITY": "0"},
     LOW_PRIORITY: {"KVWARM_WARM_PRIORITY": "10"},
+    LOW_PRIORITY_CHUNKS: {"KVWARM_WARM_PRIORITY": "10"},
 }
+#: arms whose slow emulator runs another ``--prefill-order`` than the options' (vLLM V1's)
+ARM_PREFILL_ORDER = {LOW_PRIORITY_CHUNKS: "between-chunks"}
 COMMON_ENV = {"KVWARM_REPLY_WARM": "0"}
 SLOW_FLAGS = ("--scheduling-policy", "priority", "--max-num-batched-tokens", "2048")
 LIVE_TOKENS = 3_000
@@ -80,6 +88,13 @@ class InterferenceOptions:
     warm_offset_s: float = 5.0  # the first warm session starts this long after the first live request
     workers: int = 16
     arms: tuple[str, ...] = tuple(ARMS)  # which of ARMS to run, in order
+    #: the slow emulator's ``--prefill-order`` in every arm but those of :data:`ARM_PREFILL_ORDER`:
+    #: vLLM V1's ``"running-first"`` (a started prefill keeps the GPU), or ``"between-chunks"``
+    prefill_order: str = "running-first"
+
+    def slow_flags(self, arm: str | None = None) -> tuple[str, ...]:
+        """The slow emulator's scheduling flags in ``arm`` (:data:`SLOW_FLAGS` and the prefill order)."""
+        return (*SLOW_FLAGS, "--prefill-order", ARM_PREFILL_ORDER.get(arm or "", self.prefill_order))
 
     def quick(self) -> "InterferenceOptions":
         return replace(self, duration_s=200.0)
@@ -161,7 +176,7 @@ def _run_arm(name: str, env: Mapping[str, str], live: list[dict[str, Any]], warm
         fast = started(start_emulator(demo.FAST_MODEL, scale.fast_window, prefill_tokens_per_s=scale.fast_prefill_tps,
                                       request_log=workdir / f"{name}-fast.jsonl", **common))
         slow = started(start_emulator(demo.SLOW_MODEL, scale.slow_window, prefill_tokens_per_s=scale.slow_prefill_tps,
-                                      request_log=workdir / f"{name}-slow.jsonl", extra_args=SLOW_FLAGS, **common))
+                                      request_log=workdir / f"{name}-slow.jsonl", extra_args=options.slow_flags(name), **common))
         plugin_env = {**demo.Arm(name).env(ts), **COMMON_ENV, **env}
         config = proxy_config({demo.FAST_GROUP: [BackendSpec.of(fast, demo.FAST_MODEL)],
                                demo.SLOW_GROUP: [BackendSpec.of(slow, demo.SLOW_MODEL)]},
@@ -234,7 +249,7 @@ def summarize_interference(arms: Mapping[str, Mapping[str, Any]], time_scale: fl
         }
     base = out.get(NO_WARM)
     ratios = {}
-    for name in (FCFS, LOW_PRIORITY):
+    for name in (FCFS, LOW_PRIORITY, LOW_PRIORITY_CHUNKS):
         if name in out and base is not None:
             ratios[name] = {clock: ratio(out[name][clock]["p99"], base[clock]["p99"])
                             for clock in ("server_ttft_s", "client_ttft_s")}
@@ -259,7 +274,8 @@ def run_interference(options: InterferenceOptions, scale: Scale, workdir: Path,
     result = summarize_interference(raw, scale.time_scale)
     prompt = [estimate_request(b, call_kind="chat", estimator=demo.PLUGIN_ESTIMATOR).routing for b in live]
     warm_prompt = [estimate_request(b, call_kind="chat", estimator=demo.PLUGIN_ESTIMATOR).routing for b in warm]
-    result["options"] = dict(asdict(options), time_scale=scale.time_scale, slow_flags=list(SLOW_FLAGS),
+    result["options"] = dict(asdict(options), time_scale=scale.time_scale, slow_flags=list(options.slow_flags()),
+                             arm_prefill_order={a: ARM_PREFILL_ORDER.get(a, options.prefill_order) for a in options.arms},
                              live_requests=len(live), live_max_tokens=LIVE_MAX_TOKENS,
                              live_prompt_estimate=distribution(prompt).as_dict(),
                              warm_session_prompt_estimate=distribution(warm_prompt).as_dict(),

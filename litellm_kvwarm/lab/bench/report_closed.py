@@ -75,6 +75,22 @@ def closed_loop_section(results: Mapping[str, Any]) -> list[str]:
     return lines
 
 
+def _order_text(o: Mapping[str, Any]) -> str:
+    """How the slow emulator orders prefills in each arm (older results: the emulator's chunk rule for all)."""
+    orders = o.get("arm_prefill_order") or {}
+    chunk = (f"between chunks the waiting request with the lowest `priority` takes the GPU, so a live request "
+             f"waits at most one warm chunk ({o['chunk_tokens']:,} ÷ {num(o.get('slow_prefill_tps'), ',.0f')} tok/s)")
+    if not orders:
+        return (f"{chunk[0].upper()}{chunk[1:]}. vLLM V1 does not do this (running requests are scheduled before "
+                "waiting ones), so these figures are a lower bound for vLLM.")
+    chunk_arms = [a for a, order in orders.items() if order == "between-chunks"]
+    return ("With `--prefill-order running-first`, vLLM V1's rule (`Scheduler.schedule()` in "
+            "`vllm/v1/core/sched/scheduler.py` schedules RUNNING requests before WAITING ones and preempts only when "
+            "KV blocks run out), a warm whose prefill has started keeps the GPU to its end and `priority` only orders "
+            "the waiting queue" + (f"; in {', '.join(f'`{a}`' for a in chunk_arms)} the emulator's other order: {chunk}"
+                                   if chunk_arms else "") + ".")
+
+
 def interference_section(results: Mapping[str, Any]) -> list[str]:
     inter = results.get("interference")
     if not inter:
@@ -90,18 +106,15 @@ def interference_section(results: Mapping[str, Any]) -> list[str]:
         f"(a different conversation each); meanwhile a warm session every {o['warm_interval_s']:g} s on `fast` "
         f"({num(o['warm_session_prompt_estimate']['min'], ',.0f')}-{num(o['warm_session_prompt_estimate']['max'], ',.0f')} "
         "tokens, past the warm threshold), whose warm (`max_tokens=1`, the whole prompt) lands on `slow`. The slow "
-        f"emulator runs `{' '.join(o['slow_flags'])}`: one prefill at a time in {o['chunk_tokens']:,}-token chunks, "
-        "the waiting request with the lowest `priority` taking the next chunk (vLLM batches several requests' chunks "
-        f"per step; the emulator runs one, so a live request can wait up to one warm chunk, {o['chunk_tokens']:,} ÷ "
-        f"{num(o.get('slow_prefill_tps'), ',.0f')} tok/s; vLLM V1 schedules running requests before waiting ones "
-        "and preempts only when KV blocks run out, so there a warm whose prefill has started keeps taking its share "
-        "of every step until it is done: these figures are a lower bound for vLLM). Reply-warm is off in all three "
-        "arms. *Server* = the slow "
+        f"emulator runs `{' '.join(o['slow_flags'])}`: one prefill at a time in {o['chunk_tokens']:,}-token chunks. "
+        + _order_text(o) + " Reply-warm is off in every "
+
         "emulator's own TTFT (arrival to first token, queueing included) in emulated seconds; *client* = real seconds "
         f"through the proxy (time scale {o['time_scale']}).", "",
     ]
     labels = {"no-warm": "no warms (`KVWARM_WARM_AHEAD=0`)", "fcfs": "warms FCFS (`KVWARM_WARM_PRIORITY=0`)",
-              "low-priority": "warms at low priority (`KVWARM_WARM_PRIORITY=10`)"}
+              "low-priority": "warms at low priority (`KVWARM_WARM_PRIORITY=10`)",
+              "low-priority-between-chunks": "warms at low priority, emulator `--prefill-order between-chunks`"}
     rows = []
     for name, a in arms.items():
         s, c, q = a["server_ttft_s"], a["client_ttft_s"], a["queue_wait_s"]
@@ -113,8 +126,12 @@ def interference_section(results: Mapping[str, Any]) -> list[str]:
                     "client p50 s", "client p99 s", "warms on slow", "warm prefill tokens", "warm priority"], rows)
     ratios = inter.get("p99_ratio") or {}
     low, fcfs = ratios.get("low-priority") or {}, ratios.get("fcfs") or {}
+    chunks = ratios.get("low-priority-between-chunks") or {}
     lines += ["", f"Live TTFT p99 ÷ the no-warm arm's: low priority **{num(low.get('server_ttft_s'), '.2f')}×** "
               f"(client {num(low.get('client_ttft_s'), '.2f')}×), FCFS {num(fcfs.get('server_ttft_s'), '.2f')}× "
-              f"(client {num(fcfs.get('client_ttft_s'), '.2f')}×). Alone: "
+              f"(client {num(fcfs.get('client_ttft_s'), '.2f')}×)"
+              + (f"; low priority if a running prefill yielded at chunk boundaries "
+                 f"{num(chunks.get('server_ttft_s'), '.2f')}× (client {num(chunks.get('client_ttft_s'), '.2f')}×)"
+                 if chunks else "") + ". Alone: "
               "`python -m litellm_kvwarm.lab.bench --interference-only --out DIR`; `--no-interference` leaves it out.", ""]
     return lines

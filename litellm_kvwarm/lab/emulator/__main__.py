@@ -26,6 +26,7 @@ from .config import (
     DEFAULT_KV_CAPACITY_WINDOWS,
     DEFAULT_MAX_TOKENS,
     DEFAULT_PREFILL_TOKENS_PER_S,
+    DEFAULT_PREFILL_ORDER,
     DEFAULT_SCHEDULING_POLICY,
     DEFAULT_SERVER,
     DEFAULT_TIME_SCALE,
@@ -34,7 +35,7 @@ from .config import (
     parse_lora_module,
 )
 from .faults import FaultSet, parse_faults
-from .scheduler import POLICIES
+from .scheduler import POLICIES, PREFILL_ORDERS
 from .server_shapes import SERVERS
 
 #: vLLM's environment variable for the API key (``--api-key`` wins over it).
@@ -96,6 +97,10 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--max-num-batched-tokens", type=int, default=None,
                         help="prefill chunk, tokens; the scheduler may switch requests between chunks "
                              "(default: a whole prompt in one chunk)")
+    parser.add_argument("--prefill-order", default=DEFAULT_PREFILL_ORDER, choices=PREFILL_ORDERS,
+                        help="between chunks of a prefill: between-chunks lets the best waiting request take "
+                             "the next chunk; running-first is vLLM V1's rule (a started prefill keeps the GPU "
+                             "until done; priority orders only the waiting queue) (default %(default)s)")
     parser.add_argument("--chat-template-mode", default=DEFAULT_CHAT_TEMPLATE_MODE, choices=CHAT_TEMPLATE_MODES,
                         help="qwen3: render assistant reasoning_content only after the last user message, "
                              "and generate replies with reasoning (default %(default)s)")
@@ -151,6 +156,7 @@ def config_from_args(args: argparse.Namespace, environ: Mapping[str, str] | None
         loaded_context_tokens=args.loaded_context_tokens,
         scheduling_policy=args.scheduling_policy,
         max_num_batched_tokens=args.max_num_batched_tokens,
+        prefill_order=args.prefill_order,
         chat_template_mode=args.chat_template_mode,
     )
 

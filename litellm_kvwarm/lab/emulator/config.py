@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 from .error_bodies import ErrorFamily, family_for_version
 from .faults import FaultSet
-from .scheduler import POLICIES
+from .scheduler import POLICIES, PREFILL_ORDERS
 from .server_shapes import SERVERS, ServerLimits
 
 __all__ = [
@@ -25,6 +25,7 @@ __all__ = [
     "DEFAULT_KV_CAPACITY_WINDOWS",
     "DEFAULT_MAX_TOKENS",
     "DEFAULT_PREFILL_TOKENS_PER_S",
+    "DEFAULT_PREFILL_ORDER",
     "DEFAULT_SCHEDULING_POLICY",
     "DEFAULT_SERVER",
     "DEFAULT_TIME_SCALE",
@@ -48,6 +49,7 @@ DEFAULT_MAX_TOKENS = 16
 DEFAULT_SERVER = "vllm"
 #: vLLM's default ``--scheduling-policy`` (see ``scheduler``).
 DEFAULT_SCHEDULING_POLICY = "fcfs"
+DEFAULT_PREFILL_ORDER = "between-chunks"
 #: How chat messages are rendered (see ``reasoning``): "plain" (Qwen2.5's template, reasoning never
 #: rendered) or "qwen3" (Qwen3's rule for ``reasoning_content``; replies carry reasoning).
 CHAT_TEMPLATE_MODES = ("plain", "qwen3")
@@ -137,6 +139,8 @@ class EmulatorConfig:
         max_num_batched_tokens: the prefill chunk, tokens (``--max-num-batched-tokens``; ``None``
             = a whole prompt in one chunk; see ``engine``).
         chat_template_mode: ``"plain"`` or ``"qwen3"`` (``--chat-template-mode``; see ``reasoning``).
+        prefill_order: ``"between-chunks"`` or ``"running-first"`` (vLLM V1's rule: a started
+            prefill keeps the GPU; ``--prefill-order``; see ``scheduler``).
 
     ``/v1/models`` advertises ``max_model_len`` whatever the lower limits above.
     """
@@ -165,6 +169,7 @@ class EmulatorConfig:
     scheduling_policy: str = DEFAULT_SCHEDULING_POLICY
     max_num_batched_tokens: int | None = None
     chat_template_mode: str = DEFAULT_CHAT_TEMPLATE_MODE
+    prefill_order: str = DEFAULT_PREFILL_ORDER
 
     def __post_init__(self) -> None:
         checks = (
@@ -191,6 +196,8 @@ class EmulatorConfig:
                 isinstance(self.max_num_batched_tokens, int) and not isinstance(self.max_num_batched_tokens, bool)
                 and self.max_num_batched_tokens >= 1),
              f"max_num_batched_tokens (--max-num-batched-tokens) must be an integer >= 1, got {self.max_num_batched_tokens!r}"),
+            (self.prefill_order in PREFILL_ORDERS,
+             f"prefill_order (--prefill-order) must be one of {', '.join(PREFILL_ORDERS)}, got {self.prefill_order!r}"),
             (self.chat_template_mode in CHAT_TEMPLATE_MODES,
              f"chat_template_mode (--chat-template-mode) must be one of {', '.join(CHAT_TEMPLATE_MODES)}, "
              f"got {self.chat_template_mode!r}"),

@@ -10,8 +10,9 @@ Contract (times in seconds, lengths in tokens; every wait is multiplied by
 * **Chunked prefill** (``--max-num-batched-tokens N``): a prompt's uncached tokens are
   computed N at a time, and between chunks the scheduler hands the GPU to the best waiting
   request, so under ``priority`` a long low-priority prefill delays a better one by at most one
-  chunk. Without N the whole prompt is one chunk (no preemption). Real vLLM packs chunks of
-  several requests into one step of N tokens; here chunks run one request at a time.
+  chunk; with ``--prefill-order running-first`` (vLLM V1's rule) a started prefill keeps the GPU
+  to its end instead. Without N the whole prompt is one chunk (no preemption). Real vLLM packs
+  chunks of several requests into one step of N tokens; here chunks run one request at a time.
 * **Cache lookup happens inside the slot**, just before the first chunk. A request that
   arrives while another request is prefilling the same prefix therefore waits for the GPU and
   then finds the blocks computed so far: it joins the in-flight work rather than recomputing
@@ -57,7 +58,7 @@ class Engine:
         self.clock = clock
         self.metrics = metrics
         self.cache = PrefixCache(config.block_size, config.kv_capacity_blocks)
-        self.scheduler = PrefillScheduler(config.scheduling_policy, clock)
+        self.scheduler = PrefillScheduler(config.scheduling_policy, clock, config.prefill_order)
 
     async def _wait(self, seconds: float) -> None:
         scaled = seconds * self.config.time_scale

@@ -10,11 +10,21 @@ best waiting request:
 * ``"priority"``: by ``(priority, arrival)``; as in vLLM a LOWER ``priority`` goes EARLIER,
   ties by arrival.
 
-A request between two chunks of its prefill waits again with its original key, so under
-``"priority"`` a better request that arrived meanwhile takes the GPU at the next chunk
-boundary (a long low-priority prefill delays it by at most one chunk); under ``"fcfs"`` the
-request that started first always keeps it. vLLM's scheduler batches several prefills' chunks
-into one step (``--max-num-batched-tokens`` per step); the emulator runs one at a time.
+What happens between two chunks of a prefill is the *prefill order* (emulator only,
+``--prefill-order``):
+
+* ``"between-chunks"`` (the default): the request waits again with its original key, so under
+  ``"priority"`` a better request that arrived meanwhile takes the GPU at the next chunk boundary
+  (a long low-priority prefill delays it by at most one chunk); under ``"fcfs"`` the request that
+  started first keeps it.
+* ``"running-first"``: vLLM V1's rule. ``Scheduler.schedule()`` (``vllm/v1/core/sched/scheduler.py``)
+  schedules the RUNNING requests before any WAITING one, each up to the step's token budget, and
+  preempts a running request only when KV blocks run out; ``priority`` orders the waiting queue
+  only. So a request whose prefill has started keeps the GPU until it is done, whatever its
+  priority; a better request that arrives meanwhile waits for all of it.
+
+vLLM batches several prefills' chunks into one step (``--max-num-batched-tokens`` per step; a
+waiting request gets what the running ones leave); the emulator runs one chunk at a time.
 
 Nothing here sleeps: waits and their lengths are the engine's. Time spent waiting for a turn is
 measured on the injected clock (:attr:`Ticket.queue_wait_s`, seconds).
@@ -29,10 +39,12 @@ from dataclasses import dataclass, field
 
 from .clock import Clock
 
-__all__ = ["POLICIES", "PrefillScheduler", "Ticket", "priority_not_enabled"]
+__all__ = ["POLICIES", "PREFILL_ORDERS", "PrefillScheduler", "Ticket", "priority_not_enabled"]
 
 #: vLLM's ``--scheduling-policy`` values.
 POLICIES = ("fcfs", "priority")
+#: the emulator's ``--prefill-order`` values (see the module docstring).
+PREFILL_ORDERS = ("between-chunks", "running-first")
 
 
 def priority_not_enabled(priority: int) -> str:
@@ -50,23 +62,29 @@ class Ticket:
     priority: int
     seq: int
     queue_wait_s: float = 0.0
+    started: bool = False
     _granted: asyncio.Event = field(default_factory=asyncio.Event, repr=False)
     _since: float = 0.0
 
-    def key(self, policy: str) -> tuple[int, int]:
-        return (self.priority, self.seq) if policy == "priority" else (0, self.seq)
+    def key(self, policy: str, running_first: bool = False) -> tuple[int, int, int]:
+        """Queue order (smallest first): started prefills first under ``running_first``, then
+        ``(priority, arrival)`` under ``"priority"``, else arrival."""
+        return (0 if running_first and self.started else 1, self.priority if policy == "priority" else 0, self.seq)
 
 
 class PrefillScheduler:
     """The queue of one emulated GPU's prefills (see the module docstring)."""
 
-    def __init__(self, policy: str, clock: Clock) -> None:
+    def __init__(self, policy: str, clock: Clock, prefill_order: str = "between-chunks") -> None:
         if policy not in POLICIES:
             raise ValueError(f"scheduling_policy (--scheduling-policy) must be one of {', '.join(POLICIES)}, got {policy!r}")
+        if prefill_order not in PREFILL_ORDERS:
+            raise ValueError(f"prefill_order (--prefill-order) must be one of {', '.join(PREFILL_ORDERS)}, got {prefill_order!r}")
         self.policy = policy
+        self.running_first = prefill_order == "running-first"
         self.clock = clock
         self._seq = itertools.count()
-        self._waiting: list[tuple[tuple[int, int], int, Ticket]] = []
+        self._waiting: list[tuple[tuple[int, int, int], int, Ticket]] = []
         self._running: Ticket | None = None
 
     def enter(self, priority: int = 0) -> Ticket:
@@ -108,11 +126,12 @@ class PrefillScheduler:
     def _queue(self, ticket: Ticket) -> None:
         ticket._granted.clear()
         ticket._since = self.clock.now()
-        heapq.heappush(self._waiting, (ticket.key(self.policy), ticket.seq, ticket))
+        heapq.heappush(self._waiting, (ticket.key(self.policy, self.running_first), ticket.seq, ticket))
         self._dispatch()
 
     def _dispatch(self) -> None:
         if self._running is None and self._waiting:
             _, _, ticket = heapq.heappop(self._waiting)
             self._running = ticket
+            ticket.started = True
             ticket._granted.set()

@@ -42,6 +42,7 @@ _EMULATOR_FLAGS = {
     "loaded_context_tokens": "--loaded-context-tokens",
     "scheduling_policy": "--scheduling-policy",
     "max_num_batched_tokens": "--max-num-batched-tokens",
+    "prefill_order": "--prefill-order",
     "chat_template_mode": "--chat-template-mode",
 }
 

@@ -77,6 +77,31 @@ async def test_without_a_chunk_size_a_prefill_is_one_piece_and_priority_cannot_c
     assert long.ttft_s == pytest.approx(1.0) and short_done == pytest.approx(1.2)
 
 
+async def test_running_first_a_started_prefill_keeps_the_gpu_whatever_the_priority_as_in_vllm_v1():
+    engine, clock = make_engine(scheduling_policy="priority", max_num_batched_tokens=100, prefill_order="running-first")
+    long, short, arrived, short_done = await long_then_short(engine, clock, long_priority=10, short_priority=0)
+    assert arrived == pytest.approx(0.1)
+    assert long.ttft_s == pytest.approx(1.0) and long.queue_wait_s == 0  # never interrupted
+    assert short.queue_wait_s == pytest.approx(0.9) and short_done == pytest.approx(1.2)  # waited for all of it
+
+
+async def test_running_first_still_orders_the_waiting_queue_by_priority():
+    """Two requests wait behind a started one: the better one goes next, then the one that came first."""
+    engine, clock = make_engine(scheduling_policy="priority", max_num_batched_tokens=100, prefill_order="running-first")
+    first = asyncio.create_task(engine.prefill(LONG, None, clock.now(), priority=0))
+    while clock.now() < 0.1:
+        await asyncio.sleep(0)
+    arrivals = [0.0, clock.now()]
+    worse = asyncio.create_task(engine.prefill(SHORT, None, arrivals[1], priority=10))
+    await asyncio.sleep(0)
+    arrivals.append(clock.now())  # both arrived while the first one's prefill was under way
+    better = asyncio.create_task(engine.prefill(list(range(7000, 7100)), None, arrivals[2], priority=0))
+    done = await asyncio.gather(first, worse, better)
+    assert arrivals[1] < arrivals[2] < 1.0
+    finished = [round(a + r.ttft_s, 6) for a, r in zip(arrivals, done)]
+    assert finished == [1.0, 1.3, 1.1]  # first to its end, then the better one (100 tokens), then the worse (200)
+
+
 async def test_chunks_cache_their_full_blocks_as_they_complete():
     """A better request with the same prompt, arriving mid-prefill, finds the blocks computed so far."""
     engine, clock = make_engine(scheduling_policy="priority", max_num_batched_tokens=100)
@@ -108,6 +133,10 @@ def test_invalid_settings_name_their_flags():
         EmulatorConfig(served_model_name="m", max_model_len=10, scheduling_policy="lifo")
     with pytest.raises(ValueError, match="--max-num-batched-tokens"):
         EmulatorConfig(served_model_name="m", max_model_len=10, max_num_batched_tokens=0)
+    with pytest.raises(ValueError, match="--prefill-order"):
+        EmulatorConfig(served_model_name="m", max_model_len=10, prefill_order="lifo")
+    with pytest.raises(ValueError, match="--prefill-order"):
+        PrefillScheduler("fcfs", ManualClock(), "lifo")
 
 
 MESSAGES = [{"role": "user", "content": "hello there"}]
