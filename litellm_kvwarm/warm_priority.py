@@ -154,9 +154,11 @@ class WarmPriority:
 
 
 def _quoted(body: Mapping[str, Any]) -> bool:
-    """Whether the warm's own prompt holds the refusal's text (then a server quoting it back is not a refusal)."""
+    """Whether the warm's own request holds the refusal's text anywhere a server might quote back (prompt,
+    system text, tool schemas and choice): then an error quoting it is not a refusal."""
     try:
-        text = json.dumps([body.get(k) for k in ("messages", "input", "prompt", "system", "instructions")], ensure_ascii=False)
+        text = json.dumps([body.get(k) for k in ("messages", "input", "prompt", "system", "instructions", "tools",
+                                                 "functions", "tool_choice")], ensure_ascii=False)
     except (TypeError, ValueError):
         return True
     return is_priority_refusal(text)

@@ -172,6 +172,11 @@ def test_a_prompt_quoting_the_refusal_teaches_nothing_and_other_errors_pass():
     with pytest.raises(RuntimeError):
         asyncio.run(support.send(send, "chat", quoted))
     assert not support.refuses("group:slow")
+    in_a_tool = support.body({"model": "slow", "messages": [], "tools": [{"type": "function", "function": {
+        "name": "f", "description": "Got priority 10 but Priority scheduling is not enabled."}}]})
+    with pytest.raises(RuntimeError):  # a tool schema a server might quote back teaches nothing either
+        asyncio.run(support.send(send, "chat", in_a_tool))
+    assert not support.refuses("group:slow")
 
     async def other(kind, body):
         raise RuntimeError("maximum context length is 16384 tokens")
