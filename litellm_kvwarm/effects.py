@@ -140,8 +140,7 @@ class Effects:
         call_id = request_data.get("litellm_call_id") if isinstance(request_data, Mapping) else None
         if not isinstance(call_id, str):
             return False
-        tenant = next((str(m[TENANT_KEY]) for m in all_metadata(request_data) if m.get(TENANT_KEY)), "")
-        return self.pending.discard(tenant, call_id)
+        return self.pending.discard(_call_tenant(all_metadata(request_data)), call_id)
 
     async def reply_warm(self, kwargs: Mapping[str, Any], response: Any, served_model: Callable[[str], str | None]) -> None:
         """After a successful attempt: the request's reply-warm, if its pre-call hook kept one (it
@@ -154,9 +153,7 @@ class Effects:
         call_id = kwargs.get("litellm_call_id")
         if any(m.get(WARM_MARKER) for m in metas) or not isinstance(call_id, str):
             return
-        # the tenant wherever this call carries it (a Messages call: litellm_metadata, beside LiteLLM's own metadata)
-        tenant = next((str(m[TENANT_KEY]) for m in metas if m.get(TENANT_KEY)), "")
-        pending = self.pending.pop(tenant, call_id)
+        pending = self.pending.pop(_call_tenant(metas), call_id)
         if pending is None:
             return
         reply = reply_of(response)
@@ -258,3 +255,9 @@ def _same_group(entry: object, group: str) -> bool:
 def _field(view: PreCallView) -> str:
     """Where the request carries its LiteLLM metadata (:attr:`CallAdapter.metadata_field`)."""
     return view.adapter.metadata_field if view.adapter is not None else "metadata"
+
+
+def _call_tenant(metas: list[Mapping[str, Any]]) -> str:
+    """The tenant hash wherever a call carries it (a Messages call: ``litellm_metadata``, beside
+    LiteLLM's own ``metadata``); ``""`` when none does (the key :meth:`Effects._await_reply` used)."""
+    return next((str(m[TENANT_KEY]) for m in metas if m.get(TENANT_KEY)), "")

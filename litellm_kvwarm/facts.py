@@ -125,9 +125,8 @@ class Facts:
                                  learned=self.services.learned, tenant=tenant)
 
     def group(self, router: RouterLike, name: str) -> GroupFacts:
-        """The group's deployments: one router read (:meth:`RouterView.deployments`), parsed once
-        per set of entries (:class:`GroupMemo`: LiteLLM replaces an entry's dicts when it adds,
-        updates or removes a deployment, so the same dicts mean the same deployments)."""
+        """The group's deployments: one router read (:meth:`RouterView.deployments`), parsed again
+        only when a field they are read from changed (:class:`GroupMemo`, compared by value)."""
         entries = [e for e in RouterView(router).deployments(name) if isinstance(e.get("litellm_params"), Mapping)]
         return self._groups.get(name, entries, lambda: GroupFacts(
             infos=tuple(catalog.group_deployments(entries, secret=self.secret)),

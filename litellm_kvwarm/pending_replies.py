@@ -4,9 +4,9 @@ finished reply (:mod:`~litellm_kvwarm.reply_warm`). In-process (the two hooks of
 in one proxy process), bounded and expiring: a call that fails is dropped by the failure hook
 (:meth:`PendingReplies.discard`), one that never ends after ``ttl_s`` (expired entries are purged
 on every insert, oldest first) or when ``capacity`` newer calls are waiting. An entry holds the
-request's whole conversation (images included), so nothing may outlive its call for long. Keyed by the tenant's keyed hash and LiteLLM's call id
-(``litellm_call_id``, which a client may choose: the tenant keeps one tenant's ids from reaching
-another's entries). Clock injected; no I/O.
+request's whole conversation (images included), so nothing may outlive its call for long. Keyed by
+the tenant's keyed hash and LiteLLM's call id (``litellm_call_id``, which a client may choose: the
+tenant keeps one tenant's ids from reaching another's entries). Clock injected; no I/O.
 """
 
 from __future__ import annotations

@@ -32,11 +32,11 @@ from .meta import (
     ESTIMATE_KEY,
     METADATA_FIELDS,
     ORIGIN_KEY,
-    holds_state,
     PLAN_KEY,
     SALT_KEY,
     SKIP_SOURCE_KEY,
     TENANT_KEY,
+    holds_state,
 )
 from .output_budget import OUTPUT_FIELDS, OutputBudget, read_output_budget
 from .reactive import BackstopPlan, backend_error_text, last_attempt
