@@ -25,30 +25,16 @@ from pydantic_settings import BaseSettings, PydanticBaseSettingsSource, Settings
 
 from .config_env import ENV_PREFIX, EnvironSource, SettingsError, env_name, settings_error
 from .config_render import describe, settings_table
+from .config_defaults import (  # noqa: F401  (the defaults, importable from here too)
+    DEFAULT_OUTPUT_FLOOR_TOKENS, DEFAULT_SAFE_CHARS_PER_TOKEN, DEFAULT_ROUTING_CHARS_PER_TOKEN,
+    DEFAULT_WINDOW_TTL_S, DEFAULT_REQUEST_BUDGET_MS, DEFAULT_DISCOVERY_TIMEOUT_S,
+    DEFAULT_UNKNOWN_WINDOW_RETRY_S, DEFAULT_WARM_THRESHOLD, DEFAULT_WARM_COOLDOWN_S,
+    DEFAULT_WARM_MAX_CONCURRENCY, DEFAULT_WARM_TIMEOUT_S, DEFAULT_WARM_MEMORY_SESSIONS,
+    DEFAULT_WARM_QUEUE_SIZE, DEFAULT_WARM_TENANT_RATE, DEFAULT_REDIS_MAX_CONNECTIONS,
+    DEFAULT_WARM_REWARM_STEP, DEFAULT_WARM_PRIORITY, DEFAULT_WARM_PIECE_TOKENS, DEFAULT_DECODE_WARM_TOKENS,
+)
 
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError", "describe", "env_name", "settings_table"]
-
-DEFAULT_OUTPUT_FLOOR_TOKENS = 256
-DEFAULT_SAFE_CHARS_PER_TOKEN = 3.0
-DEFAULT_ROUTING_CHARS_PER_TOKEN = 4.0
-DEFAULT_WINDOW_TTL_S = 900.0
-DEFAULT_REQUEST_BUDGET_MS = 300
-DEFAULT_DISCOVERY_TIMEOUT_S = 5.0
-DEFAULT_UNKNOWN_WINDOW_RETRY_S = 30.0
-DEFAULT_WARM_THRESHOLD = 0.6
-DEFAULT_WARM_COOLDOWN_S = 300.0
-DEFAULT_WARM_MAX_CONCURRENCY = 4
-DEFAULT_WARM_TIMEOUT_S = 120.0
-DEFAULT_WARM_MEMORY_SESSIONS = 256
-DEFAULT_WARM_QUEUE_SIZE = 1024
-DEFAULT_WARM_TENANT_RATE = 120.0
-DEFAULT_REDIS_MAX_CONNECTIONS = 16
-#: Re-warm once a session grew by 5% of the window: a re-warm prefills only the growth, so a
-#: small step costs requests, not prefill, and leaves less of the escalated prompt uncached.
-DEFAULT_WARM_REWARM_STEP = 0.05
-#: Priority of warms: any value > 0 sorts them behind live requests (vLLM's default 0) on a server
-#: run with ``--scheduling-policy priority`` (vLLM ≥ 0.6.3: lower values are scheduled first).
-DEFAULT_WARM_PRIORITY = 10
 
 
 class Settings(BaseSettings):
@@ -182,6 +168,14 @@ class Settings(BaseSettings):
     warm_priority: int = Field(DEFAULT_WARM_PRIORITY, description=(
         "vLLM priority of warms (extra_body.priority; lower is served first, live requests have 0): behind live traffic "
         "on servers run with --scheduling-policy priority; a deployment that refuses it gets warms without it; 0 = never sent."))
+    warm_piece_tokens: int = Field(DEFAULT_WARM_PIECE_TOKENS, ge=0, description=(
+        "A warm whose uncached part is larger is sent as successive prefixes of its conversation (cut at message "
+        "boundaries, and inside long plain text), each adding at most this many tokens, the next after the previous "
+        "returned: a live request waits for one piece at most (vLLM V1 runs a started prefill to its end); 0 = whole warms."))
+    decode_warm_tokens: int = Field(DEFAULT_DECODE_WARM_TOKENS, ge=0, description=(
+        "While a reply to a session past the warm threshold streams (chat completions), warm the target with the reply "
+        "so far every this many tokens, so the escalated turn that sends it back prefills little of it; needs "
+        "KVWARM_REPLY_WARM; 0 = off."))
     warm_memory_sessions: int = Field(
         DEFAULT_WARM_MEMORY_SESSIONS,
         ge=1,

@@ -17,6 +17,7 @@ from typing import Any
 from . import identity
 from .config import Settings
 from .deadline import RequestBudget
+from .decode_warm import CHARS_PER_TOKEN, DecodeTap
 from .meta import (
     AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
     WARM_MARKER, all_metadata, request_metadata,
@@ -24,7 +25,7 @@ from .meta import (
 from .metrics import Metrics
 from .pending_replies import PendingReplies, PendingReply
 from .planner import Backstop, Route, RoutePlan
-from .reply_warm import keeps_reasoning, opens_next_turn, reply_of, with_reply
+from .reply_warm import Reply, keeps_reasoning, opens_next_turn, reply_of, with_reply
 from .usage import field, prompt_usage
 from .view import AttemptView, PreCallView
 from .warm import WarmOutcome, WarmTrigger
@@ -50,12 +51,14 @@ class Effects:
         settings: plugin settings. metrics: collectors. warm_gate: queues warms.
         secret: key of the tenant and session hashes (resolved on first use).
         forbid: builds the exception that refuses a request (HTTP 403, from the bridge).
+        served_model: a model group's served model name (``/v1/models``), for what its template renders.
     """
 
     def __init__(self, settings: Settings, metrics: Metrics, warm_gate: WarmGate, *,
-                 secret: Callable[[], bytes], forbid: Callable[[str], Exception]):
+                 secret: Callable[[], bytes], forbid: Callable[[str], Exception],
+                 served_model: Callable[[str], str | None] = lambda group: None):
         self.settings, self.metrics, self.warm_gate = settings, metrics, warm_gate
-        self._secret, self._forbid = secret, forbid
+        self._secret, self._forbid, self.served_model = secret, forbid, served_model
         #: warm outcomes seen by this process, by outcome value (for tests and the demo)
         self.warm_outcomes: dict[str, int] = {}
         #: requests served by their own group, waiting for their reply to be warmed
@@ -142,7 +145,7 @@ class Effects:
             return False
         return self.pending.discard(_call_tenant(all_metadata(request_data)), call_id)
 
-    async def reply_warm(self, kwargs: Mapping[str, Any], response: Any, served_model: Callable[[str], str | None]) -> None:
+    async def reply_warm(self, kwargs: Mapping[str, Any], response: Any) -> None:
         """After a successful attempt: the request's reply-warm, if its pre-call hook kept one (it
         stayed on its group with an escalation target): the warm body plus the reply as the client
         will send it back (``reasoning`` only where the target's template renders it,
@@ -166,13 +169,43 @@ class Effects:
         c = pending.candidate
         prompt, _ = prompt_usage(usage)  # the server's own count when it gave one: exact, where the estimate may be low
         size = (prompt if isinstance(prompt, int) and prompt > 0 else c.tokens) + produced
-        served = served_model(c.target)
+        served = self.served_model(c.target)
         body = with_reply(pending.body, pending.kind, reply, reasoning=keeps_reasoning(reply, served),
                           next_turn=opens_next_turn(reply, served))
         if body is None:
             return
         grown = replace(c, tokens=size, growth_tokens=(c.growth_tokens if c.growth_tokens is not None else c.tokens) + produced)
         await self.warm_gate.consider(grown, {}, kind=pending.kind, trigger=WarmTrigger.REPLY, body=body)
+
+    def decode_tap(self, request_data: Mapping[str, Any]) -> DecodeTap | None:
+        """A tap for the stream of a chat request whose reply-warm is kept (:meth:`_await_reply`): every
+        ``decode_warm_tokens`` of streamed text it queues a decode warm (the reply-warm body with the text so
+        far, ``trigger="decode"``); a client that leaves before the end drops the kept body (no reply-warm of
+        a reply it never got); ``None`` for any other stream (nothing kept, another API, switched off).
+        Never raises (an internal error is logged: the stream goes on untapped)."""
+        s = self.settings
+        try:
+            call_id = request_data.get("litellm_call_id") if isinstance(request_data, Mapping) else None
+            if s.decode_warm_tokens <= 0 or not s.reply_warm or not isinstance(call_id, str):
+                return None
+            pending = self.pending.get(_call_tenant(all_metadata(request_data)), call_id)  # type: ignore[arg-type]
+        except Exception:
+            logger.warning("[KV-WARM] decode warms skipped after an internal error", exc_info=True)
+            return None
+        if pending is None or pending.kind != "chat":
+            return None
+
+        async def submit(text: str) -> None:
+            reply = Reply(text)
+            body = with_reply(pending.body, "chat", reply, next_turn=opens_next_turn(reply, self.served_model(pending.candidate.target)))
+            if body is None:
+                return
+            c, produced = pending.candidate, len(text) // CHARS_PER_TOKEN
+            grown = replace(c, tokens=c.tokens + produced, growth_tokens=(c.growth_tokens if c.growth_tokens is not None else c.tokens) + produced)
+            await self.warm_gate.consider(grown, {}, kind="chat", trigger=WarmTrigger.DECODE, body=body)
+
+        tenant = _call_tenant(all_metadata(request_data))
+        return DecodeTap(s.decode_warm_tokens, submit, abandon=lambda: self.pending.discard(tenant, call_id))
 
     @staticmethod
     def arm(data: dict, backstop: Backstop, metadata_field: str = "metadata") -> None:

@@ -13,7 +13,7 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
    answers the context-length error LiteLLM alone would give; a one-attempt refusal is learned from.
 4. ``async_filter_deployments``: pin a session to one deployment of an escalation target.
 5. ``async_log_success_event``: usage metrics, estimate corrections (:mod:`.usage`), reply-warms (:mod:`.reply_warm`).
-6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`).
+6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`), decode warms.
 
 Fail open for speed: an unexpected error inside a hook is logged and the request goes on exactly
 as LiteLLM alone would send it. Fail closed for security: an escalation whose permission check
@@ -76,16 +76,16 @@ class KVWarmHandler(CustomLogger):
         self.correction = EstimateCorrection()
         self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer, secret=lambda: self.hash_secret,
                                   count=lambda *outcome: self.effects.count_warm(*outcome))
-        self.effects = Effects(self.settings, self.metrics, self.warm_gate, secret=lambda: self.hash_secret, forbid=bridge.forbidden)
+        self.effects = Effects(self.settings, self.metrics, self.warm_gate, secret=lambda: self.hash_secret, forbid=bridge.forbidden,
+                               served_model=lambda group: served_model(self._router_getter(), group))
         self.priority = WarmPriority(self.settings.warm_priority, self.settings.window_ttl_s, on_refused=self.metrics.warm_priority_refused)
-        send = lambda kind, body: bridge.send_warm(self._router_getter(), kind, body)  # noqa: E731
-        self.services = Services(self.settings, self.metrics, send_warm=lambda kind, body: self.priority.send(send, kind, body), on_warm_done=self.effects.warm_done,
+        self.services = Services(self.settings, self.metrics, on_warm_done=self.effects.warm_done, served_model=self.effects.served_model,
+                                 send_warm=lambda kind, body: self.priority.send(lambda k, b: bridge.send_warm(self._router_getter(), k, b), kind, body),
                                  on_warm_outcome=self.effects.count_warm, clock=clock, http_client=http_client,
                                  scrape_targets=lambda: scrape_targets(self._router_getter(), bridge.resolve_secret))
-        self.facts = Facts(self.settings, self.services, self.correction, may_use=bridge.key_may_use,
+        self.facts = Facts(self.settings, self.services, self.correction, may_use=bridge.key_may_use, to_chat=bridge.chat_payload,
                            translate=bridge.litellm_messages, secret=bridge.resolve_secret,
-                           hash_key=lambda tenant: identity.hash_key(self.hash_secret, tenant), router_getter=router_getter,
-                           to_chat=bridge.chat_payload)
+                           hash_key=lambda tenant: identity.hash_key(self.hash_secret, tenant), router_getter=router_getter)
         self.attempts = Attempts(self.facts, self.effects, native_messages=bridge.native_messages)
 
     @property
@@ -186,13 +186,13 @@ class KVWarmHandler(CustomLogger):
         except Exception:
             logger.debug("usage metrics skipped", exc_info=True)
         try:
-            await self.effects.reply_warm(kwargs, response_obj, lambda group: served_model(self._router_getter(), group))
+            await self.effects.reply_warm(kwargs, response_obj)
         except Exception:  # fail open: a reply-warm never reaches a client
             logger.warning("[KV-WARM] reply-warm skipped after an internal error", exc_info=True)
 
     def async_post_call_streaming_iterator_hook(self, user_api_key_dict: Any, response: Any, request_data: dict) -> AsyncGenerator:
-        """Every stream unchanged; an error inside one counted by whether content had gone out (:mod:`.stream_errors`)."""
-        return stream_errors.pass_through(response, request_data, self.metrics)
+        """Every stream unchanged; an error inside one counted (:mod:`.stream_errors`); decode warms (:mod:`.decode_warm`)."""
+        return stream_errors.pass_through(response, request_data, self.metrics, self.effects.decode_tap(request_data))
 
     async def aclose(self) -> None:
         """Cancel every background task and close every client (see :class:`Services`)."""

@@ -203,9 +203,12 @@ def scoped_key(prefix: str, session: Session, secret: bytes | str) -> str:
 
 
 def hashed_session(session: Session, secret: bytes | str) -> str:
-    """The session id as written to warm metadata: ``hash_key(secret, session id)``, 32 hex
-    chars (the session part of :func:`scoped_key`). Raises ``ValueError`` on an empty secret."""
-    return hash_key(secret, session.session_id)
+    """The session as written to warm metadata, scoped by tenant: ``hash_key(tenant):hash_key(session id)``
+    (32 hex chars each, as in :func:`scoped_key`; ``-`` for a session without a tenant), so two tenants that
+    use the same session id are two sessions to whatever reads it (what a session warmed:
+    :class:`~litellm_kvwarm.warm_prefixes.WarmedPrefixes`). Raises ``ValueError`` on an empty secret."""
+    tenant = hash_key(secret, session.tenant) if session.tenant else "-"
+    return f"{tenant}:{hash_key(secret, session.session_id)}"
 
 
 def cache_salt(secret: str, tenant: str) -> str:

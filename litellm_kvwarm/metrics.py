@@ -92,6 +92,7 @@ class Metrics:
     stream_errors: Counter
     escalation_cached_ratio: Histogram
     warm_priority_refused: Counter
+    warm_pieces: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry = REGISTRY) -> Metrics:
@@ -215,6 +216,11 @@ class Metrics:
                 "--scheduling-policy priority); resent once without it, and that deployment's warms go without it "
                 "for the window TTL.",
                 ["deployment"], registry=registry,
+            ),
+            warm_pieces=Counter(
+                f"{p}_warm_pieces", "Prefixes sent before a warm's whole body (KVWARM_WARM_PIECE_TOKENS), by target and "
+                "outcome (succeeded, failed: the whole warm is then sent at once).",
+                ["target", "outcome"], registry=registry,
             ),
         )
 

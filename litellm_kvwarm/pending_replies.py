@@ -62,6 +62,13 @@ class PendingReplies:
         """Drop that call's entry (its request failed); whether there was one."""
         return self._entries.pop((tenant, call_id), None) is not None
 
+    def get(self, tenant: str, call_id: str) -> PendingReply | None:
+        """The entry of that call (kept), ``None`` when absent or expired."""
+        found = self._entries.get((tenant, call_id))
+        if found is None or self._clock() - found[0] > self._ttl_s:
+            return None
+        return found[1]
+
     def pop(self, tenant: str, call_id: str) -> PendingReply | None:
         """The entry of that call (removed), ``None`` when absent or expired."""
         found = self._entries.pop((tenant, call_id), None)

@@ -25,6 +25,7 @@ from .learned_limits import LearnedLimits, LimitKind
 from .metrics import Metrics, deployment_label
 from .scrape import BackendScraper, PrefixCacheStats
 from .warm import WarmOutcome, WarmRunner
+from .warm_pieces import PieceSender
 from .backend_call import Deployment
 from .window_fetch import HttpWindowFetcher
 from .windows import WindowCache
@@ -105,9 +106,11 @@ class Services:
     Args:
         settings: plugin settings.
         metrics: collectors.
-        send_warm: performs one warm request (``router.acompletion(**body)`` in the proxy).
+        send_warm: performs one warm request (``router.acompletion(**body)`` in the proxy); a warm
+            is sent in pieces through it (:class:`~litellm_kvwarm.warm_pieces.PieceSender`).
         on_warm_done: ``(outcome, duration_s, target)`` when a warm ends.
         scrape_targets: the deployments to scrape (with their keys).
+        served_model: a model group's served model name (what its template renders, for warm pieces).
         clock: monotonic seconds for the window cache and the exact counter's failure memory
             (request budgets always run on ``time.monotonic``: they time real waits).
         http_client: inject a client (tests); default one is created on first use.
@@ -123,13 +126,15 @@ class Services:
         on_warm_done: Callable[[WarmOutcome, float, str], None],
         on_warm_outcome: Callable[[WarmOutcome, str], None] | None = None,
         scrape_targets: Callable[[], Iterable[Deployment]],
+        served_model: Callable[[str], str | None] = lambda group: None,
         clock: Callable[[], float] = time.monotonic,
         http_client: httpx.AsyncClient | None = None,
         environ: Mapping[str, str] = os.environ,
     ):
         self._settings = settings
         self._metrics = metrics
-        self._send_warm = send_warm
+        #: sends each warm, in pieces when its uncached part is large (``KVWARM_WARM_PIECE_TOKENS``)
+        self.pieces = PieceSender(settings.warm_piece_tokens, send_warm, on_piece=metrics.warm_pieces, served_model=served_model)
         self._on_warm_done = on_warm_done
         self._on_warm_outcome = on_warm_outcome
         self._scrape_targets = scrape_targets
@@ -208,7 +213,7 @@ class Services:
     def warmer(self) -> WarmRunner:
         if self._warmer is None:
             self._warmer = WarmRunner(
-                self._send_warm,
+                self.pieces.send,
                 cooldown=lambda: self.cooldown,
                 cooldown_s=self._settings.warm_cooldown_s,
                 tenant_rate=self._settings.warm_tenant_rate,

@@ -10,10 +10,12 @@ out nothing can be retried: :func:`pass_through` lets the error through unchange
 
 from __future__ import annotations
 
+import asyncio
 import logging
 from collections.abc import AsyncGenerator, AsyncIterable
 from typing import Any
 
+from .decode_warm import DecodeTap
 from .metrics import Metrics
 from .usage import stream_item_has_content
 
@@ -22,16 +24,25 @@ __all__ = ["pass_through"]
 logger = logging.getLogger("litellm_kvwarm")
 
 
-async def pass_through(response: AsyncIterable[Any], request_data: object, metrics: Metrics) -> AsyncGenerator[Any, None]:
+async def pass_through(response: AsyncIterable[Any], request_data: object, metrics: Metrics,
+                       tap: DecodeTap | None = None) -> AsyncGenerator[Any, None]:
     """Yield every item of ``response`` unchanged; an exception raised by it is counted in
     ``kvwarm_stream_errors_total{model_group, after_content}`` (content: text, reasoning or a tool
-    call already yielded; see :func:`~litellm_kvwarm.usage.stream_item_has_content`) and re-raised as is."""
+    call already yielded; see :func:`~litellm_kvwarm.usage.stream_item_has_content`) and re-raised as is.
+    ``tap``: each item is fed to it after it was yielded (decode warms; it never raises); told when the
+    client leaves before the end (the generator closed or cancelled), so no reply it never got is warmed."""
     sent = False
     try:
         async for item in response:
             if not sent and stream_item_has_content(item):
                 sent = True
             yield item
+            if tap is not None:
+                await tap.feed(item)
+    except (GeneratorExit, asyncio.CancelledError):
+        if tap is not None:
+            tap.abandon()
+        raise
     except Exception:
         try:
             group = request_data.get("model") if isinstance(request_data, dict) else None

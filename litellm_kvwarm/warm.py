@@ -1,27 +1,26 @@
 """Warm-ahead: ``max_tokens=1`` requests, sent in the background, that leave a conversation's
-prefix in the escalation target's prefix cache. This module is the runner (:class:`WarmRunner`)
-and the public face of warm-ahead: the names of :mod:`~litellm_kvwarm.warm_body` (the warm's
-body and metadata), :mod:`~litellm_kvwarm.warm_job` (job, outcomes, drop reasons) and
-:mod:`~litellm_kvwarm.warm_queue` (fair queue, memo) are importable from here too.
+prefix in the escalation target's prefix cache. This module is the runner (:class:`WarmRunner`);
+the names of :mod:`~litellm_kvwarm.warm_body` (body, metadata), :mod:`~litellm_kvwarm.warm_job`
+(job, outcomes, drop reasons) and :mod:`~litellm_kvwarm.warm_queue` are importable from here too.
 
 :class:`WarmRunner` queues warms and sends them in owned background tasks:
 
 * at most ``max_concurrency`` warms are admitted or in flight at once; the rest wait in a queue
   of at most ``queue_size`` warms, one per admission key (tenant + session + target): a newer
-  state of a session replaces its queued warm in place (the newest messages win; the replaced
-  one is dropped as ``stale``);
+  state of a session replaces its queued warm in place (the replaced one is dropped, ``stale``);
 * the queue is fair across tenants (:class:`~litellm_kvwarm.warm_queue.FairQueue`): a freed
   slot takes the next warm round-robin over the tenants with queued warms;
 * with a tenant rate, a tenant holds at most ``limit`` queued warms: past it its own oldest
   queued warm is dropped (``tenant_cap``); past ``queue_size`` the oldest queued warm of the
   tenant with the most queued warms is dropped (``full``; ties: the tenant that reached that
   count first), so a quiet tenant is never pushed out by a noisy one;
+* one warm per admission key at a time: the next warm of a session whose warm is running waits
+  for it (a newer one replacing it, ``stale``), then finds it cached instead of prefilling beside it;
 * a warm is admitted when a slot takes it, right before it is sent: one
   :meth:`~litellm_kvwarm.cooldown.CooldownStore.admit` call checks and takes the session's
   cooldown and the tenant's warm rate together. A queued or dropped warm takes nothing;
-* a small bounded memo (monotonic clock) remembers cooldowns this process took or found
-  running, and tenants found at their rate, so :meth:`WarmRunner.submit` skips those without
-  any I/O and without queueing;
+* a bounded memo (monotonic clock) remembers cooldowns this process took or found running, and
+  tenants found at their rate: :meth:`WarmRunner.submit` skips those without I/O or queueing;
 * each warm runs under ``timeout_s``; every task is kept in a set and cancelled and awaited by
   :meth:`WarmRunner.aclose` (queued warms are dropped as ``shutdown``). A failed or timed-out
   warm is logged and reported; it never reaches a client.
@@ -39,20 +38,11 @@ from dataclasses import replace
 
 from .cooldown import RATE_PERIOD_S, Admission, CooldownStore, MemoryCooldownStore, TenantRate
 from .warm_body import (  # noqa: F401  (re-exported: the warm's body and metadata)
-    METADATA_FIELDS,
-    OUTPUT_FIELDS,
-    OUTPUT_FLOOR_FIELDS,
-    PLUGIN_KEYS,
-    PROMPT_KEYS,
-    PROMPT_SHAPING_KEYS,
-    SESSION_KEY,
-    SPEND_IDENTITY_KEYS,
-    TEXT_PROMPT_KEYS,
-    warm_metadata,
-    warm_request,
+    METADATA_FIELDS, OUTPUT_FIELDS, OUTPUT_FLOOR_FIELDS, PLUGIN_KEYS, PROMPT_KEYS, PROMPT_SHAPING_KEYS, SESSION_KEY,
+    SPEND_IDENTITY_KEYS, TEXT_PROMPT_KEYS, warm_metadata, warm_request,
 )
 from .warm_job import DoneCallback, DropCallback, DropReason, OutcomeCallback, Sender, WarmJob, WarmOutcome, WarmTrigger  # noqa: F401
-from .warm_queue import FairQueue, Memo
+from .warm_queue import FairQueue, Memo, Running
 
 #: Old private names, kept importable.
 _FairQueue = FairQueue
@@ -146,6 +136,7 @@ class WarmRunner:
         self._unstarted = 0  # workers created that have not taken their first warm yet
         self._tasks: set[asyncio.Task[None]] = set()
         self._closed = False
+        self._running = Running()  # keys admitted or in flight, each with its parked next warm
 
     @property
     def in_flight(self) -> int:
@@ -154,8 +145,8 @@ class WarmRunner:
 
     @property
     def queued(self) -> int:
-        """Warms waiting for a slot."""
-        return len(self._queue)
+        """Warms waiting: for a slot, or for their session's running warm."""
+        return len(self._queue) + len(self._running)
 
     def submit(self, job: WarmJob) -> WarmOutcome:
         """Queue ``job`` last of its tenant's warms, or in place of the tenant's queued warm of
@@ -173,15 +164,23 @@ class WarmRunner:
         if self._closed:
             self._on_drop(DropReason.SHUTDOWN, job.target)
             return WarmOutcome.QUEUED
+        if job.key in self._running:
+            if (old := self._running.park(job)) is not None:
+                self._on_drop(DropReason.STALE, old.target)
+            self._on_queue_depth(self.queued)
+            return WarmOutcome.QUEUED
+        self._enqueue(job)
+        self._start_workers()
+        return WarmOutcome.QUEUED
+
+    def _enqueue(self, job: WarmJob) -> None:
         old = self._queue.replace(job)
         if old is not None:
             self._on_drop(DropReason.STALE, old.target)
         else:
             self._make_room(job)
             self._queue.push(job)
-        self._on_queue_depth(len(self._queue))
-        self._start_workers()
-        return WarmOutcome.QUEUED
+        self._on_queue_depth(self.queued)
 
     def _make_room(self, job: WarmJob) -> None:
         if self._rate is not None and job.rate_key is not None and self._queue.count(job.tenant) >= self._rate.limit:
@@ -207,8 +206,13 @@ class WarmRunner:
         try:
             while self._queue and not self._closed:
                 job = self._queue.pop_next()
-                self._on_queue_depth(len(self._queue))
-                await self._admit_and_send(job)
+                self._on_queue_depth(self.queued)
+                self._running.start(job.key)
+                try:
+                    await self._admit_and_send(job)
+                finally:
+                    if (parked := self._running.finish(job.key)) is not None and not self._closed:
+                        self._enqueue(parked)  # this worker takes it: the loop goes on
         finally:
             self._active -= 1  # synchronously with the empty-queue check: submit() starts a new worker
 
@@ -278,7 +282,7 @@ class WarmRunner:
         """Drop every queued warm (``shutdown``), cancel every warm in flight and wait until
         they are gone. Later submits are dropped as ``shutdown`` too."""
         self._closed = True
-        for job in self._queue.clear():
+        for job in [*self._queue.clear(), *self._running.clear()]:
             self._on_drop(DropReason.SHUTDOWN, job.target)
         self._on_queue_depth(0)
         tasks = list(self._tasks)

@@ -20,10 +20,11 @@ Keys, all tenant-scoped keyed hashes (:func:`~litellm_kvwarm.identity.scoped_key
   cached); ``0`` keeps strictly one warm per session per cooldown;
 * a reply-warm's cooldown key is one per session state (the conversation plus that reply): it
   prefills only what the warms before it could not hold (the reply and the message it answers);
-* rate key, one per tenant (only when ``warm_tenant_rate`` > 0).
+* rate key, one per tenant (only when ``warm_tenant_rate`` > 0; a decode warm takes none).
 
 Triggers (``kvwarm_warms_total{trigger}``): ``ahead`` (the request crossed the threshold), ``reply``
-(the source's finished reply appended, :mod:`~litellm_kvwarm.reply_warm`), ``jump``. Every warm
+(the source's finished reply appended, :mod:`~litellm_kvwarm.reply_warm`), ``decode`` (the reply so
+far, while it streams: :mod:`~litellm_kvwarm.decode_warm`), ``jump``. Every warm
 carries ``KVWARM_WARM_PRIORITY`` (:mod:`~litellm_kvwarm.warm_priority`).
 """
 
@@ -163,9 +164,9 @@ class WarmGate:
         assert session is not None
         s = self._settings
         growth = c.growth_tokens if c.growth_tokens is not None else c.tokens
-        if trigger is WarmTrigger.REPLY:
-            # one reply-warm per session state: it prefills only what the warm before it could not hold
-            cooldown = identity.scoped_key(f"warm:{c.target}:reply:{growth}", session, self._secret)
+        if trigger in (WarmTrigger.REPLY, WarmTrigger.DECODE):
+            # one reply-warm (decode warm) per session state: it prefills only what the warm before it could not hold
+            cooldown = identity.scoped_key(f"warm:{c.target}:{trigger.value}:{growth}", session, self._secret)
         else:
             cooldown = cooldown_key(session, c.target, growth, c.source_window, s.warm_rewarm_step, self._secret)
         if body is None:
@@ -174,7 +175,9 @@ class WarmGate:
         return WarmJob(
             key=admission_key(session, c.target, self._secret),
             cooldown_key=cooldown,
-            rate_key=tenant_rate_key(session.tenant, self._secret) if s.warm_tenant_rate > 0 else None,
+            # a decode warm takes no tenant rate: it needs a streamed reply the tenant paid for, and prefills that reply
+            # once (the reply-warm would otherwise); rotating session ids cannot multiply it
+            rate_key=tenant_rate_key(session.tenant, self._secret) if s.warm_tenant_rate > 0 and trigger is not WarmTrigger.DECODE else None,
             tenant_key=tenant_rate_key(session.tenant, self._secret),
             kind=kind,
             body=with_priority(body, s.warm_priority),
@@ -191,7 +194,7 @@ class WarmGate:
     async def _guard(self, c: WarmCandidate, may_use: Callable[[], Awaitable[bool]] | None, trigger: WarmTrigger,
                      largest_step: int) -> tuple[WarmOutcome, WarmTrigger]:
         s = self._settings
-        if not s.warm_ahead or (trigger is WarmTrigger.REPLY and not s.reply_warm):
+        if not s.warm_ahead or (trigger in (WarmTrigger.REPLY, WarmTrigger.DECODE) and not s.reply_warm):
             return WarmOutcome.SKIPPED_DISABLED, trigger
         if c.tokens < s.warm_threshold * c.source_window:
             if not (s.warm_jump and jump_due(c.tokens, largest_step, c.source_window, s.output_floor_tokens)):

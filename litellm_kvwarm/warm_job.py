@@ -44,6 +44,8 @@ class WarmTrigger(str, Enum):
     REPLY = "reply"
     #: below the threshold, but the session's largest growth step so far would overflow the window
     JUMP = "jump"
+    #: the source group's reply so far, while it is still streaming (:mod:`~litellm_kvwarm.decode_warm`)
+    DECODE = "decode"
 
 
 class DropReason(str, Enum):

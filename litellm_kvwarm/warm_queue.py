@@ -11,6 +11,9 @@ another tenant's backlog, so one tenant's burst does not delay another tenant's 
 Submit and dispatch are O(1): tenants in an ordered dict (the rotation) of per-tenant ordered
 dicts, and tenants indexed by their queued count for the runner's ``full`` victim.
 
+One warm per session at a time (:class:`Running`): the admission keys admitted or in flight, and for
+each at most one next warm waiting for it to end (a newer one replaces it).
+
 The memo (:class:`Memo`) remembers, per key, until when a refusal holds (a cooldown this
 process took or found running, a tenant found at its rate), so the runner skips those without
 any I/O and without queueing.
@@ -150,3 +153,38 @@ class FairQueue:
             self._max = new
         elif old == self._max and old not in self._by_count:
             self._max = new  # the last tenant at the top moved one down
+
+
+class Running:
+    """Admission keys admitted or in flight, each with at most one parked next warm."""
+
+    def __init__(self) -> None:
+        self._keys: set[str] = set()
+        self._parked: dict[str, WarmJob] = {}
+
+    def __contains__(self, key: str) -> bool:
+        return key in self._keys
+
+    def __len__(self) -> int:
+        """Parked warms."""
+        return len(self._parked)
+
+    def park(self, job: WarmJob) -> WarmJob | None:
+        """Keep ``job`` until its key's running warm ends; returns the parked warm it replaced."""
+        old = self._parked.get(job.key)
+        self._parked[job.key] = job
+        return old
+
+    def start(self, key: str) -> None:
+        self._keys.add(key)
+
+    def finish(self, key: str) -> WarmJob | None:
+        """``key``'s warm ended: its parked warm (removed), if any."""
+        self._keys.discard(key)
+        return self._parked.pop(key, None)
+
+    def clear(self) -> list[WarmJob]:
+        """Forget the parked warms; the warms they were."""
+        jobs = list(self._parked.values())
+        self._parked.clear()
+        return jobs

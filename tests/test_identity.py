@@ -86,7 +86,10 @@ def test_every_key_for_shared_state_uses_the_keyed_hash():
     tenant_h, session_h = identity.hash_key(SECRET, s.tenant), identity.hash_key(SECRET, s.session_id)
     assert identity.scoped_key("warm:fast:3", s, SECRET) == f"warm:fast:3:{tenant_h}:{session_h}"
     assert identity.affinity_key(s, SECRET) == tenant_h + session_h
-    assert identity.hashed_session(s, SECRET) == session_h and "session-secret-id" not in session_h
+    # tenant-scoped: two tenants with the same session id are two sessions (found by a breaker: warm state shared)
+    assert identity.hashed_session(s, SECRET) == f"{tenant_h}:{session_h}" and "session-secret-id" not in session_h
+    other_tenant = identity.Session("team:beta", "session-secret-id", "litellm")
+    assert identity.hashed_session(other_tenant, SECRET) != identity.hashed_session(s, SECRET)
     plain = hashlib.sha256(b"team:alpha").hexdigest()[:32]
     assert plain not in identity.scoped_key("warm", s, SECRET) and plain not in identity.affinity_key(s, SECRET)
     other = b"other replica secret"

@@ -238,3 +238,21 @@ async def test_reply_warm_uses_its_own_body_trigger_and_cooldown_per_state():
     gate, _ = gate_with(Settings(warm_priority=0), runner := Captured())
     await gate.consider(candidate(s), chat_data("replier"))
     assert "extra_body" not in runner.jobs[-1].body
+
+
+async def test_decode_warms_have_their_own_cooldown_per_state_and_take_no_tenant_rate():
+    """A decode warm (the reply so far, while it streams) is gated like a reply-warm but never counts toward the
+    tenant's warm rate: a streamed reply is paid for, and each token of it is prefilled once by these warms."""
+    from litellm_kvwarm.warm_job import WarmTrigger
+
+    gate, counted = gate_with(Settings(warm_tenant_rate=60), runner := Captured())
+    s = session("decoder")
+    body = {"model": "slow", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}], "metadata": {}}
+    assert await gate.consider(candidate(s, tokens=NEAR), {}, trigger=WarmTrigger.DECODE, body=body) is WarmOutcome.QUEUED
+    decode = runner.jobs[-1]
+    assert decode.trigger == "decode" and decode.rate_key is None and decode.tenant_key is not None
+    await gate.consider(candidate(s, tokens=NEAR), {}, trigger=WarmTrigger.REPLY, body=body)
+    reply = runner.jobs[-1]
+    assert reply.rate_key is not None and reply.cooldown_key != decode.cooldown_key and reply.key == decode.key
+    gate, _ = gate_with(Settings(reply_warm=False), Captured())
+    assert await gate.consider(candidate(s), {}, trigger=WarmTrigger.DECODE, body=body) is WarmOutcome.SKIPPED_DISABLED

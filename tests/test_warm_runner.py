@@ -150,6 +150,38 @@ async def test_a_newer_state_of_a_session_replaces_its_queued_warm_in_place():
     assert rec.sessions_sent() == ["blocker", "s1 turn 2", "s2"]  # kept its place, newest messages
 
 
+async def test_one_warm_per_session_at_a_time_the_next_waits_for_it_and_the_newest_wins():
+    """A session's next warm (a decode or reply warm after its warm-ahead) is not sent beside the running one,
+    even with free slots: it would prefill the same uncached tokens again on vLLM. It waits, a newer state
+    replaces it (``stale``), and it goes when the running warm ends; other sessions are not held."""
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=4, queue_size=8)
+    runner.submit(job("s1", text="s1 ahead"))
+    await rec.started.wait()
+    runner.submit(job("s1", text="s1 decode 1", bucket=1))
+    runner.submit(job("s2"))
+    await asyncio.sleep(0.01)
+    assert rec.now_in_flight == 2  # s1's first warm and s2: s1's next one waits although two slots are free
+    assert runner.queued == 1 and runner.in_flight == 2
+    assert runner.submit(job("s1", text="s1 decode 2", bucket=2)) is WarmOutcome.QUEUED
+    assert rec.drops == [DropReason.STALE] and runner.queued == 1
+    rec.gate.set()
+    await runner.drain()
+    assert rec.sessions_sent().count("s1 decode 2") == 1 and "s1 decode 1" not in rec.sessions_sent()
+    assert rec.sessions_sent().index("s1 ahead") < rec.sessions_sent().index("s1 decode 2")
+    assert rec.max_in_flight == 2 and runner.queued == 0
+
+
+async def test_aclose_drops_a_session_s_waiting_warm_too():
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=2)
+    runner.submit(job("s1"))
+    await rec.started.wait()
+    runner.submit(job("s1", text="next", bucket=1))
+    await runner.aclose()
+    assert rec.drops == [DropReason.SHUTDOWN] and runner.queued == 0 and rec.sent == []
+
+
 async def test_a_full_queue_drops_the_oldest_warm_and_counts_it():
     rec = Recorder(hold=True)
     runner = rec.runner(max_concurrency=1, queue_size=2, tenant_rate=0)

@@ -263,7 +263,7 @@ def test_the_interference_arms_say_which_prefill_order_the_slow_emulator_ran():
     options = InterferenceOptions()
     assert options.slow_flags("low-priority")[-2:] == ("--prefill-order", "running-first")  # vLLM V1's rule
     assert options.slow_flags("low-priority-between-chunks")[-2:] == ("--prefill-order", "between-chunks")
-    assert set(ARM_PREFILL_ORDER) < set(ARMS) and ARMS["low-priority-between-chunks"] == ARMS["low-priority"]
+    assert set(ARM_PREFILL_ORDER) < set(ARMS) and ARMS["low-priority-between-chunks"] == ARMS["low-priority-whole"]
     base = {"live_client_ttft_s": [0.3], "live_errors": 0, "live_server_ttft_s": [0.25], "live_queue_wait_s": [0.0],
             "warm_sessions": 1, "warms": []}
     raw = {"no-warm": base, "fcfs": dict(base, live_server_ttft_s=[0.62]), "low-priority": dict(base, live_server_ttft_s=[0.6]),
@@ -282,3 +282,34 @@ def test_the_interference_arms_say_which_prefill_order_the_slow_emulator_ran():
     results = {"meta": {}, "interference": out}
     live = {t["target"]: t for t in evaluate_targets(results)}["live TTFT p99 with low-priority warms ≤ 1.05 × without warms"]
     assert live["met"] is False and "(not vLLM V1) 1.08x" in live["note"]
+
+
+def test_the_pieces_arm_against_whole_warms_labelled_from_each_arm_s_env():
+    """The plugin's defaults (low priority, 512-token pieces) against the same warms sent whole, FCFS and at low
+    priority: each row says what its plugin ran with, the ratios name the pieces."""
+    from litellm_kvwarm.lab.bench.interference import ARMS
+    from litellm_kvwarm.lab.bench.report_closed import interference_section
+
+    assert ARMS["low-priority"]["KVWARM_WARM_PIECE_TOKENS"] == "512" and ARMS["fcfs"]["KVWARM_WARM_PIECE_TOKENS"] == "0"
+    base = {"live_client_ttft_s": [0.3], "live_errors": 0, "live_server_ttft_s": [0.25], "live_queue_wait_s": [0.0],
+            "warm_sessions": 1, "warms": []}
+    raw = {name: dict(base, env=dict(env), live_server_ttft_s=[value])
+           for (name, env), value in zip(ARMS.items(), (0.25, 0.62, 0.255, 0.2525, 0.6, 0.27))}
+    assert list(raw) == ["no-warm", "fcfs", "low-priority", "low-priority-256", "low-priority-whole", "low-priority-between-chunks"]
+    out = summarize_interference(raw, 0.05)
+    assert out["p99_ratio"]["low-priority"]["server_ttft_s"] == pytest.approx(1.02)
+    assert out["p99_ratio"]["low-priority-whole"]["server_ttft_s"] == pytest.approx(2.4)
+    o = {"live_requests": 1, "live_interval_s": 10, "live_max_tokens": 16, "live_prompt_estimate": {"min": 3000, "max": 3000},
+         "warm_interval_s": 40, "warm_session_prompt_estimate": {"min": 11000, "max": 11000}, "chunk_tokens": 2048,
+         "slow_prefill_tps": 750.0, "time_scale": 0.05, "slow_flags": list(InterferenceOptions().slow_flags())}
+    text = "\n".join(interference_section({"interference": dict(out, options=o)}))
+    assert "| warms at low priority, in 512-token pieces (`KVWARM_WARM_PRIORITY=10` `KVWARM_WARM_PIECE_TOKENS=512`) |" in text
+    assert "| warms FCFS, whole (`KVWARM_WARM_PRIORITY=0` `KVWARM_WARM_PIECE_TOKENS=0`) |" in text
+    assert "warms at low priority, whole, emulator `--prefill-order between-chunks`" in text
+    assert "low priority in 512-token pieces **1.02×**" in text and "low priority, whole warms 2.40×" in text
+    assert "in 256-token pieces (sized for this server: 750 tok/s × 5% of a ~7.7 s live TTFT) 1.01×" in text
+    assert "| warms at low priority, in 256-token pieces (`KVWARM_WARM_PRIORITY=10` `KVWARM_WARM_PIECE_TOKENS=256`) |" in text
+    live = {t["target"]: t for t in evaluate_targets({"meta": {}, "interference": out})}[
+        "live TTFT p99 with low-priority warms ≤ 1.05 × without warms"]
+    assert live["met"] is True and live["value"] == pytest.approx(1.02) and "whole warms 2.40x" in live["note"]
+    assert "in 256-token pieces 1.01x" in live["note"]

@@ -61,6 +61,15 @@ def test_cooldown_scales_with_emulated_time_and_stays_valid(time_scale, expected
     assert scaled_cooldown_s(time_scale) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize("time_scale, expected", [(0.05, 2400.0), (0.5, 240.0), (1.0, 120.0), (0.0, 120.0)])
+def test_tenant_warm_rate_scales_with_emulated_time(time_scale, expected):
+    """120 warms per tenant per minute of emulated time: at time scale 0.05 a real minute holds 20 emulated ones."""
+    from litellm_kvwarm.lab.demo import Arm, scaled_tenant_rate
+
+    assert scaled_tenant_rate(time_scale) == pytest.approx(expected)
+    assert Arm("warm-on").env(time_scale)["KVWARM_WARM_TENANT_RATE"] == f"{expected:g}"
+
+
 @pytest.mark.parametrize("name", sorted(ARMS))
 def test_every_arm_env_is_accepted_by_the_plugin_settings(name):
     env = ARMS[name].env(0.05)

@@ -21,8 +21,8 @@ Each replayed arm is one proxy configuration over the same two backends (groups 
 Arms ``a``-``d`` replay the recorded history (open loop: the assistant messages sent back are the
 dataset's, not what the backend produced); ``c`` and ``d`` set ``KVWARM_REPLY_WARM=0`` so they keep
 measuring warm-ahead alone (a reply-warm of the emulator's filler would warm nothing the next
-request sends). Plugin arms use the demo's scaled warm cooldown (300 s × time scale) so the
-cooldown keeps its proportion to emulated time.
+request sends). Plugin arms use the demo's scaled warm cooldown (300 s × time scale) and tenant warm
+rate (120 ÷ time scale a minute) so both keep their proportion to emulated time.
 """
 
 from __future__ import annotations

@@ -6,7 +6,7 @@
   per round with and without the plugin;
 * ``bench-estimator.png``: both estimates against the backend's prompt tokens in the replay;
 * ``bench-interference.png``: live requests' TTFT on slow with no warms, FCFS warms and
-  low-priority warms (p50/p90/p99 bars, and every live request's TTFT sorted).
+  low-priority warms, in pieces and whole (p50/p90/p99 bars, and every live request's TTFT sorted).
 
 Needs ``matplotlib`` (the ``test`` extra installs it). A section missing from the results draws
 no figure.
@@ -23,7 +23,7 @@ __all__ = ["draw_all", "footer"]
 ARM_COLORS = {"a": "tab:red", "b": "tab:orange", "c": "0.55", "d": "tab:green", "e": "tab:blue", "f": "tab:purple",
               "ef": "tab:cyan"}
 INTERFERENCE_COLORS = {"no-warm": "0.55", "fcfs": "tab:red", "low-priority": "tab:green",
-                       "low-priority-between-chunks": "tab:olive"}
+                       "low-priority-256": "tab:cyan", "low-priority-whole": "tab:orange", "low-priority-between-chunks": "tab:olive"}
 
 
 def footer(results: Mapping[str, Any]) -> str:
@@ -205,7 +205,7 @@ def _interference(results: Mapping[str, Any], path: Path) -> Path | None:
         values = arms[n].get("server_ttft_values_s") or []
         if values:
             ax.plot([(i + 1) / len(values) for i in range(len(values))], values, marker=".",
-                    color=INTERFERENCE_COLORS.get(n, "0.5"), label=f"{n}: {arms[n]['warms']} warms on slow")
+                    color=INTERFERENCE_COLORS.get(n, "0.5"), label=f"{n}: {arms[n]['warms']} warm requests on slow")
     ax.set_xlabel("share of live requests")
     ax.set_ylabel("live TTFT, emulated seconds")
     ax.set_title("every live request, sorted (queueing behind warm prefill shows as the tail)", fontsize=9)

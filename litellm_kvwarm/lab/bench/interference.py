@@ -1,6 +1,6 @@
 """What warms cost live traffic on the slow group (issue 16 item 7): live requests' TTFT on ``slow``
 while warm-ahead fires 10k-token warms at it, with warms off, warms first-come-first-served, and
-warms at low priority.
+warms at low priority, in pieces and whole.
 
 One arm = fresh processes: a ``fast`` emulator, a ``slow`` emulator run as vLLM with
 ``--scheduling-policy priority --max-num-batched-tokens 2048`` (a priority-ordered prefill queue,
@@ -20,12 +20,16 @@ seconds = emulated × time scale), for ``duration_s`` emulated seconds:
 
 Arms (plugin env on top of the demo's scaled warm cooldown; reply-warm off in all, so the
 warm traffic is warm-ahead's alone): ``no-warm`` (``KVWARM_WARM_AHEAD=0``), ``fcfs``
-(``KVWARM_WARM_PRIORITY=0``: warms carry no ``priority``, so they queue with live requests by
-arrival), ``low-priority`` (``KVWARM_WARM_PRIORITY=10``, the plugin's default: warms carry
-``priority: 10`` in ``extra_body``; live requests have vLLM's default 0) and
-``low-priority-between-chunks`` (the same, on a slow emulator whose ``--prefill-order
-between-chunks`` lets a better waiting request take the next chunk: what priority would give if a
-running prefill yielded, which vLLM V1 does not do).
+(``KVWARM_WARM_PRIORITY=0 KVWARM_WARM_PIECE_TOKENS=0``: whole warms without ``priority``, queued
+with live requests by arrival: what warms cost unmitigated), ``low-priority`` (the plugin's
+defaults: ``KVWARM_WARM_PRIORITY=10``, warms carry ``priority: 10`` in ``extra_body`` where live
+requests have vLLM's default 0, and ``KVWARM_WARM_PIECE_TOKENS=512``: each warm sent as successive
+prefixes of at most 512 tokens, :mod:`litellm_kvwarm.warm_pieces`), ``low-priority-256`` (pieces of at most
+256 tokens: the README's sizing rule for this server, prefill rate × the delay a live request may take),
+``low-priority-whole`` (the same warms
+sent whole: what priority alone gives under V1's order) and ``low-priority-between-chunks`` (whole,
+on a slow emulator whose ``--prefill-order between-chunks`` lets a better waiting request take the
+next chunk: what priority would give if a running prefill yielded, which vLLM V1 does not do).
 
 Measured per live request: TTFT at the client (real seconds, proxy included) and at the slow
 emulator (its request log's ``ttft_s`` ÷ time scale: emulated seconds, arrival to first token,
@@ -57,13 +61,20 @@ __all__ = ["ARMS", "ARM_PREFILL_ORDER", "InterferenceOptions", "LIVE_MAX_TOKENS"
            "summarize_interference", "traffic"]
 
 NO_WARM, FCFS, LOW_PRIORITY = "no-warm", "fcfs", "low-priority"
-LOW_PRIORITY_CHUNKS = "low-priority-between-chunks"
+LOW_PRIORITY_WHOLE, LOW_PRIORITY_CHUNKS = "low-priority-whole", "low-priority-between-chunks"
+#: pieces sized by the README's rule for this server: prefill rate × the delay a live request may take
+#: (750 tok/s × 5% of the largest live request's ~7.7 s ≈ 290 tokens)
+LOW_PRIORITY_SIZED = "low-priority-256"
+#: warms sent whole (no pieces)
+WHOLE = {"KVWARM_WARM_PIECE_TOKENS": "0"}
 #: arm -> plugin env (besides the scaled cooldown and KVWARM_REPLY_WARM=0)
 ARMS: dict[str, dict[str, str]] = {
     NO_WARM: {"KVWARM_WARM_AHEAD": "0"},
-    FCFS: {"KVWARM_WARM_PRIORITY": "0"},
-    LOW_PRIORITY: {"KVWARM_WARM_PRIORITY": "10"},
-    LOW_PRIORITY_CHUNKS: {"KVWARM_WARM_PRIORITY": "10"},
+    FCFS: {"KVWARM_WARM_PRIORITY": "0", **WHOLE},
+    LOW_PRIORITY: {"KVWARM_WARM_PRIORITY": "10", "KVWARM_WARM_PIECE_TOKENS": "512"},
+    LOW_PRIORITY_SIZED: {"KVWARM_WARM_PRIORITY": "10", "KVWARM_WARM_PIECE_TOKENS": "256"},
+    LOW_PRIORITY_WHOLE: {"KVWARM_WARM_PRIORITY": "10", **WHOLE},
+    LOW_PRIORITY_CHUNKS: {"KVWARM_WARM_PRIORITY": "10", **WHOLE},
 }
 #: arms whose slow emulator runs another ``--prefill-order`` than the options' (vLLM V1's)
 ARM_PREFILL_ORDER = {LOW_PRIORITY_CHUNKS: "between-chunks"}
@@ -249,7 +260,7 @@ def summarize_interference(arms: Mapping[str, Mapping[str, Any]], time_scale: fl
         }
     base = out.get(NO_WARM)
     ratios = {}
-    for name in (FCFS, LOW_PRIORITY, LOW_PRIORITY_CHUNKS):
+    for name in (FCFS, LOW_PRIORITY, LOW_PRIORITY_SIZED, LOW_PRIORITY_WHOLE, LOW_PRIORITY_CHUNKS):
         if name in out and base is not None:
             ratios[name] = {clock: ratio(out[name][clock]["p99"], base[clock]["p99"])
                             for clock in ("server_ttft_s", "client_ttft_s")}

@@ -67,7 +67,8 @@ def _method(results: Mapping[str, Any]) -> list[str]:
         f"- Scale `{scale['name']}`: fast window {scale['fast_window']:,}, slow {scale['slow_window']:,}; {rates}.",
         "- Every arm: groups `fast`/`slow`, `context_window_fallbacks: [{fast: [slow]}]`, `num_retries: 0`, "
         f"streamed requests with `max_tokens` {meta.get('replay', {}).get('max_tokens', 256)}, session header `x-litellm-session-id`. Plugin arms: warm cooldown "
-        "300 s × time scale (real seconds), other settings default; (c) adds `KVWARM_WARM_AHEAD=0`; (c) and (d) add "
+        "300 s × time scale (real seconds) and warm rate 120 per tenant per emulated minute (120 ÷ time scale a real minute), "
+        "other settings default; (c) adds `KVWARM_WARM_AHEAD=0`; (c) and (d) add "
         "`KVWARM_REPLY_WARM=0` (open loop: a reply-warm of the backend's filler would warm nothing the next request "
         "sends); (f) keeps reply-warm on and is replayed closed-loop (section 1b). "
         "(b) adds `enable_pre_call_checks: true` and `model_info.max_input_tokens` = each window.",

@@ -91,6 +91,19 @@ def _order_text(o: Mapping[str, Any]) -> str:
                                    if chunk_arms else "") + ".")
 
 
+def _arm_label(name: str, env: Mapping[str, str]) -> str:
+    """A row's label from the arm's plugin env (older results: the name's own words)."""
+    if env.get("KVWARM_WARM_AHEAD") == "0" or name == "no-warm":
+        return "no warms (`KVWARM_WARM_AHEAD=0`)"
+    priority = env.get("KVWARM_WARM_PRIORITY", "10")
+    how = "FCFS" if priority == "0" else "at low priority"
+    pieces = env.get("KVWARM_WARM_PIECE_TOKENS")
+    shape = "" if pieces is None else (", whole" if pieces == "0" else f", in {pieces}-token pieces")
+    flags = f"`KVWARM_WARM_PRIORITY={priority}`" + (f" `KVWARM_WARM_PIECE_TOKENS={pieces}`" if pieces is not None else "")
+    order = ", emulator `--prefill-order between-chunks`" if name.endswith("between-chunks") else ""
+    return f"warms {how}{shape}{order} ({flags})"
+
+
 def interference_section(results: Mapping[str, Any]) -> list[str]:
     inter = results.get("interference")
     if not inter:
@@ -105,16 +118,15 @@ def interference_section(results: Mapping[str, Any]) -> list[str]:
         f"{num(o['live_prompt_estimate']['min'], ',.0f')}-{num(o['live_prompt_estimate']['max'], ',.0f')} tokens "
         f"(a different conversation each); meanwhile a warm session every {o['warm_interval_s']:g} s on `fast` "
         f"({num(o['warm_session_prompt_estimate']['min'], ',.0f')}-{num(o['warm_session_prompt_estimate']['max'], ',.0f')} "
-        "tokens, past the warm threshold), whose warm (`max_tokens=1`, the whole prompt) lands on `slow`. The slow "
+        "tokens, past the warm threshold), whose warm (`max_tokens=1`: the whole prompt at once, or in pieces "
+        "where the arm says) lands on `slow`. The slow "
         f"emulator runs `{' '.join(o['slow_flags'])}`: one prefill at a time in {o['chunk_tokens']:,}-token chunks. "
         + _order_text(o) + " Reply-warm is off in every "
 
         "emulator's own TTFT (arrival to first token, queueing included) in emulated seconds; *client* = real seconds "
         f"through the proxy (time scale {o['time_scale']}).", "",
     ]
-    labels = {"no-warm": "no warms (`KVWARM_WARM_AHEAD=0`)", "fcfs": "warms FCFS (`KVWARM_WARM_PRIORITY=0`)",
-              "low-priority": "warms at low priority (`KVWARM_WARM_PRIORITY=10`)",
-              "low-priority-between-chunks": "warms at low priority, emulator `--prefill-order between-chunks`"}
+    labels = {name: _arm_label(name, a.get("env") or {}) for name, a in arms.items()}
     rows = []
     for name, a in arms.items():
         s, c, q = a["server_ttft_s"], a["client_ttft_s"], a["queue_wait_s"]
@@ -123,13 +135,20 @@ def interference_section(results: Mapping[str, Any]) -> list[str]:
                      num(c["p99"], ".3f"), f"{a['warms']} ({a['warms_failed']} failed)",
                      f"{a['warm_prefill_tokens']:,}", ", ".join(str(p) for p in a["warm_priorities"]) or "–"])
     lines += table(["arm", "live", "errors", "server p50 s", "server p90 s", "server p99 s", "queue wait p99 s",
-                    "client p50 s", "client p99 s", "warms on slow", "warm prefill tokens", "warm priority"], rows)
+                    "client p50 s", "client p99 s", "warm requests on slow", "warm prefill tokens", "warm priority"], rows)
     ratios = inter.get("p99_ratio") or {}
     low, fcfs = ratios.get("low-priority") or {}, ratios.get("fcfs") or {}
-    chunks = ratios.get("low-priority-between-chunks") or {}
-    lines += ["", f"Live TTFT p99 ÷ the no-warm arm's: low priority **{num(low.get('server_ttft_s'), '.2f')}×** "
+    whole, chunks = ratios.get("low-priority-whole") or {}, ratios.get("low-priority-between-chunks") or {}
+    sized = ratios.get("low-priority-256") or {}
+    pieces = (arms.get("low-priority") or {}).get("env", {}).get("KVWARM_WARM_PIECE_TOKENS")
+    low_name = f"low priority in {pieces}-token pieces" if pieces and pieces != "0" else "low priority"
+    lines += ["", f"Live TTFT p99 ÷ the no-warm arm's: {low_name} **{num(low.get('server_ttft_s'), '.2f')}×** "
               f"(client {num(low.get('client_ttft_s'), '.2f')}×), FCFS {num(fcfs.get('server_ttft_s'), '.2f')}× "
               f"(client {num(fcfs.get('client_ttft_s'), '.2f')}×)"
+              + (f"; in 256-token pieces (sized for this server: 750 tok/s × 5% of a ~7.7 s live TTFT) "
+                 f"{num(sized.get('server_ttft_s'), '.2f')}× (client {num(sized.get('client_ttft_s'), '.2f')}×)" if sized else "")
+              + (f"; low priority, whole warms {num(whole.get('server_ttft_s'), '.2f')}× "
+                 f"(client {num(whole.get('client_ttft_s'), '.2f')}×)" if whole else "")
               + (f"; low priority if a running prefill yielded at chunk boundaries "
                  f"{num(chunks.get('server_ttft_s'), '.2f')}× (client {num(chunks.get('client_ttft_s'), '.2f')}×)"
                  if chunks else "") + ". Alone: "

@@ -12,8 +12,8 @@
 * (c)/(f) ≥ 5: proactive routing alone (open loop) against arm (f) (medians, both clocks);
 * arm (f)'s warm prefill that its escalated turns never read ≤ 10% of its warm prefill;
 * interference: the low-priority warm arm's live TTFT p99 on slow ≤ 1.05 × the no-warm arm's
-  (emulated clock, vLLM V1's prefill order; the FCFS arm's ratio and the emulator's chunk-yielding
-  order's in the note);
+  (emulated clock, vLLM V1's prefill order, the plugin's defaults: warms in pieces; the FCFS arm's
+  ratio, the same warms sent whole and the emulator's chunk-yielding order's in the note);
 * the plugin's cost end to end, two proxies identical but for it on the same traffic: p50 latency
   added ≤ 1 ms, one request at a time (the unloaded phase; the p99 difference and the loaded p50
   difference in the note); the proxy's CPU seconds per request (process tree ``utime + stime`` ÷
@@ -92,9 +92,13 @@ def _interference_target(results: Mapping[str, Any]) -> dict[str, Any]:
     low = (ratios.get("low-priority") or {}).get("server_ttft_s")
     fcfs = (ratios.get("fcfs") or {}).get("server_ttft_s")
     chunks = (ratios.get("low-priority-between-chunks") or {}).get("server_ttft_s")
+    whole = (ratios.get("low-priority-whole") or {}).get("server_ttft_s")
+    sized = (ratios.get("low-priority-256") or {}).get("server_ttft_s")
     note = (f"FCFS warms {fcfs:.2f}x; client clock: low-priority "
             f"{(ratios.get('low-priority') or {}).get('client_ttft_s') or 0:.2f}x, FCFS "
             f"{(ratios.get('fcfs') or {}).get('client_ttft_s') or 0:.2f}x"
+            + (f"; in 256-token pieces {sized:.2f}x" if sized is not None else "")
+            + (f"; low priority, whole warms {whole:.2f}x" if whole is not None else "")
             + (f"; low priority if a running prefill yielded at chunk boundaries (not vLLM V1) {chunks:.2f}x"
                if chunks is not None else "") if low is not None and fcfs is not None
             else "not measured")

@@ -90,6 +90,7 @@ from .settings import (
     DemoError,
     DemoOptions,
     scaled_cooldown_s,
+    scaled_tenant_rate,
 )
 from .stack import Stack, chat_entries, new_entries, start_stack
 
@@ -161,6 +162,7 @@ __all__ = [
     "run_arm",
     "run_demo",
     "scaled_cooldown_s",
+    "scaled_tenant_rate",
     "start_stack",
     "stream_chat",
     "stream_request",

@@ -32,6 +32,7 @@ from .settings import (
     Arm,
     DemoOptions,
     scaled_cooldown_s,
+    scaled_tenant_rate,
 )
 
 __all__ = ["HEADER", "RowPrinter", "format_comparison", "format_header", "format_row", "format_summary",
@@ -184,7 +185,8 @@ def format_header(options: DemoOptions, arms: Sequence[Arm], conversations: int)
         f"  time scale {ts:g}: every emulated time x {ts:g} (a 30k-token cold prompt on slow: "
         f"{cold_30k:.0f}s emulated, {cold_30k * ts:.2f}s real)",
         f"  plugin: warm at {WARM_THRESHOLD:.0%} of the fast window, KVWARM_WARM_COOLDOWN_S="
-        f"{scaled_cooldown_s(ts):g} (300 s x time scale, real seconds), KVWARM_WARM_REWARM_STEP default; "
+        f"{scaled_cooldown_s(ts):g} (300 s x time scale, real seconds), KVWARM_WARM_TENANT_RATE="
+        f"{scaled_tenant_rate(ts):g} (120 a minute of emulated time), KVWARM_WARM_REWARM_STEP default; "
         f"arm warm-off adds KVWARM_WARM_AHEAD=0",
         f"  replay: from the last request estimated below {options.start_fraction:.0%} of the fast window "
         f"(earlier turns sent as history), max_tokens {options.max_tokens}, "

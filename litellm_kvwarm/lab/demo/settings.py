@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...config import DEFAULT_WARM_COOLDOWN_S, DEFAULT_WARM_THRESHOLD, env_name
+from ...config import DEFAULT_WARM_COOLDOWN_S, DEFAULT_WARM_TENANT_RATE, DEFAULT_WARM_THRESHOLD, env_name
 from ...tokens import calibrated_estimator
 
 __all__ = [
@@ -20,7 +20,7 @@ __all__ = [
     "FAST_GROUP", "FAST_MODEL", "FAST_PREFILL_TPS", "FAST_WINDOW", "LOG_SETTLE_S", "MAX_REQUESTS_PER_CONVERSATION",
     "MIN_WARM_COOLDOWN_S", "PLUGIN_ESTIMATOR", "REQUEST_TIMEOUT_S", "SESSION_HEADER", "SLOW_GROUP", "SLOW_MODEL",
     "SLOW_EMULATOR_ARGS", "SLOW_PREFILL_TPS", "SLOW_WINDOW", "TARGET_TTFT_RATIO", "UNSCALED_WARM_COOLDOWN_S", "WARM_OFF", "WARM_ON",
-    "WARM_THRESHOLD", "Arm", "DemoError", "DemoOptions", "scaled_cooldown_s",
+    "WARM_THRESHOLD", "Arm", "DemoError", "DemoOptions", "scaled_cooldown_s", "scaled_tenant_rate",
 ]
 
 #: what the plugin uses by default for served names it cannot place in a family (fast-8b, slow-27b)
@@ -77,6 +77,12 @@ def scaled_cooldown_s(time_scale: float) -> float:
     return max(UNSCALED_WARM_COOLDOWN_S * time_scale, MIN_WARM_COOLDOWN_S)
 
 
+def scaled_tenant_rate(time_scale: float) -> float:
+    """``KVWARM_WARM_TENANT_RATE`` for the demo: the default warms per minute ÷ the time scale (a minute of
+    emulated time passes in ``60 × time_scale`` real seconds); the default itself at time scale 0 or 1."""
+    return DEFAULT_WARM_TENANT_RATE / time_scale if 0 < time_scale < 1 else DEFAULT_WARM_TENANT_RATE
+
+
 @dataclass(frozen=True)
 class Arm:
     """One configuration to replay under: the plugin on/off, warm-ahead on/off."""
@@ -91,7 +97,8 @@ class Arm:
         """The ``KVWARM_*`` settings this arm passes to the proxy (``environment_variables``)."""
         if not self.plugin:
             return {}
-        env = {env_name("warm_cooldown_s"): f"{scaled_cooldown_s(time_scale):g}"}
+        env = {env_name("warm_cooldown_s"): f"{scaled_cooldown_s(time_scale):g}",
+               env_name("warm_tenant_rate"): f"{scaled_tenant_rate(time_scale):g}"}
         if not self.warm_ahead:
             env[env_name("warm_ahead")] = "0"
         if self.reply_warm is False:

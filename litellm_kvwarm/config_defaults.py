@@ -1,0 +1,31 @@
+"""The settings' defaults (:class:`litellm_kvwarm.config.Settings`), one named constant each, with the
+reason where a number is a choice. No logic."""
+
+DEFAULT_OUTPUT_FLOOR_TOKENS = 256
+DEFAULT_SAFE_CHARS_PER_TOKEN = 3.0
+DEFAULT_ROUTING_CHARS_PER_TOKEN = 4.0
+DEFAULT_WINDOW_TTL_S = 900.0
+DEFAULT_REQUEST_BUDGET_MS = 300
+DEFAULT_DISCOVERY_TIMEOUT_S = 5.0
+DEFAULT_UNKNOWN_WINDOW_RETRY_S = 30.0
+DEFAULT_WARM_THRESHOLD = 0.6
+DEFAULT_WARM_COOLDOWN_S = 300.0
+DEFAULT_WARM_MAX_CONCURRENCY = 4
+DEFAULT_WARM_TIMEOUT_S = 120.0
+DEFAULT_WARM_MEMORY_SESSIONS = 256
+DEFAULT_WARM_QUEUE_SIZE = 1024
+DEFAULT_WARM_TENANT_RATE = 120.0
+DEFAULT_REDIS_MAX_CONNECTIONS = 16
+#: Re-warm once a session grew by 5% of the window: a re-warm prefills only the growth, so a
+#: small step costs requests, not prefill, and leaves less of the escalated prompt uncached.
+DEFAULT_WARM_REWARM_STEP = 0.05
+#: Priority of warms: any value > 0 sorts them behind live requests (vLLM's default 0) on a server
+#: run with ``--scheduling-policy priority`` (vLLM ≥ 0.6.3: lower values are scheduled first).
+DEFAULT_WARM_PRIORITY = 10
+#: Tokens a warm piece adds at least: a started prefill keeps vLLM V1's GPU to its end, so a warm's
+#: uncached part is sent as prefixes of about this size (:mod:`litellm_kvwarm.warm_pieces`).
+DEFAULT_WARM_PIECE_TOKENS = 512
+#: Tokens of streamed reply between two decode warms (:mod:`litellm_kvwarm.decode_warm`): the escalated
+#: turn is left at most this much of the reply to prefill (0.34 s at the benchmark's 750 tok/s).
+DEFAULT_DECODE_WARM_TOKENS = 256
+

@@ -1,0 +1,256 @@
+"""Warms in pieces: a warm whose uncached part is large is sent as successive prefixes of its
+conversation, each ``max_tokens=1``, the next only after the previous returned, so a live request
+that reaches the server meanwhile waits for at most one piece instead of the whole warm.
+
+Why: vLLM V1 schedules RUNNING requests before WAITING ones and preempts only when KV blocks run
+out (``Scheduler.schedule()`` in ``vllm/v1/core/sched/scheduler.py``, 0.8 to 0.11); a request's
+``priority`` (``--scheduling-policy priority``) orders the waiting queue only. A 12k-token warm
+whose prefill has started keeps the step budget for all of its 12k tokens, whatever its priority;
+cut into pieces of ``piece_tokens``, it holds the server for one piece at a time, and between two
+pieces a live request (priority 0, or simply there first) is scheduled ahead of the next piece. The
+prefix cache joins the pieces: each one prefills only what the pieces before it did not.
+
+Cuts (:func:`~litellm_kvwarm.warm_prefixes.cut_points`): at message boundaries (before a user, tool or
+assistant message, a Responses ``function_call_output`` item), so every piece is a conversation the
+template renders as the start of the whole one; and inside a chat message of plain text longer than a piece (a pasted
+document, a tool result), at whitespace half a piece apart: the piece ends with that much of the message's
+text, and renders as the whole one up to the cut (the block holding the cut is prefilled again by the next
+piece). A template that renders a turn differently once more follows (Qwen3's reasoning after the last
+user message) loses that piece's tail; the final warm is the whole body. For those families no piece is
+cut inside an assistant message (the template gives a last assistant message a ``<think>`` block). Text completions (``prompt``), a Responses ``input`` string, content lists (images) and
+text without whitespace are not cut.
+
+What a session already warmed (:class:`~litellm_kvwarm.warm_prefixes.WarmedPrefixes`): checkpoints of its
+last warm, kept per (session hash, target), bounded; a later warm of the same conversation starts its pieces
+after the longest prefix it shares, so a reply-warm of 12k tokens whose first 11k are warmed is one request,
+not 22, and a decode warm whose last message grew skips what the one before sent of it. Sizes are the ratio
+estimate's routing tokens of each item (:func:`item_tokens`), no server count.
+
+:class:`PieceSender` wraps the warm's sender (the runner's ``send``): pieces first, then the whole
+body. A piece the server refuses as sent (400/404/422) leaves the whole body, sent as it would have been
+without pieces; a piece that meets a server in trouble (429, 5xx, a timeout) ends the warm there, as the
+whole warm would have ended. A body with a malformed item (LiteLLM refuses the whole) is not cut. The
+runner's ``timeout_s`` bounds all of it together.
+"""
+
+from __future__ import annotations
+
+import logging
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .reply_warm import drops_past_reasoning
+from .tokens import estimate_request
+from .warm_body import METADATA_FIELDS
+from .warm_prefixes import DEFAULT_CAPACITY, ITEMS_FIELD, Warmed, WarmedPrefixes, cut_points, prefix_digest  # noqa: F401
+
+__all__ = ["DEFAULT_PIECE_TOKENS", "ITEMS_FIELD", "Piece", "PieceSender", "Warmed", "WarmedPrefixes", "cut_points",
+           "item_tokens", "plan_pieces", "prefix_digest"]
+
+logger = logging.getLogger("litellm_kvwarm.warm")
+
+#: Tokens a piece adds at most (``KVWARM_WARM_PIECE_TOKENS``; 0 = whole warms). 512 tokens hold an H100
+#: running a 27B model for ~50 ms and the calibrated CPU-scale engine of the benchmark for 0.7 s.
+DEFAULT_PIECE_TOKENS = 512
+#: Roles of a well-formed item per kind (Responses items are checked for being objects only: their ``type``
+#: decides their shape).
+_WELL_FORMED_ROLES = {"chat": frozenset({"system", "developer", "user", "assistant", "tool", "function"}),
+                      "messages": frozenset({"user", "assistant"})}
+#: Chat roles whose long text may be cut inside (every template renders their content as sent).
+_CHAT_SPLIT_ROLES = frozenset({"system", "developer", "user", "tool", "assistant"})
+
+Send = Callable[[str, dict[str, Any]], Awaitable[Any]]
+Estimate = Callable[[str, Mapping[str, Any]], int]
+
+
+def routing_tokens(kind: str, body: Mapping[str, Any]) -> int:
+    """The ratio estimator's routing tokens of ``body`` (a ``kind`` request)."""
+    return estimate_request(body, call_kind=kind).routing
+
+
+def item_tokens(kind: str, items: Sequence[object], estimate: Estimate = routing_tokens) -> list[int]:
+    """Tokens of each item alone (``estimate`` of a body holding only it, less that of an empty body)."""
+    field = ITEMS_FIELD[kind]
+    base = estimate(kind, {field: []})
+    return [max(estimate(kind, {field: [item]}) - base, 0) for item in items]
+
+
+@dataclass(frozen=True)
+class Piece:
+    """One prefix of a warm: its first ``items`` items, ``tokens`` their estimated size (with the
+    context: system, tools), and the body sent for it."""
+
+    items: int
+    tokens: int
+    body: dict[str, Any]
+
+
+def _prefix_body(body: Mapping[str, Any], field: str, items: Sequence[object], k: int, chars: int | None = None) -> dict[str, Any]:
+    out = dict(body)
+    head = list(items[:k])
+    if chars is not None:  # and the first ``chars`` characters of item k's text
+        head.append({**items[k], "content": items[k]["content"][:chars]})  # type: ignore[index, dict-item]
+    out[field] = head
+    for meta in METADATA_FIELDS:  # LiteLLM's Router writes into a request's metadata: one dict per request
+        if isinstance(out.get(meta), Mapping):
+            out[meta] = dict(out[meta])
+    return out
+
+
+def _text_cuts(item: object, size: int, piece_tokens: int, roles: frozenset[str]) -> list[tuple[int, int]]:
+    """Inside a chat message of plain text longer than a piece: ``(chars, tokens)`` offsets half a piece apart
+    (so a piece holds the GPU for 1 to 1.5 pieces' worth), each at a whitespace (the text before it tokenizes
+    as it does in the whole message, but for its last word)."""
+    content = item.get("content") if isinstance(item, Mapping) else None
+    if not isinstance(content, str) or size <= piece_tokens or item.get("role") not in roles:  # type: ignore[union-attr]
+        return []
+    per_token, step = len(content) / size, max(piece_tokens // 2, 1)
+    out: list[tuple[int, int]] = []
+    for j in range(1, -(-size // step)):
+        at = content.rfind(" ", 0, int(j * step * per_token))
+        if at > 0 and (not out or at > out[-1][0]):
+            out.append((at, int(at / per_token)))
+    return out
+
+
+def refused_as_sent(error: BaseException) -> bool:
+    """Whether a piece's error is the server refusing that request as sent (HTTP 400/404/422: a prefix it takes
+    differently from the whole, e.g. one that ends with a tool call), not the server in trouble (429, 5xx, a
+    timeout, a dropped connection). Reads the ``status_code`` LiteLLM's exceptions carry."""
+    return getattr(error, "status_code", None) in (400, 404, 422)
+
+
+def well_formed(kind: str, items: Sequence[object]) -> bool:
+    """Whether every item is one the API takes (a message object with a known role and text, parts or no
+    content): pieces are cut only from such a body. A malformed one (LiteLLM refuses the whole request) would
+    otherwise reach the server as the valid prefixes before its bad item."""
+    roles = _WELL_FORMED_ROLES.get(kind)
+    for item in items:
+        if not isinstance(item, Mapping):
+            return False
+        if roles is not None and (item.get("role") not in roles or not isinstance(item.get("content"), (str, list, type(None)))):
+            return False
+    return True
+
+
+def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed_items: int = 0, warmed_chars: int = 0,
+                estimate: Estimate = routing_tokens, split_assistant: bool = True) -> list[Piece]:
+    """The prefixes of the warm ``body`` to send before it, in order, each adding at most ``piece_tokens``
+    tokens (estimated) over the one before (or over what was warmed: the first ``warmed_items`` items and
+    ``warmed_chars`` characters of the next one's text), as few as that allows: the farthest candidate cut within
+    a piece is taken. Candidate cuts: where the client's turn starts (:func:`cut_points`), and inside a chat
+    message of plain text longer than a piece, at whitespace half a piece apart (the prefix ends with that much
+    of the message's text: it renders as the start of the whole one up to the cut); so a piece adds half a piece
+    to a piece, except past an item that cannot be cut (an image, text without whitespace): then one piece
+    holds it. A cut is taken only when the next one is more than a piece past the last taken, so no piece
+    adds a few tokens before the whole body. ``[]`` when ``piece_tokens`` ≤ 0, for a kind or
+    body without items, or when the uncached part is at most a piece. ``split_assistant=False``: no cut inside an assistant
+    message (the target's template renders a last assistant message differently:
+    :func:`~litellm_kvwarm.reply_warm.drops_past_reasoning`)."""
+    field = ITEMS_FIELD.get(kind)
+    items = body.get(field) if field else None
+    if piece_tokens <= 0 or not isinstance(items, list) or not items or not well_formed(kind, items):
+        return []
+    sizes = item_tokens(kind, items, estimate)
+    context = estimate(kind, {k: v for k, v in body.items() if k != field})
+    prefix = [context]
+    for size in sizes:
+        prefix.append(prefix[-1] + size)
+    starts = set(cut_points(kind, items))
+    roles = _CHAT_SPLIT_ROLES if split_assistant else _CHAT_SPLIT_ROLES - {"assistant"}
+    candidates: list[tuple[int, int | None, int]] = []  # (items whole, chars of the next one, tokens)
+    for k in range(max(warmed_items, 0), len(items)):
+        if k in starts and k > warmed_items:
+            candidates.append((k, None, prefix[k]))
+        if kind == "chat":
+            skip = warmed_chars if k == warmed_items else 0
+            candidates += [(k, chars, prefix[k] + tokens) for chars, tokens in _text_cuts(items[k], sizes[k], piece_tokens, roles)
+                           if chars > skip]
+    total, last = prefix[-1], prefix[min(warmed_items, len(items))]
+    if warmed_chars and warmed_items < len(items):
+        content = items[warmed_items].get("content") if isinstance(items[warmed_items], Mapping) else None
+        if isinstance(content, str) and content:
+            last += int(sizes[warmed_items] * min(warmed_chars / len(content), 1.0))
+    taken: list[tuple[int, int | None, int]] = []
+    best: tuple[int, int | None, int] | None = None  # the farthest candidate within a piece of the last one taken
+    for candidate in [*candidates, (len(items), None, total)]:  # the whole body closes the walk
+        while candidate[2] - last > piece_tokens and best is not None and best[2] - last >= piece_tokens / 2:
+            taken.append(best)  # not a stretch under half a piece: then the candidate beyond makes one piece
+            last, best = best[2], None
+        if candidate[2] - last > piece_tokens and candidate[2] < total:
+            taken.append(candidate)  # no cut within a piece (an item that cannot be cut): an oversized piece
+            last, best = candidate[2], None
+        elif candidate[2] > last:
+            best = candidate
+    return [Piece(k, tokens, _prefix_body(body, field, items, k, chars)) for k, chars, tokens in taken]  # type: ignore[arg-type]
+
+
+class PieceSender:
+    """Sends a warm in pieces (module docstring).
+
+    Args:
+        piece_tokens: tokens a piece adds at most (``KVWARM_WARM_PIECE_TOKENS``); 0: every warm whole.
+        send: sends one request, ``await send(kind, body)`` (the proxy: the priority-aware Router call).
+        on_piece: ``(target, outcome)`` per piece sent, outcome ``"succeeded"`` or ``"failed"``; or a
+            counter with those labels (``kvwarm_warm_pieces_total``).
+        estimate: tokens of a body (default: the ratio estimator's routing tokens).
+        capacity: (session, target) pairs :class:`WarmedPrefixes` keeps.
+        served_model: a model group's served model name: no cut inside an assistant message where its
+            template drops past reasoning (:func:`~litellm_kvwarm.reply_warm.drops_past_reasoning`).
+    """
+
+    def __init__(self, piece_tokens: int, send: Send, *, on_piece: Any = None, estimate: Estimate = routing_tokens,
+                 capacity: int = DEFAULT_CAPACITY, served_model: Callable[[str], str | None] = lambda group: None):
+        self.piece_tokens = piece_tokens
+        self._send = send
+        self._served_model = served_model
+        counter = on_piece
+        if counter is not None and hasattr(counter, "labels"):
+            on_piece = lambda target, outcome: counter.labels(target, outcome).inc()  # noqa: E731
+        self._on_piece = on_piece or (lambda target, outcome: None)
+        self._estimate = estimate
+        self.warmed = WarmedPrefixes(capacity)
+
+    def plan(self, kind: str, body: Mapping[str, Any]) -> list[Piece]:
+        """The pieces of ``body`` after what its session already warmed; ``[]`` if planning fails (logged)."""
+        if self.piece_tokens <= 0 or kind not in ITEMS_FIELD:
+            return []
+        try:
+            held = self.warmed.held(kind, body)
+            return plan_pieces(kind, body, self.piece_tokens, warmed_items=held.items, warmed_chars=held.chars,
+                               estimate=self._estimate,
+                               split_assistant=not drops_past_reasoning(self._served_model(str(body.get("model")))))
+        except Exception:  # a body the planner cannot read is warmed whole, as without pieces
+            logger.debug("warm pieces not planned", exc_info=True)
+            return []
+
+    async def send(self, kind: str, body: dict[str, Any]) -> Any:
+        """The pieces of ``body`` one after another, then ``body`` itself; returns what the whole warm
+        returned. A piece the server refuses as sent (:func:`refused_as_sent`) ends the pieces and the whole
+        body goes at once; any other error of a piece ends the warm (raised: the runner counts it failed, and
+        the server in trouble gets no second request). Raises what the sender raises (cancellation included)."""
+        send = self._send
+        pieces = self.plan(kind, body)
+        target = str(body.get("model"))
+        done: Piece | None = None  # the last piece that returned (remembered once: a digest reads the whole prefix)
+        try:
+            for piece in pieces:
+                try:
+                    await send(kind, piece.body)
+                except Exception as exc:
+                    self._on_piece(target, "failed")
+                    if not refused_as_sent(exc):
+                        raise  # the server is in trouble (429, 5xx, a timeout): the whole warm would fail as well
+                    logger.info("[KV-WARM] warm piece of %r refused (%s): sending the whole warm", target, type(exc).__name__)
+                    break  # a prefix the server would not take as the whole: the whole warm, as without pieces
+                self._on_piece(target, "succeeded")
+                done = piece
+            if pieces:
+                logger.debug("[KV-WARM] %d piece(s) before the whole warm of %r", len(pieces), target)
+            result = await send(kind, body)
+            done = Piece(0, 0, body)
+            return result
+        finally:  # also when the whole warm failed or the runner's timeout cancelled it
+            if done is not None and kind in ITEMS_FIELD:
+                self.warmed.remember(kind, done.body)  # all of what it sent: a piece cut inside a message too

@@ -1,0 +1,172 @@
+"""What a warm body's items are and what a session already warmed of them: the items field of each request
+kind (:data:`ITEMS_FIELD`), where the client's turn starts (:func:`cut_points`), a chained digest of a body's
+prefixes (:func:`digest_chain`), and :class:`WarmedPrefixes`, the bounded per-(session, target) memory of
+the last warm (checkpoints of that digest and the text of its last messages), so a later warm of the same
+conversation is planned after what is already in the target's prefix cache
+(:mod:`~litellm_kvwarm.warm_pieces`). Pure; no I/O, no clock.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from .meta import SALT_KEY
+from .warm_body import METADATA_FIELDS, PROMPT_KEYS, PROMPT_SHAPING_KEYS, SESSION_KEY
+
+__all__ = ["ITEMS_FIELD", "Warmed", "WarmedPrefixes", "cut_points", "digest_chain", "prefix_digest"]
+
+#: (session, target) pairs whose warmed prefix is remembered per process (~1 KB each at most).
+DEFAULT_CAPACITY = 8192
+#: Checkpoints kept per (session, target): the last few item counts of its last warm, then its cut points.
+TAIL_CHECKPOINTS, MAX_CHECKPOINTS, TEXT_ENTRIES = 4, 12, 2
+DIGEST_BYTES = 16
+#: Where each request kind keeps the items pieces are cut between.
+ITEMS_FIELD = {"chat": "messages", "messages": "messages", "responses": "input"}
+_CHAT_CUT_ROLES = frozenset({"user", "tool", "function", "assistant"})
+
+
+def _cut_before(kind: str, item: object) -> bool:
+    if not isinstance(item, Mapping):
+        return False
+    role = item.get("role")
+    if kind == "chat":
+        return role in _CHAT_CUT_ROLES
+    if kind == "messages":
+        return role in ("user", "assistant")
+    return role in ("user", "assistant") or item.get("type") == "function_call_output"
+
+
+def cut_points(kind: str, items: Sequence[object]) -> list[int]:
+    """Indices ``k`` (1 ≤ k < len) such that ``items[:k]`` is a prefix a template renders as the start of the
+    whole: before a chat ``user``/``tool``/``function``/``assistant`` message, an Anthropic ``user`` or
+    ``assistant`` message, a Responses ``user``/``assistant`` message or ``function_call_output`` item (a prefix
+    that ends with the client's message is a request the client itself sent; one that ends with a reply renders
+    it closed, as the whole does). Not before a system message, nor between a Responses ``function_call`` and
+    another call. ``[]`` for a kind without items (:data:`ITEMS_FIELD`)."""
+    if kind not in ITEMS_FIELD:
+        return []
+    return [k for k in range(1, len(items)) if _cut_before(kind, items[k])]
+
+
+def _metadata(body: Mapping[str, Any]) -> Mapping[str, Any]:
+    for meta in METADATA_FIELDS:
+        if isinstance(body.get(meta), Mapping):
+            return body[meta]
+    return {}
+
+
+def _context_text(kind: str, body: Mapping[str, Any]) -> str:
+    field = ITEMS_FIELD[kind]
+    context: dict[str, Any] = {key: body.get(key) or None for key in PROMPT_KEYS[kind] if key not in (field, "extra_body")}
+    extra = body.get("extra_body")
+    extra = extra if isinstance(extra, Mapping) else {}
+    context["extra_body"] = {key: extra[key] for key in PROMPT_SHAPING_KEYS if key in extra and extra[key]} or None
+    head = {"model": body.get("model"), "salt": _metadata(body).get(SALT_KEY), "context": context}
+    return json.dumps(head, sort_keys=True, default=str, ensure_ascii=False)
+
+
+def _digest(data: bytes) -> bytes:
+    return hashlib.blake2b(data, digest_size=DIGEST_BYTES).digest()
+
+
+def digest_chain(kind: str, body: Mapping[str, Any], upto: int | None = None) -> list[bytes]:
+    """``chain[k]``: a digest of what ``body``'s first ``k`` items render with (k = 0 … ``upto``, default all):
+    those items, every other prompt key of ``kind`` (system, tools ...) and those inside ``extra_body``
+    (chat-template arguments, ``cache_salt``: the keys of :data:`~litellm_kvwarm.warm_body.PROMPT_SHAPING_KEYS`;
+    not ``priority`` or a client's own per-request fields), the model group and the tenant's cache salt. An
+    empty value counts as absent. Chained (each link hashes the previous one and one item), so one pass over
+    a body compares every prefix of it."""
+    items = body.get(ITEMS_FIELD[kind])
+    items = items if isinstance(items, list) else []
+    link = _digest(_context_text(kind, body).encode("utf-8", "surrogatepass"))
+    chain = [link]
+    for item in items[:upto]:
+        text = json.dumps(item, sort_keys=True, default=str, ensure_ascii=False)
+        link = _digest(link + text.encode("utf-8", "surrogatepass"))
+        chain.append(link)
+    return chain
+
+
+def prefix_digest(kind: str, body: Mapping[str, Any], k: int) -> bytes:
+    """:func:`digest_chain`'s link ``k``."""
+    return digest_chain(kind, body, k)[k]
+
+
+@dataclass(frozen=True)
+class Warmed:
+    """What a session's last warm holds of a body: its first ``items`` items and ``chars`` characters of the
+    next item's text (a decode warm's reply so far, a piece cut inside a message)."""
+
+    items: int = 0
+    chars: int = 0
+
+
+def _text_digest(text: str) -> bytes:
+    return _digest(text.encode("utf-8", "surrogatepass"))
+
+
+class WarmedPrefixes:
+    """What each (session, target) last warmed, as checkpoints ``items → digest`` (:func:`digest_chain`): the
+    last :data:`TAIL_CHECKPOINTS` item counts of that warm (a decode warm's growing last message, a reply-warm's
+    closing user message differ from the next warm there) and its last cut points (:func:`cut_points`: an edited
+    last message), :data:`MAX_CHECKPOINTS` at most; and the text of its last :data:`TEXT_ENTRIES` items of plain
+    text (index, length, digest), so a later warm whose item there starts with that text skips it too.
+    ``capacity`` pairs, least recently warmed dropped. Keys are the warm's session hash (``kvwarm_session``,
+    tenant-scoped) and target."""
+
+    def __init__(self, capacity: int = DEFAULT_CAPACITY):
+        if capacity < 1:
+            raise ValueError(f"capacity must be >= 1, got {capacity!r}")
+        self._capacity = capacity
+        self._warmed: OrderedDict[tuple[str, str], tuple[tuple[tuple[int, bytes], ...], tuple[tuple[int, int, bytes], ...]]] = OrderedDict()
+
+    def __len__(self) -> int:
+        return len(self._warmed)
+
+    @staticmethod
+    def key(body: Mapping[str, Any]) -> tuple[str, str] | None:
+        session = _metadata(body).get(SESSION_KEY)
+        return (str(session), str(body.get("model"))) if session else None
+
+    def held(self, kind: str, body: Mapping[str, Any]) -> Warmed:
+        """How much of ``body`` this session's last warm held (``Warmed()``: none known, a different history)."""
+        key = self.key(body)
+        found = self._warmed.get(key) if key is not None else None
+        if not found:
+            return Warmed()
+        checkpoints, texts = found
+        chain = digest_chain(kind, body, checkpoints[-1][0])
+        count = max((c for c, digest in checkpoints if c < len(chain) and chain[c] == digest), default=0)
+        items = body.get(ITEMS_FIELD[kind])
+        item = items[count] if isinstance(items, list) and count < len(items) else None
+        content = item.get("content") if isinstance(item, Mapping) else None
+        for index, length, digest in texts:
+            if index == count and isinstance(content, str) and len(content) >= length and _text_digest(content[:length]) == digest:
+                return Warmed(count, length)
+        return Warmed(count)
+
+    def items(self, kind: str, body: Mapping[str, Any]) -> int:
+        """How many of ``body``'s first items this session's last warm held whole."""
+        return self.held(kind, body).items
+
+    def remember(self, kind: str, body: Mapping[str, Any], count: int | None = None) -> None:
+        """``body``'s first ``count`` items (default: all) were warmed."""
+        key = self.key(body)
+        items = body.get(ITEMS_FIELD.get(kind, ""))
+        if key is None or not isinstance(items, list) or not items or (count is not None and count < 1):
+            return
+        count = len(items) if count is None else min(count, len(items))
+        chain = digest_chain(kind, body, count)
+        kept = {k for k in cut_points(kind, items[:count + 1])}
+        kept.update(range(max(count - TAIL_CHECKPOINTS + 1, 1), count + 1))
+        texts = [(k, len(item["content"]), _text_digest(item["content"])) for k, item in enumerate(items[:count])
+                 if isinstance(item, Mapping) and isinstance(item.get("content"), str) and item["content"]]
+        self._warmed.pop(key, None)
+        self._warmed[key] = (tuple((k, chain[k]) for k in sorted(kept)[-MAX_CHECKPOINTS:]), tuple(texts[-TEXT_ENTRIES:]))
+        while len(self._warmed) > self._capacity:
+            self._warmed.popitem(last=False)
