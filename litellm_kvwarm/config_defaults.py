@@ -22,8 +22,8 @@ DEFAULT_WARM_REWARM_STEP = 0.05
 #: Priority of warms: any value > 0 sorts them behind live requests (vLLM's default 0) on a server
 #: run with ``--scheduling-policy priority`` (vLLM ≥ 0.6.3: lower values are scheduled first).
 DEFAULT_WARM_PRIORITY = 10
-#: Tokens a warm piece adds at least: a started prefill keeps vLLM V1's GPU to its end, so a warm's
-#: uncached part is sent as prefixes of about this size (:mod:`litellm_kvwarm.warm_pieces`).
+#: Tokens a warm piece adds at most: a started prefill keeps vLLM V1's GPU to its end, so a warm's
+#: uncached part is sent as prefixes that each add at most this much (:mod:`litellm_kvwarm.warm_pieces`).
 DEFAULT_WARM_PIECE_TOKENS = 512
 #: Tokens of streamed reply between two decode warms (:mod:`litellm_kvwarm.decode_warm`): the escalated
 #: turn is left at most this much of the reply to prefill (0.34 s at the benchmark's 750 tok/s).

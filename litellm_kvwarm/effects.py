@@ -188,7 +188,7 @@ class Effects:
             call_id = request_data.get("litellm_call_id") if isinstance(request_data, Mapping) else None
             if s.decode_warm_tokens <= 0 or not s.reply_warm or not isinstance(call_id, str):
                 return None
-            pending = self.pending.get(_call_tenant(all_metadata(request_data)), call_id)  # type: ignore[arg-type]
+            pending = self.pending.get(_call_tenant(all_metadata(request_data)), call_id)
         except Exception:
             logger.warning("[KV-WARM] decode warms skipped after an internal error", exc_info=True)
             return None

@@ -104,8 +104,8 @@ class Metrics:
             ),
             warms=Counter(
                 f"{p}_warms", "Warm candidates by outcome (fired, skipped_*, succeeded, failed, timed_out) and trigger "
-                "(ahead: the request crossed the threshold; reply: the source's finished reply appended; jump: the "
-                "session's largest growth step would overflow the window).",
+                "(ahead: the request crossed the threshold; reply: the source's finished reply appended; decode: the "
+                "reply so far, while it streams; jump: the session's largest growth step would overflow the window).",
                 ["outcome", "target", "trigger"], registry=registry,
             ),
             warm_seconds=Histogram(

@@ -12,13 +12,16 @@ prefix cache joins the pieces: each one prefills only what the pieces before it 
 
 Cuts (:func:`~litellm_kvwarm.warm_prefixes.cut_points`): at message boundaries (before a user, tool or
 assistant message, a Responses ``function_call_output`` item), so every piece is a conversation the
-template renders as the start of the whole one; and inside a chat message of plain text longer than a piece (a pasted
-document, a tool result), at whitespace half a piece apart: the piece ends with that much of the message's
-text, and renders as the whole one up to the cut (the block holding the cut is prefilled again by the next
-piece). A template that renders a turn differently once more follows (Qwen3's reasoning after the last
-user message) loses that piece's tail; the final warm is the whole body. For those families no piece is
-cut inside an assistant message (the template gives a last assistant message a ``<think>`` block). Text completions (``prompt``), a Responses ``input`` string, content lists (images) and
-text without whitespace are not cut.
+template renders as the start of the whole one; and inside a long text that ends an item (a message's text, the last text
+block or part of a content list, an Anthropic ``tool_result``, a Responses ``function_call_output``: a pasted
+document, a tool result) at whitespace half a piece apart: the piece ends with that much of the text, and
+renders as the whole one up to the cut (the block holding the cut is prefilled again by the next piece). A
+template that renders a turn differently once more follows (Qwen3's reasoning after the last user message)
+loses that piece's tail; the final warm is the whole body. For those families no piece ends inside an
+assistant message (the template gives a last assistant message a ``<think>`` block). Text completions
+(``prompt``), a Responses ``input`` string, a part that is not text (an image) at the end of an item and text
+without whitespace are not cut inside; the request's tools and system prompt are in every piece (the first
+piece holds them whole).
 
 What a session already warmed (:class:`~litellm_kvwarm.warm_prefixes.WarmedPrefixes`): checkpoints of its
 last warm, kept per (session hash, target), bounded; a later warm of the same conversation starts its pieces
@@ -40,10 +43,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .config_defaults import DEFAULT_WARM_PIECE_TOKENS
 from .reply_warm import drops_past_reasoning
 from .tokens import estimate_request
 from .warm_body import METADATA_FIELDS
-from .warm_prefixes import DEFAULT_CAPACITY, ITEMS_FIELD, Warmed, WarmedPrefixes, cut_points, prefix_digest  # noqa: F401
+from .warm_prefixes import (  # noqa: F401  (re-exported)
+    DEFAULT_CAPACITY, ITEMS_FIELD, Warmed, WarmedPrefixes, cut_points, item_text, prefix_digest, with_text,
+)
 
 __all__ = ["DEFAULT_PIECE_TOKENS", "ITEMS_FIELD", "Piece", "PieceSender", "Warmed", "WarmedPrefixes", "cut_points",
            "item_tokens", "plan_pieces", "prefix_digest"]
@@ -52,13 +58,13 @@ logger = logging.getLogger("litellm_kvwarm.warm")
 
 #: Tokens a piece adds at most (``KVWARM_WARM_PIECE_TOKENS``; 0 = whole warms). 512 tokens hold an H100
 #: running a 27B model for ~50 ms and the calibrated CPU-scale engine of the benchmark for 0.7 s.
-DEFAULT_PIECE_TOKENS = 512
+DEFAULT_PIECE_TOKENS = DEFAULT_WARM_PIECE_TOKENS
 #: Roles of a well-formed item per kind (Responses items are checked for being objects only: their ``type``
 #: decides their shape).
 _WELL_FORMED_ROLES = {"chat": frozenset({"system", "developer", "user", "assistant", "tool", "function"}),
                       "messages": frozenset({"user", "assistant"})}
-#: Chat roles whose long text may be cut inside (every template renders their content as sent).
-_CHAT_SPLIT_ROLES = frozenset({"system", "developer", "user", "tool", "assistant"})
+#: Roles of messages whose long text may be cut inside (every template renders their content as sent).
+_SPLIT_ROLES = frozenset({"system", "developer", "user", "tool", "assistant"})
 
 Send = Callable[[str, dict[str, Any]], Awaitable[Any]]
 Estimate = Callable[[str, Mapping[str, Any]], int]
@@ -86,11 +92,12 @@ class Piece:
     body: dict[str, Any]
 
 
-def _prefix_body(body: Mapping[str, Any], field: str, items: Sequence[object], k: int, chars: int | None = None) -> dict[str, Any]:
+def _prefix_body(kind: str, body: Mapping[str, Any], field: str, items: Sequence[object], k: int,
+                 chars: int | None = None) -> dict[str, Any]:
     out = dict(body)
     head = list(items[:k])
-    if chars is not None:  # and the first ``chars`` characters of item k's text
-        head.append({**items[k], "content": items[k]["content"][:chars]})  # type: ignore[index, dict-item]
+    if chars is not None:  # and item k with the first ``chars`` characters of its text
+        head.append(with_text(kind, items[k], chars))  # type: ignore[arg-type]
     out[field] = head
     for meta in METADATA_FIELDS:  # LiteLLM's Router writes into a request's metadata: one dict per request
         if isinstance(out.get(meta), Mapping):
@@ -98,17 +105,22 @@ def _prefix_body(body: Mapping[str, Any], field: str, items: Sequence[object], k
     return out
 
 
-def _text_cuts(item: object, size: int, piece_tokens: int, roles: frozenset[str]) -> list[tuple[int, int]]:
-    """Inside a chat message of plain text longer than a piece: ``(chars, tokens)`` offsets half a piece apart
-    (so a piece holds the GPU for 1 to 1.5 pieces' worth), each at a whitespace (the text before it tokenizes
-    as it does in the whole message, but for its last word)."""
-    content = item.get("content") if isinstance(item, Mapping) else None
-    if not isinstance(content, str) or size <= piece_tokens or item.get("role") not in roles:  # type: ignore[union-attr]
+def _text_cuts(kind: str, item: object, size: int, piece_tokens: int, roles: frozenset[str]) -> list[tuple[int, int]]:
+    """Inside an item longer than a piece whose text ends it (:func:`~litellm_kvwarm.warm_prefixes.item_text`;
+    a message of one of ``roles``, or a Responses tool output): ``(chars, tokens)`` offsets into that text half a
+    piece apart, each at a whitespace (the text before it tokenizes as it does in the whole, but for its last
+    word). Tokens are counted from the item's start, the text assumed to hold all of its size."""
+    if size <= piece_tokens or not isinstance(item, Mapping):
         return []
-    per_token, step = len(content) / size, max(piece_tokens // 2, 1)
+    if item.get("role") not in roles and not (kind == "responses" and item.get("type") == "function_call_output"):
+        return []
+    text = item_text(kind, item)
+    if text is None:
+        return []
+    per_token, step = len(text) / size, max(piece_tokens // 2, 1)
     out: list[tuple[int, int]] = []
     for j in range(1, -(-size // step)):
-        at = content.rfind(" ", 0, int(j * step * per_token))
+        at = text.rfind(" ", 0, int(j * step * per_token))
         if at > 0 and (not out or at > out[-1][0]):
             out.append((at, int(at / per_token)))
     return out
@@ -139,11 +151,11 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
     """The prefixes of the warm ``body`` to send before it, in order, each adding at most ``piece_tokens``
     tokens (estimated) over the one before (or over what was warmed: the first ``warmed_items`` items and
     ``warmed_chars`` characters of the next one's text), as few as that allows: the farthest candidate cut within
-    a piece is taken. Candidate cuts: where the client's turn starts (:func:`cut_points`), and inside a chat
-    message of plain text longer than a piece, at whitespace half a piece apart (the prefix ends with that much
-    of the message's text: it renders as the start of the whole one up to the cut); so a piece adds half a piece
-    to a piece, except past an item that cannot be cut (an image, text without whitespace): then one piece
-    holds it. A cut is taken only when the next one is more than a piece past the last taken, so no piece
+    a piece is taken. Candidate cuts: at message boundaries (:func:`cut_points`), and inside the text that ends
+    an item longer than a piece (:func:`~litellm_kvwarm.warm_prefixes.item_text`), at whitespace half a piece
+    apart (the prefix ends with that much of the text: it renders as the start of the whole one up to the cut);
+    so a piece adds half a piece to a piece, except past what cannot be cut (an image, text without
+    whitespace, the tools): then one piece holds it. A cut is taken only when the next one is more than a piece past the last taken, so no piece
     adds a few tokens before the whole body. ``[]`` when ``piece_tokens`` ≤ 0, for a kind or
     body without items, or when the uncached part is at most a piece. ``split_assistant=False``: no cut inside an assistant
     message (the target's template renders a last assistant message differently:
@@ -158,20 +170,19 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
     for size in sizes:
         prefix.append(prefix[-1] + size)
     starts = set(cut_points(kind, items))
-    roles = _CHAT_SPLIT_ROLES if split_assistant else _CHAT_SPLIT_ROLES - {"assistant"}
+    roles = _SPLIT_ROLES if split_assistant else _SPLIT_ROLES - {"assistant"}
     candidates: list[tuple[int, int | None, int]] = []  # (items whole, chars of the next one, tokens)
     for k in range(max(warmed_items, 0), len(items)):
         if k in starts and k > warmed_items:
             candidates.append((k, None, prefix[k]))
-        if kind == "chat":
-            skip = warmed_chars if k == warmed_items else 0
-            candidates += [(k, chars, prefix[k] + tokens) for chars, tokens in _text_cuts(items[k], sizes[k], piece_tokens, roles)
-                           if chars > skip]
+        skip = warmed_chars if k == warmed_items else 0
+        candidates += [(k, chars, prefix[k] + tokens) for chars, tokens in _text_cuts(kind, items[k], sizes[k], piece_tokens, roles)
+                       if chars > skip]
     total, last = prefix[-1], prefix[min(warmed_items, len(items))]
     if warmed_chars and warmed_items < len(items):
-        content = items[warmed_items].get("content") if isinstance(items[warmed_items], Mapping) else None
-        if isinstance(content, str) and content:
-            last += int(sizes[warmed_items] * min(warmed_chars / len(content), 1.0))
+        text = item_text(kind, items[warmed_items])
+        if text:
+            last += int(sizes[warmed_items] * min(warmed_chars / len(text), 1.0))
     taken: list[tuple[int, int | None, int]] = []
     best: tuple[int, int | None, int] | None = None  # the farthest candidate within a piece of the last one taken
     for candidate in [*candidates, (len(items), None, total)]:  # the whole body closes the walk
@@ -183,7 +194,7 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
             last, best = candidate[2], None
         elif candidate[2] > last:
             best = candidate
-    return [Piece(k, tokens, _prefix_body(body, field, items, k, chars)) for k, chars, tokens in taken]  # type: ignore[arg-type]
+    return [Piece(k, tokens, _prefix_body(kind, body, field, items, k, chars)) for k, chars, tokens in taken]  # type: ignore[arg-type]
 
 
 class PieceSender:

@@ -18,7 +18,7 @@ from typing import Any
 from .meta import SALT_KEY
 from .warm_body import METADATA_FIELDS, PROMPT_KEYS, PROMPT_SHAPING_KEYS, SESSION_KEY
 
-__all__ = ["ITEMS_FIELD", "Warmed", "WarmedPrefixes", "cut_points", "digest_chain", "prefix_digest"]
+__all__ = ["ITEMS_FIELD", "Warmed", "WarmedPrefixes", "cut_points", "digest_chain", "item_text", "prefix_digest", "with_text"]
 
 #: (session, target) pairs whose warmed prefix is remembered per process (~1 KB each at most).
 DEFAULT_CAPACITY = 8192
@@ -39,6 +39,38 @@ def _cut_before(kind: str, item: object) -> bool:
     if kind == "messages":
         return role in ("user", "assistant")
     return role in ("user", "assistant") or item.get("type") == "function_call_output"
+
+
+def item_text(kind: str, item: object) -> str | None:
+    """The text at the end of one item that a piece may end inside (``None``: none): a message's string
+    ``content``, or the last part's ``text`` of a content list (chat parts, Anthropic text blocks, Responses
+    ``input_text``/``output_text``); an Anthropic ``tool_result`` block's string ``content``; a Responses
+    ``function_call_output``'s ``output``. Everything before that text renders the same in a prefix that ends inside it."""
+    if not isinstance(item, Mapping):
+        return None
+    if kind == "responses" and item.get("type") == "function_call_output":
+        return item["output"] if isinstance(item.get("output"), str) and item["output"] else None
+    content = item.get("content")
+    if isinstance(content, str):
+        return content or None
+    if not isinstance(content, list) or not content or not isinstance(content[-1], Mapping):
+        return None
+    last = content[-1]
+    key = "content" if kind == "messages" and last.get("type") == "tool_result" else "text"
+    value = last.get(key)
+    return value if isinstance(value, str) and value else None
+
+
+def with_text(kind: str, item: Mapping[str, Any], chars: int) -> dict[str, Any]:
+    """``item`` whose :func:`item_text` is cut to its first ``chars`` characters (the rest of the item as is)."""
+    if kind == "responses" and item.get("type") == "function_call_output":
+        return {**item, "output": item["output"][:chars]}
+    content = item["content"]
+    if isinstance(content, str):
+        return {**item, "content": content[:chars]}
+    last = content[-1]
+    key = "content" if kind == "messages" and last.get("type") == "tool_result" else "text"
+    return {**item, "content": [*content[:-1], {**last, key: last[key][:chars]}]}
 
 
 def cut_points(kind: str, items: Sequence[object]) -> list[int]:
@@ -143,10 +175,9 @@ class WarmedPrefixes:
         chain = digest_chain(kind, body, checkpoints[-1][0])
         count = max((c for c, digest in checkpoints if c < len(chain) and chain[c] == digest), default=0)
         items = body.get(ITEMS_FIELD[kind])
-        item = items[count] if isinstance(items, list) and count < len(items) else None
-        content = item.get("content") if isinstance(item, Mapping) else None
+        text = item_text(kind, items[count]) if isinstance(items, list) and count < len(items) else None
         for index, length, digest in texts:
-            if index == count and isinstance(content, str) and len(content) >= length and _text_digest(content[:length]) == digest:
+            if index == count and text is not None and len(text) >= length and _text_digest(text[:length]) == digest:
                 return Warmed(count, length)
         return Warmed(count)
 
@@ -164,8 +195,8 @@ class WarmedPrefixes:
         chain = digest_chain(kind, body, count)
         kept = {k for k in cut_points(kind, items[:count + 1])}
         kept.update(range(max(count - TAIL_CHECKPOINTS + 1, 1), count + 1))
-        texts = [(k, len(item["content"]), _text_digest(item["content"])) for k, item in enumerate(items[:count])
-                 if isinstance(item, Mapping) and isinstance(item.get("content"), str) and item["content"]]
+        texts = [(k, len(text), _text_digest(text)) for k, text in ((k, item_text(kind, item)) for k, item in enumerate(items[:count]))
+                 if text is not None]
         self._warmed.pop(key, None)
         self._warmed[key] = (tuple((k, chain[k]) for k in sorted(kept)[-MAX_CHECKPOINTS:]), tuple(texts[-TEXT_ENTRIES:]))
         while len(self._warmed) > self._capacity:

@@ -23,6 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from .meta import WARM_MARKER
+from .metrics import deployment_label
 
 __all__ = ["PRIORITY_FIELD", "WarmPriority", "deployment_of", "is_priority_refusal", "model_id", "strip_priority",
            "with_priority", "without_priority"]
@@ -88,13 +89,24 @@ def deployment_of(body: Mapping[str, Any]) -> str:
     return f"group:{body.get('model')}"
 
 
+def label_of(body: Mapping[str, Any]) -> str:
+    """A sent warm's deployment as the plugin's other metrics name one (``host:port/served-model``, from the
+    ``api_base`` and ``deployment`` the Router writes into its metadata), else :func:`deployment_of`."""
+    for field in ("metadata", "litellm_metadata"):
+        meta = body.get(field)
+        if isinstance(meta, Mapping) and isinstance(meta.get("api_base"), str) and isinstance(meta.get("deployment"), str):
+            return deployment_label(meta["api_base"], meta["deployment"].split("/", 1)[-1])
+    return deployment_of(body)
+
+
 class WarmPriority:
     """Deployments known to refuse the priority field (``ttl_s`` seconds each, ``capacity`` at most).
 
     Args:
         priority: the warms' priority (``KVWARM_WARM_PRIORITY``; 0: the field is never sent).
         ttl_s: how long a refusal is remembered, seconds (the window TTL).
-        on_refused: the counter of learned refusals (``labels(deployment).inc()``), or a callable ``(deployment)``.
+        on_refused: the counter of learned refusals (``labels(deployment).inc()``, the deployment named
+            ``host:port/served-model`` where the Router said which it was), or a callable ``(deployment)``.
         clock: monotonic seconds.
     """
 
@@ -126,12 +138,13 @@ class WarmPriority:
         if isinstance(meta, Mapping) and meta.get(WARM_MARKER) and self.refuses(model_id(model_info)):
             strip_priority(kwargs)
 
-    def learn(self, deployment: str) -> None:
+    def learn(self, deployment: str, label: str | None = None) -> None:
+        """``deployment`` (its id) refused the field; counted under ``label`` (default: the id)."""
         self._refused.pop(deployment, None)
         self._refused[deployment] = self._clock() + self._ttl_s
         while len(self._refused) > self._capacity:
             self._refused.popitem(last=False)
-        self._on_refused(deployment)
+        self._on_refused(label or deployment)
 
     def body(self, body: Mapping[str, Any]) -> dict[str, Any]:
         """The warm body with the priority field (unchanged when ``priority`` is 0)."""
@@ -147,9 +160,9 @@ class WarmPriority:
             if not (isinstance(extra, Mapping) and PRIORITY_FIELD in extra) or not is_priority_refusal(exc) or _quoted(body):
                 raise
             deployment = deployment_of(body)
-            self.learn(deployment)
-            logger.info("[KV-WARM] %r refused the warm's priority (no --scheduling-policy priority): its warms go without it",
-                        deployment)
+            self.learn(deployment, label_of(body))
+            logger.info("[KV-WARM] %s refused the warm's priority (no --scheduling-policy priority): its warms go without it",
+                        label_of(body))
             return await send(kind, without_priority(body))
 
 

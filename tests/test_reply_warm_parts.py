@@ -194,3 +194,26 @@ def test_a_final_answer_of_a_dropping_family_opens_the_next_turn():
     assert chat["messages"][1:] == [{"role": "assistant", "content": "done"}, {"role": "user", "content": ""}]
     responses = with_reply({"input": []}, "responses", final, next_turn=True)
     assert responses["input"][-1] == {"role": "user", "content": ""}
+
+
+def test_a_refused_priority_is_counted_under_the_deployment_s_address_not_its_id():
+    """Found by a fresh user: the refusal's log line and metric named LiteLLM's opaque deployment id (a hash)
+    where every other metric names ``host:port/served-model``; the learning key stays the id."""
+    from litellm_kvwarm.warm_priority import label_of
+
+    sent = {"metadata": {"model_info": {"id": "44332e95"}, "api_base": "http://user:pw@10.0.0.7:8002/v1",
+                         "deployment": "hosted_vllm/slow-27b"}}
+    assert label_of(sent) == "10.0.0.7:8002/slow-27b" and deployment_of(sent) == "44332e95"
+    assert label_of({"metadata": {"model_info": {"id": "44332e95"}}}) == "44332e95"
+    counted: list[str] = []
+    priority = WarmPriority(10, 60.0, on_refused=counted.append)
+
+    async def refuse_then_take(kind, body):
+        if "priority" in (body.get("extra_body") or {}):
+            body["metadata"].update(sent["metadata"])  # what the Router writes into a sent request's metadata
+            raise RuntimeError("Got priority 10 but Priority scheduling is not enabled.")
+        return "ok"
+
+    body = with_priority({"model": "slow", "messages": [{"role": "user", "content": "hi"}], "metadata": {}}, 10)
+    assert asyncio.run(priority.send(refuse_then_take, "chat", body)) == "ok"
+    assert counted == ["10.0.0.7:8002/slow-27b"] and priority.refuses("44332e95")

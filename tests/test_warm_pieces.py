@@ -93,8 +93,9 @@ def test_a_long_message_is_cut_inside_its_text_so_no_piece_holds_the_server_long
         assert cut["role"] == "tool" and cut["tool_call_id"] == "c1" and words.startswith(cut["content"])
         assert len(cut["content"]) < len(words) and words[len(cut["content"])] == " "
     assert body["messages"][3]["content"] == words  # the warm's own body is left whole
-    # an assistant's long answer too; not a message whose content is a list of parts (images)
-    parts = dict(body, messages=body["messages"][:3] + [{"role": "user", "content": [{"type": "text", "text": words}]}])
+    # not inside a content list that ends with an image (the text before it is cut only at message boundaries)
+    image = {"type": "image_url", "image_url": {"url": "data:image/png;base64,AAAA"}}
+    parts = dict(body, messages=body["messages"][:3] + [{"role": "user", "content": [{"type": "text", "text": words}, image]}])
     assert plan_pieces("chat", parts, 512) == []
 
 
@@ -420,3 +421,39 @@ def test_a_client_that_leaves_mid_stream_gets_no_warm_of_the_reply_it_never_got(
 
     tap = asyncio.run(run())
     assert dropped == ["kept body"] and tap.stopped and len(got) == 2  # 8 characters a warm: 2 warms in 6 chunks
+
+
+@pytest.mark.parametrize("kind, item, path", [
+    ("messages", {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t1", "content": "WORDS"}]},
+     lambda i: i["content"][0]["content"]),
+    ("messages", {"role": "user", "content": [{"type": "image", "source": {"type": "url", "url": "u"}},
+                                              {"type": "text", "text": "WORDS"}]}, lambda i: i["content"][-1]["text"]),
+    ("responses", {"type": "function_call_output", "call_id": "c1", "output": "WORDS"}, lambda i: i["output"]),
+    ("responses", {"type": "message", "role": "user", "content": [{"type": "input_text", "text": "WORDS"}]},
+     lambda i: i["content"][0]["text"]),
+    ("chat", {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "u"}}, {"type": "text", "text": "WORDS"}]},
+     lambda i: i["content"][-1]["text"]),
+], ids=["anthropic-tool-result", "anthropic-text-after-image", "responses-tool-output", "responses-input-text", "chat-parts"])
+def test_an_agent_s_long_tool_result_is_cut_inside_its_text_in_its_own_api_shape(kind, item, path):
+    """Agents on /v1/messages and /v1/responses outgrow windows with tool results: those are cut inside too,
+    the item keeping its shape (ids, blocks before the text) and only its text shortened."""
+    words = " ".join(f"line{i} = value{i % 13}" for i in range(2_500))
+    def fill(node):
+        if isinstance(node, dict):
+            return {k: fill(v) for k, v in node.items()}
+        if isinstance(node, list):
+            return [fill(v) for v in node]
+        return words if node == "WORDS" else node
+    field = "input" if kind == "responses" else "messages"
+    opener = {"role": "user", "content": "run the tool"} if kind != "responses" else {"role": "user", "content": "run the tool"}
+    body = {"model": "slow", "metadata": {"kvwarm_session": "s"}, field: [opener, fill(item)]}
+    pieces = plan_pieces(kind, body, 512)
+    inside = [p for p in pieces if len(p.body[field]) == 2]
+    assert len(inside) >= 8
+    for piece in inside:
+        cut = piece.body[field][1]
+        text = path(cut)
+        assert words.startswith(text) and len(text) < len(words)
+        assert {k: v for k, v in cut.items() if k not in ("content", "output")} == {k: v for k, v in fill(item).items()
+                                                                                if k not in ("content", "output")}
+    assert path(body[field][1]) == words  # the warm's own body is left whole

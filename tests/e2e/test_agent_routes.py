@@ -47,7 +47,13 @@ def stack(tmp_path_factory):
     config = proxy_config(groups, fallbacks=[{"fast": ["slow"]}, {"vision": ["vision-large"]}, {"opaque": ["slow"]}],
                           callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
                           env_vars={"KVWARM_REQUEST_BUDGET_MS": 3000, "KVWARM_CACHE_SALT_SECRET": "agent-test-secret",
-                                    "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0})  # warm-ahead alone
+                                    "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0,  # warm-ahead alone
+                                    # whole warms: these sessions send their turns with no think time, so a warm in
+                                    # pieces (a round trip each) is still arriving when the escalated turn comes; that
+                                    # turn then prefills the rest itself (on vLLM V1 in about the time it would wait for
+                                    # a whole warm) and finds less counted as cached. Pieces on these APIs:
+                                    # tests/e2e/test_warm_in_pieces.py
+                                    "KVWARM_WARM_PIECE_TOKENS": 0})
     try:
         procs["proxy"] = start_proxy(config, workdir=tmp_path_factory.mktemp("proxy"))
     except Exception:

@@ -69,7 +69,8 @@ def stack(tmp_path_factory):
         fallbacks = [{"fast": ["slow"]}, {"c-fast": ["c-mid", "c-large"]}, {"keyed": ["slow"]}, {"lora": ["slow"]},
                      {"cap-fast": [{"model": "slow", "max_tokens": 512}]}]
         env = {"KVWARM_CACHE_SALT_SECRET": "harms-secret", "KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_WARM_AHEAD": 1,
-               "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0}  # warm-ahead alone (reply-warms: test_reply_warm.py)
+               "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0,
+               "KVWARM_WARM_PIECE_TOKENS": 0}  # warm-ahead alone, one request each (reply-warms: test_reply_warm.py)
         child_env = {"KVWARM_TEST_KEYS": json.dumps(KEYS), "KEYED_BACKEND_KEY": BACKEND_KEY}
 
         def launch(name, callbacks):

@@ -80,7 +80,8 @@ def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
     config = proxy_config(
         groups(backends), callbacks=CALLBACKS,
         env_vars={"KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_BACKEND_SCRAPE_INTERVAL_S": 0.5,
-                  "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0},  # warm-ahead alone (reply-warms: test_reply_warm.py)
+                  "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0,
+                  "KVWARM_WARM_PIECE_TOKENS": 0},  # warm-ahead alone, one request each (reply-warms: test_reply_warm.py)
     )
     proxy = start_proxy(config, workdir=backends["work"] / "single")
     try:

@@ -58,6 +58,8 @@ def stack(tmp_path_factory):
             # warm-ahead alone, counted warm by warm (reply-warms and the warm priority: test_reply_warm.py)
             "KVWARM_REPLY_WARM": 0,
             "KVWARM_WARM_PRIORITY": 0,
+            # each warm as one request, so a request on slow is a warm (pieces: tests/e2e/test_warm_in_pieces.py)
+            "KVWARM_WARM_PIECE_TOKENS": 0,
         }
         general = {"custom_auth": "auth_fixture.user_api_key_auth"}
         child_env = {"KVWARM_TEST_KEYS": json.dumps(KEYS)}

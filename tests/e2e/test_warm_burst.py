@@ -92,7 +92,8 @@ def stack(tmp_path_factory):
             {"fast": [BackendSpec.of(fast, "fast-8b")], "slow": [BackendSpec.of(slow, "slow-27b")]},
             callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus", "spend_probe.probe"],
             env_vars={"KVWARM_REDIS_URL": redis.url, "KVWARM_HASH_SECRET": "burst-test-secret", "KVWARM_REQUEST_BUDGET_MS": 2000,
-                      "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0},  # one warm per session (reply-warms: test_reply_warm.py)
+                      "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0,
+                      "KVWARM_WARM_PIECE_TOKENS": 0},  # one request per warm and session (reply-warms: test_reply_warm.py, pieces: test_warm_in_pieces.py)
             general_settings={"custom_auth": "auth_fixture.user_api_key_auth"},
             litellm_settings={"require_auth_for_metrics_endpoint": False},  # custom auth knows no master key
         )
@@ -208,7 +209,8 @@ def test_a_warm_is_charged_to_the_caller_and_carries_no_raw_session_id(stack):
     assert standard["user_api_key_hash"] == hashlib.sha256(b"sk-team-a").hexdigest()
     assert standard["user_api_key_team_id"] == "team-a" and standard["user_api_key_user_id"] == "alice"
     assert warm["metadata"]["user_api_key"] == standard["user_api_key_hash"]
-    assert len(warm["metadata"]["kvwarm_session"]) == 32
+    tenant_hash, session_hash = warm["metadata"]["kvwarm_session"].split(":")  # tenant-scoped: two keyed hashes
+    assert len(tenant_hash) == len(session_hash) == 32
     assert raw_session not in json.dumps(warm)
     # the live request itself carried the raw id (the probe would have seen it): the check is real
     live = [r for r in probe_rows(stack["probe_log"]) if not r["warm"] and raw_session in json.dumps(r)]

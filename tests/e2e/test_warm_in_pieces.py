@@ -186,3 +186,31 @@ def test_one_long_message_is_warmed_in_pieces_cut_inside_its_text(stack):
     for before, after in zip(sent, sent[1:]):
         assert after["cached_tokens"] >= before["prompt_tokens"] - 2 * BLOCK, sent  # the cut's block, and its last word
     assert len({w["replica"] for w in sent}) == 1 and all(w["priority"] == 10 for w in sent)
+
+
+def test_an_agent_s_long_tool_result_is_warmed_in_pieces_cut_inside_it(stack):
+    """Claude Code's API: a tool_result block of ~2,700 tokens (a file the agent read) is the uncached part; the
+    warm reaches slow (through LiteLLM's Messages bridge) as prefixes ending inside that block's text, the block
+    keeping its tool_use_id, each finding the one before cached."""
+    clear_backends(stack["fast"], stack["slow_a"], stack["slow_b"])
+    messages = [
+        {"role": "user", "content": "Read config.py and tell me what it does."},
+        {"role": "assistant", "content": [{"type": "tool_use", "id": "toolu_01", "name": "read_file", "input": {"path": "config.py"}}]},
+        {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "toolu_01", "content": long_text(11_000)}]},
+    ]
+    body = {"model": "fast", "system": "You are a coding agent.", "messages": messages, "max_tokens": 16,
+            "tools": [{"name": "read_file", "description": "Read a file", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}]}
+    headers = {"Authorization": "Bearer sk-a", "x-litellm-session-id": "pieces-tool-result"}
+    r = httpx.post(stack["proxy"].base_url + "/v1/messages", json=body, headers=headers, timeout=60)
+    assert r.status_code == 200, r.text
+    wait_for(lambda: len(warms(stack)) >= 4)
+    time.sleep(1.0)
+    sent = [w for w in warms(stack) if w["status"] == 200]
+    prompts = [w["prompt_tokens"] for w in sent]
+    ahead = [p for p in prompts if p <= prompts[0] + 3_000]  # the warm-ahead's pieces and whole (the reply-warm follows)
+    assert len(ahead) >= 5, prompts
+    steps = [b - a for a, b in zip(ahead, ahead[1:])]
+    assert all(0 < step <= PIECE + 2 * BLOCK for step in steps[:4]), prompts  # no piece held slow for more than one
+    for before, after in zip(sent[:4], sent[1:5]):
+        assert after["cached_tokens"] >= before["prompt_tokens"] - 2 * BLOCK, sent
+    assert len({w["replica"] for w in sent}) == 1 and all(w["priority"] == 10 for w in sent)
