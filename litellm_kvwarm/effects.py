@@ -174,8 +174,7 @@ class Effects:
                           next_turn=opens_next_turn(reply, served))
         if body is None:
             return
-        grown = replace(c, tokens=size, growth_tokens=(c.growth_tokens if c.growth_tokens is not None else c.tokens) + produced)
-        await self.warm_gate.consider(grown, {}, kind=pending.kind, trigger=WarmTrigger.REPLY, body=body)
+        await self.warm_gate.consider(_grown(c, size, produced), {}, kind=pending.kind, trigger=WarmTrigger.REPLY, body=body)
 
     def decode_tap(self, request_data: Mapping[str, Any]) -> DecodeTap | None:
         """A tap for the stream of a chat request whose reply-warm is kept (:meth:`_await_reply`): every
@@ -188,7 +187,8 @@ class Effects:
             call_id = request_data.get("litellm_call_id") if isinstance(request_data, Mapping) else None
             if s.decode_warm_tokens <= 0 or not s.reply_warm or not isinstance(call_id, str):
                 return None
-            pending = self.pending.get(_call_tenant(all_metadata(request_data)), call_id)
+            tenant = _call_tenant(all_metadata(request_data))
+            pending = self.pending.get(tenant, call_id)
         except Exception:
             logger.warning("[KV-WARM] decode warms skipped after an internal error", exc_info=True)
             return None
@@ -201,10 +201,9 @@ class Effects:
             if body is None:
                 return
             c, produced = pending.candidate, len(text) // CHARS_PER_TOKEN
-            grown = replace(c, tokens=c.tokens + produced, growth_tokens=(c.growth_tokens if c.growth_tokens is not None else c.tokens) + produced)
-            await self.warm_gate.consider(grown, {}, kind="chat", trigger=WarmTrigger.DECODE, body=body)
+            await self.warm_gate.consider(_grown(c, c.tokens + produced, produced), {}, kind="chat", trigger=WarmTrigger.DECODE,
+                                          body=body)
 
-        tenant = _call_tenant(all_metadata(request_data))
         return DecodeTap(s.decode_warm_tokens, submit, abandon=lambda: self.pending.discard(tenant, call_id))
 
     @staticmethod
@@ -278,6 +277,11 @@ class Effects:
             f"cannot hold this request and its escalation target {target!r} could not be reached: "
             f"{type(exc).__name__})"
         )
+
+
+def _grown(c: WarmCandidate, tokens: int, produced: int) -> WarmCandidate:
+    """The candidate with its reply (or the reply so far) in: ``tokens`` in all, the re-warm growth by ``produced``."""
+    return replace(c, tokens=tokens, growth_tokens=(c.growth_tokens if c.growth_tokens is not None else c.tokens) + produced)
 
 
 def _same_group(entry: object, group: str) -> bool:
