@@ -75,7 +75,14 @@ class ContextError:
     ``vllm-request-has``). ``prompt_tokens``: the prompt (input) size. ``output_tokens``: the
     requested output (max_tokens) as the server saw it; ≤ 0 only with ``OUTPUT_BELOW_ONE``.
     ``total_tokens``: printed prompt + output. ``printed_limit``: a printed limit that is not
-    the window. ``prompt_chars``/``char_limit``: character counts (never tokens).
+    the window. ``excess_tokens``: by how much the request is over the limit when that is all the
+    server printed (Ollama "exceeded max context length by N tokens": prompt − window = N; the
+    window itself is not printed, see :meth:`limit_given_prompt`). ``prompt_chars``/``char_limit``:
+    character counts (never tokens).
+
+    A number that ends the text (nothing but spaces or a truncation mark after it) may have been
+    cut mid-digits by whoever truncated the text: its certainty is LOWER_BOUND (UPPER_BOUND for a
+    negative number), never EXACT; a character count there is dropped.
     ``family``: the row of :data:`~litellm_kvwarm.context_error_wordings.ROWS` that matched.
     """
 
@@ -86,16 +93,34 @@ class ContextError:
     output_tokens: Number | None = None
     total_tokens: Number | None = None
     printed_limit: Limit | None = None
+    excess_tokens: Number | None = None
     prompt_chars: int | None = None
     char_limit: int | None = None
 
     @property
     def has_numbers(self) -> bool:
-        """Whether any token count was printed (window, prompt, output, total or a limit)."""
+        """Whether any token count was printed (window, prompt, output, total, a limit or an excess)."""
         return any(
             x is not None
-            for x in (self.window, self.prompt_tokens, self.output_tokens, self.total_tokens, self.printed_limit)
+            for x in (
+                self.window, self.prompt_tokens, self.output_tokens, self.total_tokens, self.printed_limit,
+                self.excess_tokens,
+            )
         )
+
+    def limit_given_prompt(self, prompt_tokens: int | None) -> Number | None:
+        """The limit an excess-only refusal implies for a prompt of exactly ``prompt_tokens`` tokens
+        (the refused prompt, counted by the server's own tokenizer): ``prompt − excess``.
+
+        EXACT only when the excess is exact; ``None`` without an excess, without a prompt count, or
+        when the result would not be positive. The caller must pass the *exact* size of the refused
+        prompt (an estimate makes the result an estimate too).
+        """
+        x = self.excess_tokens
+        if x is None or prompt_tokens is None or x.certainty is not Certainty.EXACT:
+            return None
+        value = prompt_tokens - x.value
+        return Number(value) if value > 0 else None
 
     def output_room(self) -> Number | None:
         """Tokens the window leaves for output after this prompt: ``window − prompt``.

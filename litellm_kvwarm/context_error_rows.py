@@ -34,6 +34,7 @@ THOUSANDS_SEPARATORS = ",_' "
 
 #: A token count as printed: "16384", "16,384", "16 384", "16_384", "16'384" (groups of exactly three
 #: digits), "9351.0" or "36208.5" (TensorRT-LLM prints prompt_len / cp_size; the fraction is dropped).
+#: Dot thousands ("210.000", "1.048.576") reach it as commas: the parser rewrites them first.
 #: Bounded: at most 20 digits, at most 6 groups, so it never backtracks far.
 NUM = (
     r"(?:\d{1,3}(?:[,_' ]\d{3}){1,6}(?!\d|[,_' ]\d)|\d{1,20}(?!\d))"
@@ -46,8 +47,9 @@ Refine = Callable[["dict[str, str]", ContextError], ContextError]
 @dataclass(frozen=True)
 class Row:
     """One wording: ``pattern`` (``{n}`` stands for a number) with named groups mapped by
-    ``fields`` to ``(slot, certainty)``. Slots: window, prompt, output, total, limit,
-    prompt_chars, char_limit. ``kind`` ``None`` means: decide from the numbers (prompt over
+    ``fields`` to ``(slot, certainty)``. Slots: window, prompt, output, total, limit, excess,
+    prompt_chars, char_limit. Several groups may map to one slot (alternative spellings of one
+    wording); the last one present wins. ``kind`` ``None`` means: decide from the numbers (prompt over
     window if the prompt alone exceeds it, else prompt + output). ``extras`` are searched
     anywhere in the text for more groups; ``refine`` adjusts the result (documented per row).
     """
@@ -144,6 +146,6 @@ def refine_trtllm(groups: dict[str, str], result: ContextError) -> ContextError:
     result = refine_trtllm_query(groups, result)
     lim = result.printed_limit
     if lim is not None and (groups.get("which") or "").lower() == "max_seq_len":
-        return replace(result, window=Number(lim.value), printed_limit=None)
+        return replace(result, window=Number(lim.value, lim.certainty), printed_limit=None)
     return result
 

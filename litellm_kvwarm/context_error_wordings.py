@@ -16,9 +16,11 @@ vLLM (and servers that reuse its text)
     characters (``prompt_chars``/``char_limit``), never tokens; L is W − C (INPUT_BUDGET).
   * ``vllm-0.18-0.31`` — "maximum context length is W tokens. However, you requested C output
     tokens and your prompt contains at least P input tokens, for a total of at least T
-    tokens." P and T are LOWER_BOUND.
+    tokens." P and T are LOWER_BOUND; without "at least" (the same check as worded in some builds
+    and hosted forks, 2025–2026: "... your prompt contains P tokens") they are exact.
   * ``vllm-0.32+`` — "... However, your prompt contains at least P input tokens, which
-    exceeds this limit even without any output tokens." P is LOWER_BOUND.
+    exceeds this limit even without any output tokens." P is LOWER_BOUND (exact without
+    "at least").
   * ``vllm-max-tokens-too-large`` — "'max_tokens' or 'max_completion_tokens' is too large: C.
     This model's maximum context length is W tokens and your request has P input tokens
     (C > W - P)": vLLM 0.10–0.17.
@@ -51,15 +53,26 @@ vLLM (and servers that reuse its text)
     not printed, so only the prompt is reported.
   * ``vllm-embedding`` — "maximum context length is W tokens. However, you requested P tokens in
     the input for embedding generation": vLLM 0.6–0.9 ``/v1/embeddings`` (P is the input).
+  * ``vllm-requested-in-messages`` — "This model's maximum context length is W tokens. However, you
+    requested P tokens in the messages, Please reduce the length of the messages.": vLLM 0.4–0.6
+    ``serving_engine._validate_input`` when the request has no ``max_tokens`` (P ≥ W; also "in the
+    prompt" on ``/v1/completions``; NVIDIA NIM repeats it). P is the prompt alone.
   * ``vllm-v0-scheduler`` — "Input prompt (P tokens) is too long and exceeds limit of W": V0
     scheduler log line (≤0.7; the limit equals max_model_len because V0 requires
     max_num_batched_tokens ≥ max_model_len without chunked prefill).
 OpenAI and OpenAI-compatible
   * ``openai-requested`` — "maximum context length is W tokens. However, you requested T tokens
     (P in the messages, C in the completion)": OpenAI chat (2023–), vLLM ≤0.9, DeepSeek,
-    Azure, FastChat, DeepInfra.
+    Azure, FastChat, DeepInfra; "(P in the prompt, C in the completion)" vLLM 0.4 completions;
+    "(P in the messages, None in the completion)" vLLM 0.4–0.5 with ``max_tokens`` null (no
+    output reported).
   * ``openai-requested-functions`` — "... (M in the messages, F in the functions, and C in the
-    completion)": OpenAI functions API (2023–2025); ``prompt_tokens`` is M + F.
+    completion)": OpenAI functions API (2023–2025), "F in the tools" its 2024– tools wording;
+    ``prompt_tokens`` is M + F.
+  * ``deepseek-requested-total`` — "maximum context length is W tokens. However, you requested T
+    tokens." with no breakdown: DeepSeek API (2025–2026), OpenAI-compatible gateways; also
+    "maximum context length is W tokens; requested T". T is prompt + max_tokens
+    (``total_tokens``), the split unknown: PROMPT_PLUS_OUTPUT_OVER_WINDOW.
   * ``openai-completions`` — "maximum context length is W tokens, however you requested T
     tokens (P in your prompt; C for the completion)": OpenAI/Azure completions API (2022–2023).
   * ``openai-messages-resulted`` — "... However, your messages resulted in P tokens": OpenAI,
@@ -76,13 +89,16 @@ OpenAI and OpenAI-compatible
     requested about T tokens (P of text input, C in the output)": P, T APPROXIMATE.
   * ``sglang-requested-total`` — "Requested token count exceeds the model's maximum context
     length of W tokens. You requested a total of T tokens: P tokens from the input messages
-    and C tokens for the completion": SGLang ≥0.4.3 (also Chutes, Fireworks).
+    and C tokens for the completion": SGLang ≥0.4.3 (also Chutes, Fireworks); the first sentence
+    alone (LiteLLM-wrapped, cut, or a gateway that drops the rest; seen 2025–2026) keeps W, the
+    request being prompt + output.
 Other servers
   * ``anthropic-prompt-too-long`` "prompt is too long: P tokens > W maximum";
     ``anthropic-input-and-max-tokens`` "input length and max_tokens exceed context limit: P +
     C > W"; ``anthropic-max-output`` "max_tokens: C > L, which is the maximum allowed number of
     output tokens" (OUTPUT_LIMIT). Also Bedrock/Vertex Claude.
-  * ``gemini`` "The input token count (P) exceeds the maximum number of tokens allowed (L)";
+  * ``gemini`` "The input token count (P) exceeds the maximum number of tokens allowed (L)" (also
+    "the input token count P exceeds the maximum allowed", Gemini via Vertex/AI Studio SDKs);
     ``vertex-gemini`` "the input token count is P but model only supports up to L": L is the
     model's input token limit (INPUT_LIMIT; output has its own limit).
   * ``bedrock`` "Input is too long for requested model" (no numbers); ``bedrock-max-length``
@@ -91,7 +107,10 @@ Other servers
   * ``llamacpp-request`` "request (P tokens) exceeds the available context size (W tokens)";
     ``llamacpp`` "the request exceeds the available context size" with optional body fields
     ``n_prompt_tokens``/``n_ctx`` (PR #15780, 2025-09; type ``exceed_context_size_error``); ``llama-cpp-python`` "Requested tokens
-    (P) exceed context window of W".
+    (P) exceed context window of W". ``llamacpp-context-exceeded`` "Context size has been exceeded."
+    (no numbers; llama-server ``update_slots`` when ``llama_decode`` finds no KV slot, HTTP 500
+    ``server_error``, 2024–2026; LM Studio repeats it): the KV cache filled, possibly during
+    generation, so it is not a prompt-alone refusal (kind UNKNOWN).
   * ``tgi-total`` "inputs tokens + max_new_tokens must be <= W. Given: P inputs tokens and C
     max_new_tokens" (W is max_total_tokens); ``tgi-max-input`` "inputs must have less than L
     tokens. Given: P" (L is max_input_length: INPUT_LIMIT); ``tgi-max-new-tokens``
@@ -101,7 +120,8 @@ Other servers
     prompt is assumed to fill max_input_length or ``truncate``), so the request is prompt + output
     over the window (PROMPT_PLUS_OUTPUT_OVER_WINDOW). Also Together AI, HF Inference, LoRAX.
   * ``sglang-context-length`` "The input (P tokens) is longer than the model's context length
-    (W tokens)"; ``sglang-max-allowed`` "Input length (P tokens) exceeds the maximum allowed
+    (W tokens)" (SGLang ≥0.4; Together AI prints it without the leading "The", 2025–2026:
+    "Input (P tokens) is longer than ..."); ``sglang-max-allowed`` "Input length (P tokens) exceeds the maximum allowed
     length (L tokens)": L = min(context_len, KV pool) − margin (KV_CAPACITY).
   * ``trtllm-input`` "Prompt length (P) exceeds maximum input length (L)" and "Prompt length +
     number of draft tokens (P + D) exceeds maximum input length (L)" (INPUT_LIMIT; C++
@@ -120,6 +140,12 @@ Other servers
     `splited_prompt_len` (P) [- `query_token_len` (Q)]" (pytorch ``base_worker.py``
     ``_deduce_max_tokens``: the prompt fills the window). A non-zero query length Q is input, so it
     is added to P; P is prompt_len / cp_size and may print as a fraction ("5000.0").
+  * ``input-length-exceeds-context`` "Input length (P) exceeds model's maximum context length (W)."
+    (OpenAI-compatible servers: vLLM-based hosts, Hugging Face router, Sakura AI gpt-oss, 2025–2026;
+    also "(P tokens)", "Input sequence length (P)"); ``baseten-input-length`` "Input length P exceeds
+    the maximum allowed input length of L tokens." (Baseten's chat processor, seen through
+    OpenRouter/Poolside 2025–2026): L is an input limit below the window (131040 of 131072,
+    INPUT_LIMIT, like TGI's max_input_length).
   * ``lmstudio-input-length`` "Input length P exceeds context length W"; ``lmstudio-keep``
     "Trying to keep the first P tokens when context the overflows. However, the model is
     loaded with context length of only W tokens" (P LOWER_BOUND: the kept part of the prompt);
@@ -128,7 +154,11 @@ Other servers
     provide a shorter input" (LM Studio 0.3, llama.cpp ``n_keep`` check; P LOWER_BOUND, W exact).
     This row and ``llamacpp`` read the fields ``n_keep``/``n_ctx``/``n_ctx_slot``/
     ``n_prompt_tokens`` wherever they appear (JSON body, log line, ``:`` or ``=``).
-  * ``ollama-truncate`` log "truncating input prompt" limit=W prompt=P (num_ctx).
+  * ``ollama-truncate`` log "truncating input prompt" limit=W prompt=P (num_ctx);
+    ``ollama-excess`` "prompt too long; exceeded max context length by N tokens" (Ollama ≥0.12 with
+    ``truncate: false``, 2025–2026): N is prompt − num_ctx, an **excess** (``excess_tokens``), not a
+    window; the window is the refused prompt's exact size − N
+    (:meth:`~litellm_kvwarm.context_error_model.ContextError.limit_given_prompt`).
   * ``copilot`` "prompt token count of P exceeds the limit of L" (INPUT_LIMIT);
     ``github-models`` "Request body too large for X model. Max size: L tokens" (INPUT_LIMIT);
     ``dashscope`` "Range of input length should be [1, L]" (INPUT_LIMIT); ``xai`` "maximum
@@ -138,9 +168,15 @@ Other servers
     ``generic-max-input-length`` "maximum input length is L tokens" and "Input too long: P
     input tokens, limit is L" (INPUT_LIMIT).
   * ``cerebras`` "Current length is T while limit is W" and ``moonshot`` "exceeded model token
-    limit: W (requested: T)": T is what was requested, prompt + max_tokens (``total_tokens``).
+    limit: W (requested: T)" and "total message size T exceeds limit W" (Kimi For Coding,
+    2025–2026, the same numbers): T is what was requested, prompt + max_tokens (``total_tokens``).
   * ``mistral`` "Prompt contains P tokens [and D draft tokens], too large for model with W
-    maximum context length"; ``fireworks`` "prompt is too long: P, model maximum context
+    maximum context length" (also "and K images", "which is too large", La Plateforme 2025–2026,
+    and "Prompt is too large for model with W maximum context length" without P); ``ds4`` "Prompt
+    has P tokens, but the configured context size is W tokens" (DS4 server, pi issue #6262,
+    2026); ``cohere-excess`` "too many tokens: size limit exceeded by N tokens" (Cohere v1 chat,
+    N an excess as for Ollama); ``openai-context-window`` "Your input exceeds the context window of
+    W tokens" (OpenAI Responses/Azure with the number, 2025–2026); ``fireworks`` "prompt is too long: P, model maximum context
     length: W"; ``cohere`` "total number of tokens in the prompt cannot exceed W - received P";
     ``rkllama`` "Prompt is P tokens but the model context window is W tokens";
     ``max-seq-len`` "length of prompt_tokens (P) must be less than max_seq_len (W)";
@@ -150,8 +186,17 @@ Other servers
     "the valid range of max_tokens is [1, L]" (OUTPUT_LIMIT).
   * ``generic`` — no usable numbers ("context_length_exceeded", "exceeds the context window",
     "prompt is too long", MiniMax "context window exceeds limit", LM Studio "greater than the
-    context length", "too many tokens", LiteLLM's own "ContextWindowExceededError", …); a
-    bare "maximum context length is W tokens" keeps W.
+    context length", "too many tokens", LiteLLM's own "ContextWindowExceededError", z.ai
+    "Prompt too long" / "Prompt exceeds max length", …); a bare "maximum context length is W
+    tokens", "exceeds the model's maximum context length of W tokens" or "exceeds maximum context
+    length (W)" keeps W.
+
+Look-alikes (:data:`NEGATIVES`) include throttling worded with tokens: Bedrock's
+"ThrottlingException: Too many tokens, please wait before trying again." (also without the
+exception name, and "Throttling error:"/"Service unavailable:"/"Rate limit:" prefixes, or "too many
+tokens ... per minute / slow down"): not a context error, even without LiteLLM's RateLimitError
+wrapper. Bedrock's real context errors ("Input is too long for requested model", "too many input
+tokens") still parse.
 
 A result whose text carries no numbers at all has kind :attr:`ErrorKind.UNKNOWN`.
 """
@@ -200,19 +245,21 @@ ROWS: tuple[Row, ...] = (
          "limit": L},
         limit_meaning=M.INPUT_BUDGET),
     Row("vllm-0.18-0.31",
-        MCL + r"\. However, you requested (?P<output>{n}) output tokens and your prompt contains at least "
-        r"(?P<prompt>{n}) input tokens(?:, for a total of at least (?P<total>{n}) tokens)?",
-        {"window": W, "output": C, "prompt": ("prompt", LB), "total": ("total", LB)}),
+        MCL + r"\.? However, you requested (?P<output>{n}) output tokens? and your prompt contains "
+        r"(?:at least (?P<prompt_lb>{n})|(?P<prompt>{n})) (?:input )?tokens?"
+        r"(?:, for a total of (?:at least (?P<total_lb>{n})|(?P<total>{n})) tokens?)?",
+        {"window": W, "output": C, "prompt_lb": ("prompt", LB), "prompt": P, "total_lb": ("total", LB),
+         "total": T}),
     Row("vllm-0.32+",
-        MCL + r"\. However, your prompt contains at least (?P<prompt>{n}) input tokens",
-        {"window": W, "prompt": ("prompt", LB)}, K.PROMPT_OVER_WINDOW),
+        MCL + r"\.? However, your prompt contains (?:at least (?P<prompt_lb>{n})|(?P<prompt>{n})) (?:input )?tokens?",
+        {"window": W, "prompt_lb": ("prompt", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-max-tokens-too-large",
-        r"'?max_tokens'? or '?max_completion_tokens'? is too large: (?P<output>{n})\.? This model's " + MCL
+        r"'?max_tokens'? or '?max_completion_tokens'? is too large: (?P<output>{n})\.? This model'?s " + MCL
         + r" and your request has (?P<prompt>{n}) input tokens",
         {"window": W, "output": C, "prompt": P}),
     Row("vllm-you-passed",
         r"You passed (?P<prompt>{n}) input tokens and requested (?P<output>{n}) output tokens\. However, the "
-        r"model's context length is only (?P<window>{n}) tokens(?:, resulting in a maximum input length of "
+        r"model'?s context length is only (?P<window>{n}) tokens(?:, resulting in a maximum input length of "
         r"(?P<limit>{n}) tokens)?",
         {"window": W, "output": C, "prompt": P, "limit": L}, limit_meaning=M.INPUT_BUDGET,
         refine=refine_truncated_prompt),
@@ -249,22 +296,29 @@ ROWS: tuple[Row, ...] = (
     Row("vllm-embedding",
         MCL + r"\.? However, you requested (?P<prompt>{n}) tokens in the input for embedding generation",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-requested-in-messages",
+        MCL + r"\.? However, you requested (?P<prompt>{n}) tokens? in the (?:messages|prompt|input)\b"
+        r"(?! for embedding)",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-v0-scheduler",
         r"Input prompt \((?P<prompt>{n}) tokens\) is too long and exceeds limit of (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     # ---- OpenAI and compatible
     Row("openai-requested-functions",
-        MCL + r"\.? However, you requested (?P<total>{n}) tokens \((?P<messages>{n}) in the messages, "
-        r"(?P<functions>{n}) in the functions, and (?P<output>{n}) in the completion\)",
+        MCL + r"\.? However, you requested (?P<total>{n}) tokens \((?P<messages>{n}) in the (?:messages|prompt), "
+        r"(?P<functions>{n}) in the (?:functions|tools), and (?P<output>{n}|None) in the completion\)",
         {"window": W, "total": T, "output": C}, refine=refine_functions),
     Row("openai-requested",
-        MCL + r"\.? However, you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in the messages, "
-        r"(?P<output>{n}) in the completion\)",
+        MCL + r"\.? However, you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in the (?:messages|prompt|input), "
+        r"(?P<output>{n}|None) in the completion\)",
         {"window": W, "total": T, "prompt": P, "output": C}),
     Row("openai-completions",
         MCL + r", however you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in your prompt[;,] "
         r"(?P<output>{n}) for the completion\)",
         {"window": W, "total": T, "prompt": P, "output": C}),
+    Row("deepseek-requested-total",
+        MCL + r"(?:\.? However, you requested (?P<total>{n}) tokens?(?! in\b)|; requested (?P<total2>{n}))",
+        {"window": W, "total": T, "total2": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("textgen-webui",
         r"This model maximum context length is (?P<window>{n}) tokens\. However, your messages resulted in "
         r"over (?P<prompt>{n}) tokens(?: and max_tokens is (?P<output>{n}))?",
@@ -283,13 +337,16 @@ ROWS: tuple[Row, ...] = (
         r"Requested (?P<prompt>{n}) tokens, max (?P<limit>{n}) tokens per request",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.REQUEST_LIMIT),
     Row("openrouter",
-        r"endpoint's " + MCL + r"\. However, you requested about (?P<total>{n}) tokens \((?P<parts>[^)]{0,300})\)",
+        r"endpoint'?s " + MCL + r"\. However, you requested about (?P<total>{n}) tokens \((?P<parts>[^)]{0,300})\)",
         {"window": W, "total": ("total", APPROX)}, refine=refine_openrouter),
     Row("sglang-requested-total",
-        r"Requested token count exceeds the model's maximum context length of (?P<window>{n}) tokens\. You "
-        r"requested a total of (?P<total>{n}) tokens: (?P<prompt>{n}) tokens from the input messages and "
-        r"(?P<output>{n}) tokens for the completion",
+        r"Requested token count exceeds the model'?s maximum context length of (?P<window>{n}) tokens?\.? You "
+        r"requested a total of (?P<total>{n}) tokens?: (?P<prompt>{n}) tokens? from the input messages and "
+        r"(?P<output>{n}) tokens? for the completion",
         {"window": W, "total": T, "prompt": P, "output": C}),
+    Row("sglang-requested-total",
+        r"Requested token count exceeds the model'?s maximum context length of (?P<window>{n})",
+        {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     # ---- Anthropic, Google, AWS
     Row("anthropic-prompt-too-long",
         r"prompt is too long: (?P<prompt>{n}) tokens ?> ?(?P<window>{n}) maximum",
@@ -301,9 +358,9 @@ ROWS: tuple[Row, ...] = (
         r"max_tokens: (?P<output>{n}) ?> ?(?P<limit>{n}), which is the maximum allowed number of output tokens",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("gemini",
-        r"input token count(?: \((?P<prompt>{n})\))? exceeds the maximum number of tokens allowed"
-        r"(?: \((?P<limit>{n})\))?",
-        {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+        r"input token count(?: \((?P<prompt>{n})\)| (?P<prompt2>{n}))? exceeds the maximum (?:number of tokens )?"
+        r"allowed(?: \((?P<limit>{n})\)| (?:of )?(?P<limit2>{n}))?",
+        {"prompt": P, "prompt2": P, "limit": L, "limit2": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("vertex-gemini",
         r"input token count is (?P<prompt>{n}) but (?:the )?model only supports up to (?P<limit>{n})",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
@@ -317,6 +374,7 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("llamacpp", r"exceeds the available context size|exceed_context_size_error",
         {"keep": ("prompt", LB), "prompt": P, "window": W}, K.PROMPT_OVER_WINDOW, extras=LLAMACPP_FIELDS),
+    Row("llamacpp-context-exceeded", r"Context size has been exceeded", {}, K.UNKNOWN),
     Row("llama-cpp-python",
         r"Requested tokens(?: \((?P<prompt>{n})\))? exceed context window of (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
@@ -331,11 +389,18 @@ ROWS: tuple[Row, ...] = (
         r"(?<!\+ )max_new_tokens must be <= (?P<limit>{n})\. Given: (?P<output>{n})(?! inputs)",
         {"limit": L, "output": C}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, M.OUTPUT_BUDGET),
     Row("sglang-context-length",
-        r"The input \((?P<prompt>{n}) tokens\) is longer than the model's context length \((?P<window>{n}) tokens\)",
+        r"\binput \((?P<prompt>{n}) tokens?\) is longer than the model'?s context length \((?P<window>{n}) tokens?\)",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("sglang-max-allowed",
         r"Input length \((?P<prompt>{n}) tokens\) exceeds the maximum allowed length \((?P<limit>{n}) tokens\)",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.KV_CAPACITY),
+    Row("input-length-exceeds-context",
+        r"Input(?: sequence)? length \(?(?P<prompt>{n})(?: tokens?)?\)? exceeds (?:the )?(?:model'?s )?maximum context "
+        r"length (?:of )?\(?(?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("baseten-input-length",
+        r"(?:Input length (?P<prompt>{n}) )?exceeds (?:the )?maximum allowed input length of (?P<limit>{n})",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("trtllm-input",
         r"Prompt length \((?P<prompt>{n})\) exceeds maximum input length \((?:(?P<limit>{n})|[^)]{0,40})\)",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
@@ -378,6 +443,9 @@ ROWS: tuple[Row, ...] = (
         r"Trying to keep the first (?P<prompt>{n}) tokens when context the overflows(?:\. However, the model is "
         r"loaded with context length of only (?P<window>{n}) tokens)?",
         {"window": W, "prompt": ("prompt", LB)}, K.PROMPT_OVER_WINDOW),
+    Row("ollama-excess",
+        r"prompt too long; exceeded (?:the )?(?:max |maximum )?context length(?: by (?P<excess>{n}) tokens?)?",
+        {"excess": ("excess", E)}, K.PROMPT_OVER_WINDOW),
     Row("ollama-truncate",
         r"truncating input prompt\"? limit=(?P<window>{n}) prompt=(?P<prompt>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
@@ -408,10 +476,25 @@ ROWS: tuple[Row, ...] = (
     Row("moonshot",
         r"exceeded model token limit: (?P<window>{n}) \(re ?quested: (?P<total>{n})\)",
         {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("moonshot",
+        r"total message size (?P<total>{n}) exceeds (?:the )?limit (?:of )?(?P<window>{n})",
+        {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("mistral",
-        r"Prompt contains (?P<prompt>{n}) tokens(?: and {n} draft tokens)?, too large for model with "
-        r"(?P<window>{n}) maximum context length",
+        r"Prompt contains (?P<prompt>{n}) tokens?(?: and {n} (?:draft tokens?|images?))*,?(?: which is)? too large for "
+        r"model with (?P<window>{n}) maximum context length",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("mistral",
+        r"too large for model with (?P<window>{n}) maximum context length",
+        {"window": W}, K.PROMPT_OVER_WINDOW),
+    Row("ds4",
+        r"prompt has (?P<prompt>{n}) tokens?,? but the configured context size is (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("cohere-excess",
+        r"size limit exceeded by (?P<excess>{n}) tokens?",
+        {"excess": ("excess", E)}, K.PROMPT_OVER_WINDOW),
+    Row("openai-context-window",
+        r"exceeds the context window of (?P<window>{n})",
+        {"window": W}, K.PROMPT_OVER_WINDOW),
     Row("fireworks",
         r"prompt is too long: (?P<prompt>{n}), model maximum context length: (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
@@ -437,11 +520,15 @@ ROWS: tuple[Row, ...] = (
     # ---- generic fallbacks (last)
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
     Row("generic",
+        r"exceeds (?:the )?(?:model'?s )?maximum context length (?:of (?P<window>{n})|\((?P<window2>{n}))",
+        {"window": W, "window2": W}, K.UNKNOWN),
+    Row("generic",
         r"context[ _-]?(?:length|window)[ _-]?(?:exceeded|exceeds)|exceeds? (?:the |this |its )?(?:model's )?"
         r"(?:maximum |available )?context (?:window|length|size|limit)|(?:prompt|input) is too long|"
         r"greater than the context length|exceeded model token limit|too many (?:input )?tokens|"
         r"token limit exceeded|reduce the length of the (?:messages|input|prompt)|exceeds? context limit|"
-        r"model's maximum context (?:length|limit)|ContextWindowExceededError",
+        r"model'?s maximum context (?:length|limit)|ContextWindowExceededError|prompt too long|"
+        r"prompt exceeds max(?:imum)? length",
         {}, K.UNKNOWN),
 )
 
@@ -454,11 +541,16 @@ NEGATIVES: tuple[re.Pattern[str], ...] = tuple(
         r"quota|resource[_ ]exhausted|too many requests|service tier capacity exceeded",
         r"(?:daily|weekly|monthly|hourly) (?:token )?(?:limit|usage)",
         r"budget (?:has been )?exceeded|exceededbudget|max budget",  # LiteLLM budgets
-        r"string_above_max_length|invalid 'user'|string too long",  # OpenAI string-length validation (chars)
+        r"string_above_max_length|invalid '?user'?|string too long",  # OpenAI string-length validation (chars)
         r"content[_ ](?:filter|policy|management)|responsibleaipolicyviolation|safety system",
         r"maximum number of tools|too many tools",
         r"request_too_large|payload too large|request entity too large",  # HTTP body bytes, not tokens
         r"(?:invalid|incorrect) api[ _-]?key|\bunauthorized\b|authentication[_ ]error",
+        # throttling worded with tokens (Bedrock "ThrottlingException: Too many tokens, please wait before
+        # trying again.", pi-ai's "Throttling error: Too many tokens", "Service unavailable: too many tokens")
+        r"throttl|wait before trying again",
+        r"too many tokens[^.]{0,60}?(?:please wait|try again (?:later|in)|slow down|\brate\b|per (?:sec|min|hour|day))",
+        r"(?:\brate\b|service unavailable)\W{0,3}[^.]{0,40}?too many tokens",
     )
 )
 

@@ -5,15 +5,25 @@ JSON body, or either wrapped by LiteLLM, e.g. ``litellm.ContextWindowExceededErr
 litellm.BadRequestError: Hosted_vllmException - {"error": {"message": "..."}}``, with or
 without JSON-escaped quotes) and returns a frozen :class:`ContextError`, or ``None`` when the
 text is not a context-length error. It never raises on a ``str`` and reads only the first
-:data:`MAX_SCAN_CHARS` characters. All numbers are **tokens** unless a field says characters.
+:data:`MAX_SCAN_CHARS` characters (the cut is moved past a number it would split, at most
+:data:`MAX_CUT_EXTENSION` characters further). All numbers are **tokens** unless a field says
+characters.
 
 How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with numbers:
 
 1. The text is normalised: JSON/Unicode/HTML escapes undone at any depth (``\\"`` ``\\\\\\"``
    ``\\'`` ``\\n`` ``\\u003e`` ``&gt;``), runs of byte escapes decoded as UTF-8 (``b'...\\xe2\\x80\\x99s'``),
-   backticks dropped, Unicode spaces and whitespace collapsed, and a space put back between a
-   number and a word (``16384tokens``, ``max_model_len=4096.Please``). Numbers may carry
-   thousands separators (``16,384``, ``16 384`` with any Unicode space, ``16_384``, ``16'384``).
+   Unicode compatibility forms folded (NFKC: full-width ``：`` and digits, ``…``), zero-width
+   characters dropped, quotes around words dropped (backticks, ASCII and curly double quotes
+   ``"`` ``“”`` ``„``, guillemets ``«»`` ``‹›``, and single quotes around one identifier:
+   ``'inputs'``), typographic apostrophes (``’`` ``‘`` ``‛`` ``ʼ`` ``´``) made ``'``, Unicode spaces and
+   whitespace collapsed, and a space put back between a number and a word (``16384tokens``,
+   ``max_model_len=4096.Please``). Numbers may carry thousands separators (``16,384``, ``16 384``
+   with any Unicode space, ``16_384``, ``16'384``, and dots: ``210.000 tokens``, ``1.048.576``). A
+   token count is an integer, so 1-3 digits followed by ``.ddd`` groups are thousands, except one
+   ``.ddd`` group where TensorRT-LLM prints ``prompt_len / cp_size`` as a Python float ("sum of
+   prompt length (256.125)", "splited_prompt_len (256.125)"; also ``(9351.0)``): the fraction is
+   dropped.
    Wrappers (LiteLLM prefixes, JSON bodies, Python reprs, trailing ``None``) need no
    unwrapping: rows are searched anywhere in the text.
 2. :data:`NEGATIVES` (known look-alikes: rate limits, TPM, quota, budget, auth, content
@@ -24,8 +34,14 @@ How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with
 
 Every number says how sure it is (:class:`Certainty`): vLLM's "at least N input tokens" is a
 **lower bound** (vLLM truncates tokenization at ``max_input + 1``), OpenRouter's "about N" is
-approximate. A printed number that is *not* the model's window (prompt + output) goes to
-``printed_limit`` with its :class:`LimitMeaning`, never to ``window``.
+approximate. A number that **ends the text** (nothing after it but spaces, a truncation mark such
+as ``...`` or ``[truncated]``, or a separator that could start another digit group) may have been
+cut mid-digits by whoever truncated the text (``max_model_len=4`` of ``max_model_len=4096``): it
+is a LOWER_BOUND (UPPER_BOUND when negative), never EXACT, so a cut window is never learned as a
+smaller exact one; a character count there is dropped. A printed number that is *not* the
+model's window (prompt + output) goes to ``printed_limit`` with its :class:`LimitMeaning`, never
+to ``window``; an excess over an unprinted limit (Ollama "exceeded ... by N tokens") goes to
+``excess_tokens``.
 
 The table of wordings (family, wording, where seen) is :mod:`litellm_kvwarm.context_error_wordings`;
 the result's shape :mod:`litellm_kvwarm.context_error_model`; a row's machinery
@@ -37,12 +53,14 @@ from __future__ import annotations
 
 import html
 import re
+import unicodedata
 
 from .context_error_model import Certainty, ContextError, ErrorKind, Limit, LimitMeaning, Number, with_kind
 from .context_error_rows import Row, to_int
 from .context_error_wordings import NEGATIVES, ROWS
 
 __all__ = [
+    "MAX_CUT_EXTENSION",
     "MAX_SCAN_CHARS",
     "NEGATIVES",
     "ROWS",
@@ -59,6 +77,9 @@ __all__ = [
 
 #: Only this many leading characters are searched (bounds time on huge wrapped errors).
 MAX_SCAN_CHARS = 20_000
+#: At most this many characters past :data:`MAX_SCAN_CHARS` are read to finish a number (or an
+#: escape) the cut would split, plus the first character after it.
+MAX_CUT_EXTENSION = 64
 
 
 # Each starts only at the first backslash of a run ((?<!\\)): otherwise a long run of
@@ -70,9 +91,43 @@ _ESCAPED_UNICODE = re.compile(r"(?<!\\)\\+u([0-9a-fA-F]{4})")
 _ESCAPED_BYTES = re.compile(r"(?:(?<!\\)\\+x[0-9a-fA-F]{2})+")
 _HEX_PAIR = re.compile(r"x([0-9a-fA-F]{2})")
 _SPACE = re.compile(r"\s+")  # \s includes NBSP, narrow NBSP and thin space (U+00A0, U+202F, U+2009)
-# A digit touching a letter ("16384tokens", "is16384", "5000cannot") or a sentence after a number
-# ("max_model_len=4096.Please"): put back the space a row expects.
-_DIGIT_LETTER = re.compile(r"(?<=\d)(?=[A-Za-z])|(?<=[A-Za-z])(?=\d)|(?<=\d\.)(?=[A-Za-z])")
+# A digit touching a letter ("16384tokens", "is16384", "5000cannot"), a sentence after a number
+# ("max_model_len=4096.Please") or a word after a colon ("request:expected", from a full-width colon):
+# put back the space a row expects.
+_DIGIT_LETTER = re.compile(
+    r"(?<=\d)(?=[A-Za-z])|(?<=[A-Za-z])(?=\d)|(?<=\d\.)(?=[A-Za-z])|(?<=[A-Za-z]:)(?=[A-Za-z])"
+)
+# Quotes around words, dropped like backticks: ASCII and curly double quotes, low-9 and reversed
+# double quotes, guillemets (double and single), CJK double quotes.
+_DROPPED_QUOTES = str.maketrans(
+    dict.fromkeys("`\"\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a\u301d\u301e\u301f", None)
+)
+# Typographic apostrophes and single quotes read as "'"; zero-width characters and soft hyphens dropped.
+_APOSTROPHES = str.maketrans(
+    {**dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u00b4", "'"),
+     **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff\u00ad", None)}
+)
+# One identifier in single quotes ('inputs', 'max_new_tokens'), not an apostrophe inside a word; and
+# a lone single quote stuck to a field name (TGI's inputs, snake_case names), e.g. from a message
+# whose own quotes were unbalanced.
+_QUOTED_WORD = re.compile(r"(?<![\w'])'([A-Za-z_][\w.]{0,63})'(?!\w)")
+_QUOTED_FIELD = re.compile(r"(?<!\w)'?(inputs|[A-Za-z][A-Za-z0-9]{0,30}(?:_[A-Za-z0-9]{1,30}){1,6})'?(?!\w)")
+# Dot thousands ("210.000 tokens", "1.048.576", "(32.768)"): 1-3 digits then .ddd groups. One group
+# where TensorRT-LLM prints prompt_len / cp_size as a Python float is a fraction: "sum of prompt
+# length (256.125)", "splited_prompt_len (256.125)".
+_DOT_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})+(?!\d|\.\d)")
+_FLOAT_PROMPT_LEN = re.compile(r"(?:sum of prompt length|prompt_len) ?\( ?\Z", re.IGNORECASE)
+# A run the scan cut must not split: digits, separators before a digit, escapes, HTML entities.
+_RAW_NUMBER_RUN = re.compile(
+    r"(?:\d|[,_'. \t\u00a0\u202f\u2009](?=\d|\\|&)|\\+u[0-9a-fA-F]{4}|\\+x[0-9a-fA-F]{2}|&#?\w{1,8};)+"
+)
+# What may follow a number that was cut: nothing, spaces, or a truncation mark.
+_CUT_END = re.compile(
+    r"(?:\s|\.{3,}|\u2026|[\[(<]\s*(?:\.{2,}|\u2026|truncated|(?:\d+ )?more[^\])>]{0,30})\s*[\])>])*",
+    re.IGNORECASE,
+)
+# A separator (and the start of a digit group) right before such an end: "200,0", "210.", "16 3".
+_CUT_GROUP = re.compile(r"[,_'. ]\d{0,2}")
 
 
 def _decode_bytes(match: re.Match[str]) -> str:
@@ -83,11 +138,39 @@ def _decode_bytes(match: re.Match[str]) -> str:
         return raw.decode("latin-1")
 
 
+def _scan_window(text: str) -> str:
+    """The first :data:`MAX_SCAN_CHARS` characters, the cut moved past a number or escape it would
+    split (at most :data:`MAX_CUT_EXTENSION` more characters) and past the spaces after it, to the
+    first character that shows where the number ended."""
+    end = MAX_SCAN_CHARS
+    if len(text) <= end:
+        return text
+    limit = min(len(text), end + MAX_CUT_EXTENSION)
+    for run in _RAW_NUMBER_RUN.finditer(text, max(0, end - 16), limit):
+        if run.start() >= end:
+            break
+        if run.end() >= end:  # the cut falls inside this run or right after it: finish it
+            end = run.end()
+            while end < limit and text[end].isspace():
+                end += 1
+            end = min(end + 1, len(text))
+            break
+    return text[:end]
+
+
+def _dot_thousands(match: re.Match[str]) -> str:
+    number, start = match.group(0), match.start()
+    if number.count(".") == 1 and _FLOAT_PROMPT_LEN.search(match.string, max(0, start - 24), start):
+        return number  # "sum of prompt length (256.125)": a TensorRT-LLM float, not thousands
+    return number.replace(".", ",")
+
+
 def _normalise(text: str) -> str:
     """Undo transport mangling: escapes at any depth (JSON, Python repr, bytes literals), HTML
-    entities, backticks, typographic apostrophes, Unicode spaces; put back a space between a
-    number and a word. Numbers keep their thousands separators (:data:`NUM` reads them)."""
-    s = text[:MAX_SCAN_CHARS]
+    entities, compatibility forms (NFKC), zero-width characters, quotes around words, typographic
+    apostrophes, Unicode spaces; put back a space between a number and a word; dot thousands
+    read as thousands. Numbers keep their other separators (:data:`NUM` reads them)."""
+    s = _scan_window(text)
     if "\\" in s:
         s = _ESCAPED_BYTES.sub(_decode_bytes, s)
         s = _ESCAPED_UNICODE.sub(lambda m: chr(int(m.group(1), 16)), s)
@@ -95,23 +178,61 @@ def _normalise(text: str) -> str:
         s = _ESCAPED_WS.sub(" ", s)
     if "&" in s:
         s = html.unescape(s)
-    s = s.replace("`", "").replace("\u2019", "'").replace("\u2018", "'")
+    if not s.isascii():
+        s = unicodedata.normalize("NFKC", s.translate(_APOSTROPHES))
+    s = s.translate(_DROPPED_QUOTES)
+    if "'" in s:
+        s = _QUOTED_FIELD.sub(r"\1", _QUOTED_WORD.sub(r"\1", s))
     s = _DIGIT_LETTER.sub(" ", s)
+    if "." in s:
+        s = _DOT_THOUSANDS.sub(_dot_thousands, s)
     return _SPACE.sub(" ", s)
 
 
-def _apply(row: Row, groups: dict[str, str]) -> ContextError:
+def _may_be_cut(s: str, start: int, end: int) -> bool:
+    """Whether the number ``s[start:end]`` may have been cut mid-digits: nothing follows it but
+    spaces or a truncation mark, or a separator (with at most two digits) that could start another
+    group of it ("200,0", "210." before the end)."""
+    tail = _CUT_END.match(s, end)
+    if tail is not None and tail.end() == len(s):
+        return True
+    group = _CUT_GROUP.match(s, end)
+    if group is None:
+        return False
+    tail = _CUT_END.match(s, group.end())
+    if tail is None or tail.end() != len(s):
+        return False
+    sep = s[end]
+    digits = s[start:end].lstrip("-")
+    return re.fullmatch(r"\d{1,3}(?:" + re.escape(sep) + r"\d{3})*", digits) is not None
+
+
+def _weaker(number: Number) -> Number:
+    """A number that may have been cut: a prefix of its digits is at most the true value (at
+    least it, for a negative one)."""
+    return Number(number.value, Certainty.UPPER_BOUND if number.value < 0 else Certainty.LOWER_BOUND)
+
+
+def _apply(row: Row, groups: dict[str, str], cut: frozenset[str] = frozenset()) -> ContextError:
+    """The result of ``row`` from its matched ``groups``; ``cut``: groups whose number ends the text
+    and may have been cut mid-digits (never EXACT: see the module docstring)."""
     slots: dict[str, object] = {}
     for group, (slot, certainty) in row.fields.items():
         value = to_int(groups.get(group))
         if value is None:
             continue
+        may_be_cut = group in cut
         if slot in ("prompt_chars", "char_limit"):
-            slots[slot] = value
-        elif slot == "limit":
-            slots["printed_limit"] = Limit(value, row.limit_meaning or LimitMeaning.INPUT_LIMIT, certainty)
+            if not may_be_cut:
+                slots[slot] = value
+            continue
+        number = Number(value, certainty)
+        if may_be_cut:
+            number = _weaker(number)
+        if slot == "limit":
+            slots["printed_limit"] = Limit(value, row.limit_meaning or LimitMeaning.INPUT_LIMIT, number.certainty)
         else:
-            slots[f"{slot}_tokens" if slot != "window" else "window"] = Number(value, certainty)
+            slots[f"{slot}_tokens" if slot != "window" else "window"] = number
     result = ContextError(kind=ErrorKind.UNKNOWN, family=row.family, **slots)  # type: ignore[arg-type]
     result = with_kind(result, row.kind)
     if row.refine is not None:
@@ -145,12 +266,19 @@ def parse_context_error(text: object) -> ContextError | None:
         match = row.regex.search(s)
         if match is None:
             continue
-        groups = {k: v for k, v in match.groupdict().items() if v is not None}
-        for extra in row.extra_regexes:
-            found = extra.search(s)
-            if found is not None:
-                groups.update({k: v for k, v in found.groupdict().items() if v is not None})
-        return _apply(row, groups)
+        groups: dict[str, str] = {}
+        cut: set[str] = set()
+        for found in (match, *(extra.search(s) for extra in row.extra_regexes)):
+            if found is None:
+                continue
+            for name, value in found.groupdict().items():
+                if value is None:
+                    continue
+                groups[name] = value
+                cut.discard(name)
+                if _may_be_cut(s, found.start(name), found.end(name)):
+                    cut.add(name)
+        return _apply(row, groups, frozenset(cut))
     return None
 
 

@@ -15,6 +15,7 @@ from dataclasses import replace
 from typing import Any
 
 from . import identity
+from .cache_salt import SALTED_KINDS, SALTED_PROVIDERS, CacheSalter  # noqa: F401  (re-exported)
 from .config import Settings
 from .deadline import RequestBudget
 from .decode_warm import CHARS_PER_TOKEN, DecodeTap
@@ -33,12 +34,6 @@ from .warm_gate import WarmCandidate, WarmGate
 
 logger = logging.getLogger("litellm_kvwarm")
 
-#: LiteLLM providers whose servers accept vLLM's ``cache_salt`` (vLLM ≥ 0.9, SGLang): only
-#: requests to these get it; OpenAI, Anthropic and other strict APIs reject unknown fields.
-SALTED_PROVIDERS = frozenset({"hosted_vllm", "vllm", "sglang"})
-#: Call kinds whose attempts carry ``cache_salt`` (vLLM's chat, completion and Responses requests
-#: read it). An Anthropic Messages attempt gets it on its bridged chat attempt.
-SALTED_KINDS = frozenset({"chat", "completion", "responses"})
 #: A request keeps its reply-warm body only if its size + its output budget reaches this fraction of
 #: the warm threshold: the routing estimate may be low (the reply-warm is sized by the server's count).
 REPLY_MARGIN = 0.5
@@ -63,6 +58,7 @@ class Effects:
         self.warm_outcomes: dict[str, int] = {}
         #: requests served by their own group, waiting for their reply to be warmed
         self.pending = PendingReplies()
+        self.salter = CacheSalter()
 
     # -- pre-call ----------------------------------------------------------------------------
 
@@ -233,15 +229,11 @@ class Effects:
 
     # -- per attempt ---------------------------------------------------------------------------
 
-    @staticmethod
-    def apply_cache_salt(view: AttemptView, kwargs: dict[str, Any]) -> None:
-        """Send the tenant's ``cache_salt`` (vLLM prefix-cache isolation) on chat and text
-        completions to providers that accept it (:data:`SALTED_PROVIDERS`); nothing is added for
-        other providers or call types, whose APIs may reject unknown fields."""
-        salt = view.carried.salt
-        if salt is None or view.kind not in SALTED_KINDS or view.provider not in SALTED_PROVIDERS:
-            return
-        identity.set_cache_salt(kwargs, salt)
+    def apply_cache_salt(self, view: AttemptView, kwargs: dict[str, Any]) -> None:
+        """Send the tenant's ``cache_salt`` (vLLM prefix-cache isolation) where the attempt can carry it; a
+        deployment that cannot is warned about once (:class:`~litellm_kvwarm.cache_salt.CacheSalter`)."""
+        if view.carried.salt is not None:
+            self.salter.apply(kwargs, view.carried.salt, view.kind, view.provider, view.model)
 
     @staticmethod
     def record_budget(data: Mapping[str, Any], budget: RequestBudget, *, only_if_spent: bool, field: str = "metadata") -> None:

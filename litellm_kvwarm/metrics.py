@@ -219,7 +219,8 @@ class Metrics:
             ),
             warm_pieces=Counter(
                 f"{p}_warm_pieces", "Prefixes sent before a warm's whole body (KVWARM_WARM_PIECE_TOKENS), by target and "
-                "outcome (succeeded, failed: the whole warm is then sent at once).",
+                "outcome (succeeded; failed: a piece the server refused as sent, 400/404/422, is followed by the whole warm at "
+                "once, any other failure ends the warm).",
                 ["target", "outcome"], registry=registry,
             ),
         )

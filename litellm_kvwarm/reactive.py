@@ -240,6 +240,11 @@ def _retry_or_skip(
     if room_left is not None and room_left.meaning is LimitMeaning.OUTPUT_BUDGET and room_left.certainty is Certainty.EXACT:
         # the server printed the room itself (TGI "`max_new_tokens` must be <= N", candle-vllm "available tokens")
         return _retry_with_room(room_left.value - margin, plan, floor, printed_window, "the server's room")
+    if error.kind is ErrorKind.OUTPUT_OVER_LIMIT and room_left is not None and room_left.certainty is Certainty.EXACT:
+        # the model's output cap (OpenAI "supports at most N completion tokens", Anthropic "maximum allowed number of
+        # output tokens"): the same model at the cap, within the window where the prompt's size is known
+        cap = room_left.value if window is None or prompt_count is None else min(room_left.value, window - prompt_count)
+        return _retry_with_room(cap - margin, plan, floor, printed_window, f"the model's output cap {room_left.value}")
     if error.kind is ErrorKind.PROMPT_OVER_WINDOW:  # no output budget makes room for it
         size = f" ({error.prompt_tokens.value}tok)" if error.prompt_tokens is not None else ""
         return HopDecision(HopAction.SKIP, window=printed_window, reason=f"the prompt alone{size} is over the server's limit")

@@ -15,7 +15,10 @@ assistant message, a Responses ``function_call_output`` item), so every piece is
 template renders as the start of the whole one; and inside a long text that ends an item (a message's text, the last text
 block or part of a content list, an Anthropic ``tool_result``, a Responses ``function_call_output``: a pasted
 document, a tool result) at whitespace half a piece apart: the piece ends with that much of the text, and
-renders as the whole one up to the cut (the block holding the cut is prefilled again by the next piece). A
+renders as the whole one up to the cut (the block holding the cut is prefilled again by the next piece). No
+piece leaves a tool call unanswered (between an assistant's calls and their results, parallel ones included:
+OpenAI and Anthropic refuse such a conversation), nor ends with an assistant message of an Anthropic body that
+has ``thinking`` on (a prefill, refused with thinking). A
 template that renders a turn differently once more follows (Qwen3's reasoning after the last user message)
 loses that piece's tail; the final warm is the whole body. For those families no piece ends inside an
 assistant message (the template gives a last assistant message a ``<think>`` block). Text completions
@@ -48,7 +51,7 @@ from .reply_warm import drops_past_reasoning
 from .tokens import estimate_request
 from .warm_body import METADATA_FIELDS
 from .warm_prefixes import (  # noqa: F401  (re-exported)
-    DEFAULT_CAPACITY, ITEMS_FIELD, Warmed, WarmedPrefixes, cut_points, item_text, prefix_digest, with_text,
+    DEFAULT_CAPACITY, ITEMS_FIELD, Warmed, WarmedPrefixes, closed_prefixes, cut_points, item_text, prefix_digest, with_text,
 )
 
 __all__ = ["DEFAULT_PIECE_TOKENS", "ITEMS_FIELD", "Piece", "PieceSender", "Warmed", "WarmedPrefixes", "cut_points",
@@ -126,6 +129,16 @@ def _text_cuts(kind: str, item: object, size: int, piece_tokens: int, roles: fro
     return out
 
 
+def _role(item: object) -> object:
+    return item.get("role") if isinstance(item, Mapping) else None
+
+
+def _thinking(body: Mapping[str, Any]) -> bool:
+    """Whether an Anthropic Messages body turns extended thinking on (``thinking.type`` other than ``disabled``)."""
+    thinking = body.get("thinking")
+    return isinstance(thinking, Mapping) and thinking.get("type") != "disabled"
+
+
 def refused_as_sent(error: BaseException) -> bool:
     """Whether a piece's error is the server refusing that request as sent (HTTP 400/404/422: a prefix it takes
     differently from the whole, e.g. one that ends with a tool call), not the server in trouble (429, 5xx, a
@@ -155,7 +168,9 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
     an item longer than a piece (:func:`~litellm_kvwarm.warm_prefixes.item_text`), at whitespace half a piece
     apart (the prefix ends with that much of the text: it renders as the start of the whole one up to the cut);
     so a piece adds half a piece to a piece, except past what cannot be cut (an image, text without
-    whitespace, the tools): then one piece holds it. A cut is taken only when the next one is more than a piece past the last taken, so no piece
+    whitespace, the tools): then one piece holds it. Never where a tool call would be left unanswered
+    (:func:`~litellm_kvwarm.warm_prefixes.closed_prefixes`), nor, in an Anthropic body with ``thinking`` on, after
+    or inside an assistant message (a prefill, refused there). A cut is taken only when the next one is more than a piece past the last taken, so no piece
     adds a few tokens before the whole body. ``[]`` when ``piece_tokens`` ≤ 0, for a kind or
     body without items, or when the uncached part is at most a piece. ``split_assistant=False``: no cut inside an assistant
     message (the target's template renders a last assistant message differently:
@@ -169,12 +184,15 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
     prefix = [context]
     for size in sizes:
         prefix.append(prefix[-1] + size)
-    starts = set(cut_points(kind, items))
+    starts, closed = set(cut_points(kind, items)), closed_prefixes(kind, items)
     roles = _SPLIT_ROLES if split_assistant else _SPLIT_ROLES - {"assistant"}
+    prefill_refused = kind == "messages" and _thinking(body)  # Anthropic: no assistant prefill with thinking on
     candidates: list[tuple[int, int | None, int]] = []  # (items whole, chars of the next one, tokens)
     for k in range(max(warmed_items, 0), len(items)):
-        if k in starts and k > warmed_items:
+        if k in starts and k > warmed_items and closed[k] and not (prefill_refused and _role(items[k - 1]) == "assistant"):
             candidates.append((k, None, prefix[k]))
+        if not closed[k + 1] or (prefill_refused and _role(items[k]) == "assistant"):
+            continue  # a piece ending inside this item would leave a call unanswered, or be a refused prefill
         skip = warmed_chars if k == warmed_items else 0
         candidates += [(k, chars, prefix[k] + tokens) for chars, tokens in _text_cuts(kind, items[k], sizes[k], piece_tokens, roles)
                        if chars > skip]

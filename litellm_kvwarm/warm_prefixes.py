@@ -18,7 +18,7 @@ from typing import Any
 from .meta import SALT_KEY
 from .warm_body import METADATA_FIELDS, PROMPT_KEYS, PROMPT_SHAPING_KEYS, SESSION_KEY
 
-__all__ = ["ITEMS_FIELD", "Warmed", "WarmedPrefixes", "cut_points", "digest_chain", "item_text", "prefix_digest", "with_text"]
+__all__ = ["ITEMS_FIELD", "Warmed", "WarmedPrefixes", "closed_prefixes", "cut_points", "digest_chain", "item_text", "prefix_digest", "with_text"]
 
 #: (session, target) pairs whose warmed prefix is remembered per process (~1 KB each at most).
 DEFAULT_CAPACITY = 8192
@@ -83,6 +83,48 @@ def cut_points(kind: str, items: Sequence[object]) -> list[int]:
     if kind not in ITEMS_FIELD:
         return []
     return [k for k in range(1, len(items)) if _cut_before(kind, items[k])]
+
+
+def _opened_closed(kind: str, item: Mapping[str, Any]) -> tuple[list[object], list[object]]:
+    """The tool-call ids one item opens (a call the client must answer) and closes (an answer)."""
+    role, content = item.get("role"), item.get("content")
+    if kind == "chat":
+        if role == "assistant":
+            calls = item.get("tool_calls")
+            opened = [c.get("id") for c in calls if isinstance(c, Mapping)] if isinstance(calls, list) else []
+            if isinstance(item.get("function_call"), Mapping):  # the legacy single call, answered by a "function" message
+                opened.append(("function", item["function_call"].get("name")))
+            return opened, []
+        if role == "tool":
+            return [], [item.get("tool_call_id")]
+        return ([], [("function", item.get("name"))]) if role == "function" else ([], [])
+    if kind == "messages":
+        blocks = [b for b in content if isinstance(b, Mapping)] if isinstance(content, list) else []
+        if role == "assistant":  # a server tool's result is in the same message: only client tools wait for an answer
+            return [b.get("id") for b in blocks if b.get("type") == "tool_use"], []
+        return [], [b.get("tool_use_id") for b in blocks if b.get("type") == "tool_result"]
+    kind_of, call_id = str(item.get("type") or ""), item.get("call_id")
+    if call_id is None:  # server-side calls (web_search_call ...) carry no call_id and get no output item
+        return [], []
+    if kind_of.endswith("_call_output"):
+        return [], [call_id]
+    return ([call_id], []) if kind_of.endswith("_call") else ([], [])
+
+
+def closed_prefixes(kind: str, items: Sequence[object]) -> list[bool]:
+    """``closed[k]`` (k = 0 … len): whether ``items[:k]`` leaves no tool call unanswered (a chat assistant's
+    ``tool_calls`` and their ``tool`` messages, parallel ones included; an Anthropic ``tool_use`` and its
+    ``tool_result``; a Responses ``*_call`` item and its ``*_call_output`` by ``call_id``). A piece is cut only
+    where this holds: OpenAI and Anthropic refuse a conversation with a call left unanswered (the whole body
+    may end with one: a reply-warm of a reply that called tools; the server takes the last turn's calls)."""
+    closed, open_ids = [True], set()
+    for item in items:
+        if isinstance(item, Mapping):
+            opened, answered = _opened_closed(kind, item)
+            open_ids.difference_update(i for i in answered if isinstance(i, (str, tuple)))
+            open_ids.update(i for i in opened if isinstance(i, (str, tuple)))
+        closed.append(not open_ids)
+    return closed
 
 
 def _metadata(body: Mapping[str, Any]) -> Mapping[str, Any]:

@@ -148,3 +148,17 @@ def test_a_steps_own_output_budget_wins_on_its_hop():
     d = hop(V032, group="slow", plan=plan)
     assert (d.action, d.max_tokens) == (HopAction.ESCALATE, 512)
     assert BackstopPlan.from_dict(plan.to_dict()) == plan
+
+
+@pytest.mark.parametrize("text", [
+    "max_tokens is too large: 9000. This model supports at most 4096 completion tokens, whereas you provided 9000.",
+    "max_tokens: 9000 > 4096, which is the maximum allowed number of output tokens for claude-3-5-sonnet-20240620",
+])
+def test_an_output_cap_refusal_retries_the_same_model_at_its_cap(text):
+    plan = BackstopPlan(source="fast", chain=("slow",), requested=9_000, own_generic_fallbacks=True)
+    d = hop(text, plan=plan, prompt=1_000)
+    assert (d.action, d.max_tokens, d.window) == (HopAction.RETRY_CLAMPED, 4_096, None)  # not escalated with 9000
+    d = hop(text, plan=plan, prompt=14_000, known=16_384)  # the window leaves less than the cap
+    assert (d.action, d.max_tokens) == (HopAction.RETRY_CLAMPED, 2_384)
+    assert hop(text, plan=plan, prompt=16_300, known=16_384).action is HopAction.SKIP  # under the floor: the chain goes on
+    assert hop(text, plan=BackstopPlan("fast", ("slow",), None, own_generic_fallbacks=True), prompt=10).action is HopAction.SKIP

@@ -457,3 +457,90 @@ def test_an_agent_s_long_tool_result_is_cut_inside_its_text_in_its_own_api_shape
         assert {k: v for k, v in cut.items() if k not in ("content", "output")} == {k: v for k, v in fill(item).items()
                                                                                 if k not in ("content", "output")}
     assert path(body[field][1]) == words  # the warm's own body is left whole
+
+
+# ------------------------------------------------------------- no piece leaves a tool call unanswered
+
+def _last_piece_items(kind: str, piece) -> list:
+    return piece.body["messages" if kind != "responses" else "input"]
+
+
+@pytest.mark.parametrize("kind, items, expected", [
+    ("chat", [{"role": "user"}, {"role": "assistant", "tool_calls": [{"id": "a"}, {"id": "b"}]},
+              {"role": "tool", "tool_call_id": "a"}, {"role": "tool", "tool_call_id": "b"}, {"role": "assistant"}],
+     [True, True, False, False, True, True]),
+    ("chat", [{"role": "assistant", "function_call": {"name": "f"}}, {"role": "function", "name": "f"}], [True, False, True]),
+    ("messages", [{"role": "user", "content": "q"},
+                  {"role": "assistant", "content": [{"type": "text", "text": "t"}, {"type": "tool_use", "id": "u1"},
+                                                    {"type": "server_tool_use", "id": "s1"}]},
+                  {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "u1"}]}],
+     [True, True, False, True]),
+    ("responses", [{"role": "user", "content": "q"}, {"type": "web_search_call", "id": "ws"},
+                   {"type": "function_call", "call_id": "c"}, {"type": "computer_call", "call_id": "d"},
+                   {"type": "function_call_output", "call_id": "c"}, {"type": "computer_call_output", "call_id": "d"}],
+     [True, True, True, False, False, False, True]),
+    ("chat", [{"role": "assistant", "tool_calls": [{"id": ["odd"]}, "x", {"id": None}]}, 3, {"role": "tool"}], [True, True, True, True]),
+], ids=["chat-parallel", "chat-legacy-function", "anthropic-client-tools-only", "responses-by-call-id", "odd-shapes"])
+def test_closed_prefixes_track_every_call_to_its_answer(kind, items, expected):
+    from litellm_kvwarm.warm_prefixes import closed_prefixes
+
+    assert closed_prefixes(kind, items) == expected
+
+
+def _agent_bodies() -> dict[str, dict]:
+    """One conversation per API shape: long text, then an assistant turn calling two tools in parallel, two
+    long results, a reply and a long user message; every stretch several pieces long at 300 tokens."""
+    long = "word " * 1_200  # ~1.2k tokens by the routing estimate
+    chat = [SYSTEM, {"role": "user", "content": "task " + long},
+            {"role": "assistant", "content": "calling " + long,
+             "tool_calls": [{"id": "a", "type": "function", "function": {"name": "f", "arguments": "{}"}},
+                            {"id": "b", "type": "function", "function": {"name": "g", "arguments": "{}"}}]},
+            {"role": "tool", "tool_call_id": "a", "content": "result a " + long},
+            {"role": "tool", "tool_call_id": "b", "content": "result b " + long},
+            {"role": "assistant", "content": "done " + long}, {"role": "user", "content": "next " + long}]
+    anthropic = [{"role": "user", "content": "task " + long},
+                 {"role": "assistant", "content": [{"type": "text", "text": "calling " + long},
+                                                   {"type": "tool_use", "id": "a", "name": "f", "input": {}},
+                                                   {"type": "tool_use", "id": "b", "name": "g", "input": {}}]},
+                 {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "a", "content": "result a " + long},
+                                              {"type": "tool_result", "tool_use_id": "b", "content": "result b " + long}]},
+                 {"role": "assistant", "content": "done " + long}, {"role": "user", "content": "next " + long}]
+    responses = [{"role": "user", "content": "task " + long},
+                 {"type": "function_call", "call_id": "a", "name": "f", "arguments": "{}"},
+                 {"type": "function_call", "call_id": "b", "name": "g", "arguments": "{}"},
+                 {"type": "function_call_output", "call_id": "a", "output": "result a " + long},
+                 {"type": "function_call_output", "call_id": "b", "output": "result b " + long},
+                 {"role": "assistant", "content": "done " + long}, {"role": "user", "content": "next " + long}]
+    return {"chat": {"model": "slow", "messages": chat}, "messages": {"model": "slow", "messages": anthropic, "max_tokens": 1},
+            "responses": {"model": "slow", "input": responses}}
+
+
+@pytest.mark.parametrize("kind", ["chat", "messages", "responses"])
+def test_no_piece_leaves_a_tool_call_unanswered(kind):
+    from litellm_kvwarm.warm_prefixes import closed_prefixes
+
+    body = _agent_bodies()[kind]
+    pieces = plan_pieces(kind, body, 300)
+    assert len(pieces) >= 8, [p.items for p in pieces]  # the long stretches are still cut
+    for piece in pieces:
+        items = _last_piece_items(kind, piece)
+        assert closed_prefixes(kind, items)[-1], (piece.items, items[-1])
+    # the first result of the parallel pair is never cut inside (its sibling would be unanswered); the last is
+    at_pair = {"chat": 3, "messages": 2, "responses": 3}[kind]
+    partial = [p for p in pieces if p.items == at_pair and len(_last_piece_items(kind, p)) == at_pair + 1]
+    if kind == "messages":  # both results are blocks of one user message: cut inside its last block only
+        assert partial and all(len(_last_piece_items(kind, p)[-1]["content"]) == 2 for p in partial)
+    else:
+        assert partial == []
+        assert any(p.items == at_pair + 1 and len(_last_piece_items(kind, p)) == at_pair + 2 for p in pieces)
+
+
+def test_an_anthropic_body_with_thinking_gets_no_piece_ending_with_an_assistant_message():
+    body = _agent_bodies()["messages"]
+    plain = plan_pieces("messages", body, 300)
+    assert any(_last_piece_items("messages", p)[-1]["role"] == "assistant" for p in plain)  # allowed without thinking
+    for thinking in ({"type": "enabled", "budget_tokens": 2048}, {"type": "adaptive"}):
+        pieces = plan_pieces("messages", {**body, "thinking": thinking}, 300)
+        assert pieces and all(_last_piece_items("messages", p)[-1]["role"] == "user" for p in pieces)
+    disabled = plan_pieces("messages", {**body, "thinking": {"type": "disabled"}}, 300)
+    assert [(p.items, p.tokens) for p in disabled] == [(p.items, p.tokens) for p in plain]

@@ -88,6 +88,7 @@ def proxies(vllm, run_dir):
         shutil.copy(AUTH_FIXTURE, pdir / "auth_fixture.py")
         config = proxy_config(
             groups,
+            callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],  # /metrics: the plugin's counters
             env_vars={**env, **extra},
             general_settings={"custom_auth": "auth_fixture.user_api_key_auth"},
             router_settings={"num_retries": 0, "timeout": 300},

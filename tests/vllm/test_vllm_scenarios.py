@@ -12,7 +12,7 @@ import time
 import httpx
 import pytest
 
-from conftest import FAST_NAME, FAST_WINDOW, SLOW_NAME, SLOW_WINDOW, metric_sum, proxy_log, reset_prefix_cache, successes, wait_idle
+from conftest import CPU_BLOCK, FAST_NAME, FAST_WINDOW, SLOW_NAME, SLOW_WINDOW, metric_sum, proxy_log, reset_prefix_cache, successes, wait_idle
 from vllm_support import count, exact_messages, post, stream
 
 pytestmark = pytest.mark.vllm
@@ -104,14 +104,35 @@ def test_warm_ahead_makes_the_escalation_a_prefix_cache_hit(vllm, proxies):
         # warm arm
         reset_prefix_cache(vllm["slow"])
         tag = f"warm-{trial}"
+        plugin_before = plugin_counters(proxies["main"])
+        computed_before = computed_tokens(vllm["slow"])
         first, session, slow_before = _escalation(vllm, proxies["main"], tag)
         deadline_ok = _wait_for(lambda: successes(vllm["slow"]) >= slow_before + 1, 120)
         assert deadline_ok, "no warm reached slow"
+        # every warm the plugin fired has ended (the reply-warm, sent after fast's answer, too)
+        assert _wait_for(lambda: warms_settled(proxies["main"], plugin_before), 300), "a warm did not end"
         wait_idle(vllm["slow"])
-        time.sleep(1.0)  # the reply-warm (sent after fast's answer) too, if it was not in flight yet
+        time.sleep(1.0)
+        assert warms_settled(proxies["main"], plugin_before)
         wait_idle(vllm["slow"])
         slow_warmed = successes(vllm["slow"])
-        assert slow_warmed in (slow_before + 1, slow_before + 2)  # warm-ahead, and the reply-warm unless it replaced it queued
+        plugin = delta(plugin_counters(proxies["main"]), plugin_before)
+        fired, succeeded = plugin[("kvwarm_warms_total", "fired")], plugin[("kvwarm_warms_total", "succeeded")]
+        pieces = plugin[("kvwarm_warm_pieces_total", "succeeded")]
+        computed = computed_tokens(vllm["slow"]) - computed_before
+        assert fired in (1, 2) and succeeded == fired, plugin  # warm-ahead, and the reply-warm unless it replaced it queued
+        assert plugin[("kvwarm_warm_pieces_total", "failed")] == 0, plugin
+        # every request slow served was a warm or a piece of one (KVWARM_WARM_PIECE_TOKENS, default 512: the
+        # ~3.8k-token first turn goes as several prefixes, each after the previous returned)
+        assert slow_warmed - slow_before == succeeded + pieces, (slow_warmed - slow_before, plugin)
+        assert pieces >= 2, plugin
+        # what slow prefilled for all of them (prompt tokens minus prefix-cache hits, its own /metrics): the
+        # conversation once, and per request at most the block its cut falls in plus the generation prompt
+        # (vLLM caches full blocks only); without prefix reuse the pieces would prefill it several times over
+        requests = succeeded + pieces
+        assert WARM_PROMPT <= computed <= WARM_PROMPT + requests * (CPU_BLOCK + 32), (computed, requests)
+        print(f"\n[warm-ahead] trial {trial}: {int(fired)} warm(s) as {int(requests)} requests to slow, "
+              f"{int(computed)} tokens prefilled for a {WARM_PROMPT}-token first turn")
         grown = _grow(vllm, first, tag)
         warm = stream(proxies["main"].base_url, {"model": "fast", "messages": grown, "max_tokens": 4},
                       key=TENANT_A, session=session)
@@ -140,9 +161,42 @@ def test_warm_ahead_makes_the_escalation_a_prefix_cache_hit(vllm, proxies):
     assert median >= 5.0, f"median TTFT ratio {median:.1f}x < 5x"
 
 
-def _wait_for(predicate, timeout: float) -> bool:
-    import time
+def computed_tokens(server) -> float:
+    """Prompt tokens a vLLM server prefilled (not read from its prefix cache), from its own /metrics."""
+    return metric_sum(server, "vllm:prompt_tokens_total") - metric_sum(server, "vllm:prefix_cache_hits_total")
 
+
+def plugin_counters(proxy) -> dict[tuple[str, str], float]:
+    """The plugin's warm counters on a proxy's /metrics, summed per (sample name, outcome)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    response = httpx.get(proxy.base_url + "/metrics", headers={"Authorization": f"Bearer {TENANT_A}"},  # custom auth's key
+                         timeout=30, follow_redirects=True)
+    response.raise_for_status()
+    text = response.text
+    out: dict[tuple[str, str], float] = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            if sample.name in ("kvwarm_warms_total", "kvwarm_warm_pieces_total"):
+                key = (sample.name, sample.labels.get("outcome", ""))
+                out[key] = out.get(key, 0.0) + sample.value
+    return out
+
+
+def delta(after: dict[tuple[str, str], float], before: dict[tuple[str, str], float]) -> dict[tuple[str, str], float]:
+    keys = set(after) | set(before) | {("kvwarm_warms_total", o) for o in ("fired", "succeeded", "failed", "timed_out")} \
+        | {("kvwarm_warm_pieces_total", o) for o in ("succeeded", "failed")}
+    return {k: after.get(k, 0.0) - before.get(k, 0.0) for k in keys}
+
+
+def warms_settled(proxy, before: dict[tuple[str, str], float]) -> bool:
+    """At least one warm fired since ``before``, and every one fired has ended (succeeded, failed, timed out)."""
+    d = delta(plugin_counters(proxy), before)
+    ended = sum(d[("kvwarm_warms_total", o)] for o in ("succeeded", "failed", "timed_out"))
+    return d[("kvwarm_warms_total", "fired")] >= 1 and ended == d[("kvwarm_warms_total", "fired")]
+
+
+def _wait_for(predicate, timeout: float) -> bool:
     deadline = time.monotonic() + timeout
     while time.monotonic() < deadline:
         if predicate():
