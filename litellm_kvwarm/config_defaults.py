@@ -25,6 +25,9 @@ DEFAULT_WARM_PRIORITY = 10
 #: Tokens a warm piece adds at most: a started prefill keeps vLLM V1's GPU to its end, so a warm's
 #: uncached part is sent as prefixes that each add at most this much (:mod:`litellm_kvwarm.warm_pieces`).
 DEFAULT_WARM_PIECE_TOKENS = 512
+#: Pieces of one warm at most: each piece's whole body passes through the proxy, so their number bounds the
+#: proxy's work per warm (~8.5 whole warms at 16; :data:`litellm_kvwarm.warm_pieces.DEFAULT_MAX_PIECES`).
+DEFAULT_WARM_MAX_PIECES = 16
 #: Tokens of streamed reply between two decode warms (:mod:`litellm_kvwarm.decode_warm`): the escalated
 #: turn is left at most this much of the reply to prefill (0.34 s at the benchmark's 750 tok/s).
 DEFAULT_DECODE_WARM_TOKENS = 256

@@ -23,7 +23,7 @@ import struct
 
 from .image_tokens import ImageRef
 
-__all__ = ["FIRST_CHARS", "MAX_DECODED_BYTES", "image_ref_of_base64", "image_ref_of_url", "image_size"]
+__all__ = ["FIRST_CHARS", "MAX_DECODED_BYTES", "decode_prefix", "image_ref_of_base64", "image_ref_of_url", "image_size"]
 
 #: base64 characters decoded first (48 bytes: the PNG, GIF and WebP headers).
 FIRST_CHARS = 64
@@ -136,6 +136,12 @@ def _decode(text: str, start: int, chars: int) -> bytes | None:
         return binascii.a2b_base64(piece, strict_mode=True)
     except (binascii.Error, ValueError):
         return None
+
+
+def decode_prefix(text: object, start: int, chars: int) -> bytes | None:
+    """The bytes of the first ``chars`` base64 characters of ``text[start:]`` (a ``str``), else ``None``
+    (see :func:`_decode`). Never raises; decodes only that prefix."""
+    return _decode(text, start, chars) if isinstance(text, str) else None
 
 
 def _size_of_base64(text: str, start: int = 0) -> tuple[int, int] | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from .image_tokens import ImageRef
+from .media_tokens import MediaRef
 
 __all__ = ["RequestCounts"]
 
@@ -16,12 +17,14 @@ class RequestCounts:
     Attributes:
         chars: characters of rendered text (message text, tool calls/results, schemas).
         messages: number of chat messages (0 for a text completion).
-        other_parts: content parts that are neither text nor images (audio, files, unknown types).
+        other_parts: content parts priced flat: neither text, images nor sized media (a file id or
+            URL, an unknown block holding no text).
         exact_tokens: token ids sent as ``prompt`` (exact count), else ``None``.
         tools: tool / function schemas sent with a chat request.
         parts: the rendered text pieces, in order (their joined length is ``chars``), for the
             calibrated estimator; :attr:`text` joins them.
         images: the image parts, priced per family by :mod:`litellm_kvwarm.image_tokens`.
+        media: the PDF and audio parts, priced from their bytes by :mod:`litellm_kvwarm.media_tokens`.
         template_dependent: the request holds messages some chat templates drop or render
             differently (legacy ``function`` messages, roles outside system/developer/user/
             assistant/tool): its text may not reach the prompt at all (Qwen2.5's template drops
@@ -35,6 +38,7 @@ class RequestCounts:
     tools: int = 0
     parts: tuple[str, ...] | list[str] = field(default=(), repr=False, compare=False)
     images: tuple[ImageRef, ...] = ()
+    media: tuple[MediaRef, ...] = ()
     template_dependent: bool = False
 
     @property

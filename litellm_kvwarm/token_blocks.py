@@ -16,11 +16,22 @@ block ``type``                              counted as
 ``tool_use`` / ``server_tool_use``          ``name`` + the JSON text of ``input``
 ``tool_result`` (and ``*_tool_result``)     its ``content``: a string, or nested blocks (recursively, iteratively)
 ``document``                                ``title``, ``context`` and a text source (``data``) or nested
-                                            ``content`` blocks; a base64/URL document (PDF) is an other part
+                                            ``content`` blocks; a base64 PDF a :class:`~.media_tokens.MediaRef`
+                                            (priced by its pages); a URL / file id one other part
 ``search_result``                           ``title``, ``source`` and its ``content`` blocks
-``image``, ``image_url``, ``input_image``   an :class:`~litellm_kvwarm.image_tokens.ImageRef` (sized from
-                                            the data URL / base64 header when it has one)
-anything else (audio, files, unknown)       one other part (:data:`~litellm_kvwarm.token_estimators.SAFE_TOKENS_PER_OTHER_PART`
+``image``, ``image_url``, ``input_image``,  an :class:`~litellm_kvwarm.image_tokens.ImageRef` (sized from
+``computer_screenshot``                     the data URL / base64 header when it has one)
+``file``, ``input_file``                    by their ``file_data``: a PDF or audio a ``MediaRef``, an image an
+                                            ``ImageRef``, text its decoded text; a file id / URL one other part
+``input_audio``, ``audio_url``              a ``MediaRef`` (priced by its duration); no data: one other part
+anything else (server-tool results such     its key names and string/number leaves, walked through nested
+as ``web_fetch_result`` or                  dicts and lists (blocks found inside are counted as above),
+``bash_code_execution_result``, future      skipping what is never rendered (:data:`NOT_RENDERED`, keys
+or unknown types, a non-string type)        ending in ``_id``); media inside (an ``image_url``, a ``source``
+                                            with a media type, a data URL, a long base64 image/PDF/audio
+                                            payload) is priced as media, not as its base64 text; a block with
+                                            nothing of that kind is one other part
+                                            (:data:`~litellm_kvwarm.token_estimators.SAFE_TOKENS_PER_OTHER_PART`
                                             safe tokens, none for routing)
 ==========================================  ==============================================================
 
@@ -35,8 +46,10 @@ from dataclasses import dataclass, field
 from .deep_json import lenient_json_text as _json_text
 from .image_size import image_ref_of_base64, image_ref_of_url
 from .image_tokens import ImageRef
+from .media_tokens import MediaRef, audio_ref
+from .token_payloads import add_payload, media_leaf, mime_kind
 
-__all__ = ["Collected", "collect_blocks"]
+__all__ = ["NOT_RENDERED", "Collected", "collect_blocks", "collect_unknown"]
 
 _TEXT_KEYS = {
     "text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal",
@@ -44,15 +57,20 @@ _TEXT_KEYS = {
 }
 _SKIPPED = frozenset({"redacted_thinking"})
 _TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
-
-
+_IMAGES = frozenset({"image", "image_url", "input_image", "computer_screenshot"})
+_FILES = frozenset({"file", "input_file"})
+_AUDIO = frozenset({"input_audio", "audio_url", "audio"})
+#: Keys of an unknown block that no template renders: identifiers, the block's type, cache and
+#: signature metadata (and any key ending in ``_id``).
+NOT_RENDERED = frozenset({"type", "id", "cache_control", "signature", "status", "index"})
 @dataclass
 class Collected:
-    """Accumulator of one request's rendered text pieces, images and other parts."""
+    """Accumulator of one request's rendered text pieces, images, sized media and other parts."""
 
     parts: list[str] = field(default_factory=list)
     images: list[ImageRef] = field(default_factory=list)
     other: int = 0
+    media: list[MediaRef] = field(default_factory=list)
 
     def text(self, value: object) -> None:
         """Add a string as rendered text; anything else by its JSON text (a deliberate over-count)."""
@@ -79,10 +97,19 @@ def collect_blocks(content: object, into: Collected) -> None:
             into.text(item)
 
 
+def collect_unknown(block: Mapping[object, object], into: Collected) -> None:
+    """Add ``block`` read as a block of unknown type (its media, key names and leaves; see the
+    module docstring), whatever its ``type`` says."""
+    nested = _unknown(block, into)
+    if nested is not None:
+        collect_blocks(nested, into)
+
+
 def _block(block: Mapping[str, object], into: Collected) -> object:
     """Count one block; returns nested content still to walk (``None``: none)."""
-    kind = block.get("type")
-    key = _TEXT_KEYS.get(kind) if isinstance(kind, str) else None
+    raw = block.get("type")
+    kind = raw if isinstance(raw, str) else (None if raw is None else "")  # a list/dict type: unknown
+    key = _TEXT_KEYS.get(kind) if kind else None
     if key is not None:
         into.text(block.get(key))
         return None
@@ -92,18 +119,23 @@ def _block(block: Mapping[str, object], into: Collected) -> object:
         into.text(block.get("name"))
         into.text(block.get("input"))
         return None
-    if isinstance(kind, str) and kind.endswith("tool_result"):
+    if kind and kind.endswith("tool_result"):
         return block.get("content")
-    if kind in ("image", "image_url", "input_image"):
+    if kind in _IMAGES:
         into.images.append(_image_ref(block))
         return None
     if kind == "document" or kind == "search_result":
         return _document(block, into)
-    if kind is None and "text" in block and isinstance(block.get("text"), str):
+    if kind in _FILES:
+        _file(block, into)
+        return None
+    if kind in _AUDIO:
+        _audio(block, into)
+        return None
+    if kind is None and isinstance(block.get("text"), str):
         into.parts.append(block["text"])  # type: ignore[arg-type]
         return None
-    into.other += 1  # audio, files, unknown types: priced as a non-text part
-    return None
+    return _unknown(block, into)
 
 
 def _document(block: Mapping[str, object], into: Collected) -> object:
@@ -120,13 +152,100 @@ def _document(block: Mapping[str, object], into: Collected) -> object:
             return None
         if source.get("type") == "content":
             return source.get("content")
-    into.other += 1  # a PDF (base64, URL or file id): its cost depends on the backend's parser
+        if isinstance(source.get("data"), str):
+            add_payload(source["data"], 0, source.get("media_type"), into)  # type: ignore[arg-type]
+            return None
+    into.other += 1  # a URL or file id: no bytes to price
     return None
+
+
+def _file(block: Mapping[str, object], into: Collected) -> None:
+    """Chat ``file`` (``{file: {file_data, filename, file_id}}``) and Responses ``input_file``
+    (``file_data``, ``file_id``, ``file_url``, ``filename``)."""
+    inner = block.get("file")
+    holder = inner if isinstance(inner, Mapping) else block
+    data = holder.get("file_data")
+    if isinstance(data, str) and data:
+        add_payload(data, 0, None, into)
+    else:
+        into.other += 1  # a file id or URL: no bytes to price
+
+
+def _audio(block: Mapping[str, object], into: Collected) -> None:
+    """``input_audio`` (``{input_audio: {data, format}}``, or ``data`` on the block) and vLLM's
+    ``audio_url`` (``{audio_url: {url}}``, a data URL)."""
+    inner = block.get("input_audio")
+    holder = inner if isinstance(inner, Mapping) else block
+    data = holder.get("data")
+    url = block.get("audio_url")
+    url = url.get("url") if isinstance(url, Mapping) else url
+    if isinstance(data, str) and data:
+        into.media.append(audio_ref(data))
+    elif isinstance(url, str) and url[:5].lower() == "data:":
+        add_payload(url, 0, None, into)
+    else:
+        into.other += 1
+
+
+def _unknown(block: Mapping[object, object], into: Collected) -> object:
+    """A block of a type this module does not know: media it holds, else its key names and leaves;
+    returns the nested containers to walk (as blocks)."""
+    if _media_container(block, into):
+        return None
+    nested: list[object] = []
+    found = False
+    for key, value in block.items():
+        if isinstance(key, str) and (key in NOT_RENDERED or key.endswith("_id")):
+            continue
+        if isinstance(value, str):
+            if value:
+                into.text(key)
+                if not media_leaf(value, into):
+                    into.parts.append(value)
+                found = True
+        elif isinstance(value, (list, Mapping)):
+            into.text(key)
+            nested.append(value)
+            found = True
+        elif isinstance(value, (int, float)) and not isinstance(value, bool):
+            into.text(key)
+            into.parts.append(repr(value))
+            found = True
+    if not found:
+        into.other += 1  # nothing to read: priced as a non-text part
+    return nested or None
+
+
+def _media_container(block: Mapping[object, object], into: Collected) -> bool:
+    """A mapping that carries media whatever its type: an ``image_url``, a ``source`` with a media
+    type or base64 data (Anthropic), ``data`` with a ``media_type``/``mime_type`` (Gemini-style
+    inline data). Added to ``into``; ``False`` when it is none of these."""
+    url = block.get("image_url")
+    if url is not None:
+        into.images.append(_image_ref(block))  # type: ignore[arg-type]
+        return True
+    source = block.get("source")
+    if isinstance(source, Mapping) and (source.get("media_type") or source.get("type") == "base64"):
+        data, url = source.get("data"), source.get("url")
+        if isinstance(data, str):
+            add_payload(data, 0, source.get("media_type"), into)
+        elif isinstance(url, str) and mime_kind(source.get("media_type")) == "image":
+            into.images.append(image_ref_of_url(url))
+        else:
+            into.other += 1
+        return True
+    media_type = block.get("media_type") or block.get("mime_type") or block.get("mimeType")
+    data = block.get("data")
+    if isinstance(media_type, str) and isinstance(data, str) and mime_kind(media_type):
+        add_payload(data, 0, media_type, into)
+        return True
+    return False
 
 
 def _image_ref(block: Mapping[str, object]) -> ImageRef:
     """Anthropic ``image`` (``source``: base64 or URL), OpenAI ``image_url`` (``{url, detail}`` or a
-    string), Responses ``input_image`` (``image_url`` string or ``file_id``, ``detail``)."""
+    string), Responses ``input_image`` / ``computer_screenshot`` (``image_url`` string or ``file_id``,
+    ``detail``)."""
     source = block.get("source")
     if isinstance(source, Mapping):
         if source.get("type") == "base64":

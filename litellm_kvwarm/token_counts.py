@@ -38,6 +38,8 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
     text (a deliberate over-count), or skipped when it cannot be serialised. Nesting depth
     is the client's to choose: nothing here recurses on it (see :func:`json_text`).
     """
+    if not isinstance(payload, Mapping):
+        return RequestCounts(chars=0, messages=0)
     if call_kind in AGENT_COUNTERS:
         return AGENT_COUNTERS[call_kind](payload)
     use_messages = call_kind == "chat" or (call_kind is None and "messages" in payload)
@@ -46,12 +48,12 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
         plain = _plain_contents(raw)
         if plain is not None:
             parts, chars = plain
-            messages, other, images = len(raw), 0, ()  # type: ignore[arg-type]
-            odd_roles = not _STANDARD_ROLES.issuperset(m["role"] for m in raw if "role" in m)  # type: ignore[union-attr]
+            messages, other, images, media = len(raw), 0, (), ()  # type: ignore[arg-type]
+            odd_roles = not all(map(standard_role, (m["role"] for m in raw if "role" in m)))  # type: ignore[union-attr]
         else:
             collected = Collected()
             messages, odd_roles = _collect_messages(raw, collected)
-            parts, other, images = collected.parts, collected.other, tuple(collected.images)
+            parts, other, images, media = collected.parts, collected.other, tuple(collected.images), tuple(collected.media)
             chars = sum(map(len, parts))
         tools = 0
         for key in _PROMPT_SHAPING_KEYS:
@@ -63,7 +65,7 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
                 if key != "response_format" and isinstance(value, list):
                     tools += len(value)
         return RequestCounts(chars=chars, messages=messages, other_parts=other, tools=tools, parts=parts, images=images,
-                             template_dependent=odd_roles)
+                             media=media, template_dependent=odd_roles)
     return _count_prompt(payload.get("prompt"))
 
 
@@ -71,6 +73,12 @@ _CONTENT = itemgetter("content")
 #: Roles every chat template renders; any other (the legacy ``function``, made-up roles) makes the
 #: count template-dependent (:attr:`RequestCounts.template_dependent`).
 _STANDARD_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
+
+
+def standard_role(role: object) -> bool:
+    """Whether ``role`` is one of :data:`_STANDARD_ROLES` (a list or dict sent as a role is not, and
+    does not raise: ``x in frozenset`` would, on an unhashable value)."""
+    return isinstance(role, str) and role in _STANDARD_ROLES
 
 
 def _plain_contents(messages: object) -> tuple[list[str], int] | None:
@@ -99,10 +107,10 @@ def _collect_messages(messages: object, into: Collected) -> tuple[int, bool]:
         if not isinstance(message, Mapping):
             into.text(message)
             continue
-        odd = odd or message.get("role") not in _STANDARD_ROLES
+        odd = odd or not standard_role(message.get("role"))
         content = message.get("content")
-        if isinstance(content, (str, list)):
-            collect_blocks(content, into)
+        if isinstance(content, (str, list)) or (isinstance(content, Mapping) and "type" in content):
+            collect_blocks(content, into)  # a lone block (with a type) is read as a block: its image is an image
         elif content is not None:
             into.text(content)  # not a chat content shape: its JSON text (a deliberate over-count)
         for key in ("name", "tool_call_id", "reasoning_content"):

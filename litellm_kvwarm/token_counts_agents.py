@@ -14,9 +14,13 @@ of :mod:`litellm_kvwarm.token_estimators` (fitted on chat templates) apply uncha
   message; ``input`` is a string (one user message) or items: ``message`` items (``content`` a
   string or ``input_text``/``output_text``/``input_image`` parts), ``function_call`` (``name`` and
   ``arguments``), ``function_call_output`` (``output``), ``reasoning`` (``summary`` and
-  ``content`` text; ``encrypted_content`` counts nothing), any other item by its JSON text
-  without ids. Each item is one message (vLLM 0.32 ``serving_responses`` renders each as a chat
-  message). ``tools`` by their JSON text.
+  ``content`` text; ``encrypted_content`` counts nothing), ``item_reference`` nothing (it names an
+  item the server holds; the request is server state, :attr:`~.view.PreCallView.server_state`),
+  any other item (``computer_call_output``, ``web_search_call``, ...) as an unknown block of
+  :mod:`~litellm_kvwarm.token_blocks` without its ids: its key names and leaves, media inside it
+  (a screenshot's ``image_url``) priced as media, never as base64 text. Each item is one message
+  (vLLM 0.32 ``serving_responses`` renders each as a chat message). ``tools`` by their JSON text;
+  a ``text.format`` schema (structured output) by its JSON text, like chat's ``response_format``.
 
 Never raises on odd input (same contract as :func:`litellm_kvwarm.token_counts.count_request`).
 """
@@ -27,7 +31,7 @@ from collections.abc import Callable, Mapping
 
 from .deep_json import lenient_json_text as _json_text
 from .request_counts import RequestCounts
-from .token_blocks import Collected, collect_blocks
+from .token_blocks import Collected, collect_blocks, collect_unknown
 
 __all__ = ["AGENT_COUNTERS", "count_anthropic_messages", "count_responses"]
 
@@ -36,14 +40,21 @@ _SPLIT_BLOCKS = frozenset({"tool_result", "tool_use"})
 _ITEM_NOISE = frozenset({"id", "call_id", "status", "type", "encrypted_content", "role"})
 
 
-def _finish(into: Collected, messages: int, tools: object) -> RequestCounts:
+def _is_split(kind: object) -> bool:
+    """A block LiteLLM's bridge turns into a message of its own (a list or dict type is not one)."""
+    return isinstance(kind, str) and kind in _SPLIT_BLOCKS
+
+
+def _finish(into: Collected, messages: int, tools: object, output_format: object = None) -> RequestCounts:
     n_tools = 0
+    if isinstance(output_format, Mapping) and output_format.get("type") not in (None, "text"):
+        into.parts.append(_json_text(output_format))  # a JSON schema the server renders, like chat's response_format
     if tools:
         into.parts.append(_json_text(tools))
         n_tools = len(tools) if isinstance(tools, list) else 1
     return RequestCounts(
         chars=sum(map(len, into.parts)), messages=messages, other_parts=into.other, tools=n_tools,
-        parts=into.parts, images=tuple(into.images),
+        parts=into.parts, images=tuple(into.images), media=tuple(into.media),
     )
 
 
@@ -60,7 +71,7 @@ def count_anthropic_messages(payload: Mapping[str, object]) -> RequestCounts:
         messages += 1
         content = message.get("content") if isinstance(message, Mapping) else message
         if isinstance(content, list):
-            messages += sum(1 for block in content if isinstance(block, Mapping) and block.get("type") in _SPLIT_BLOCKS)
+            messages += sum(1 for block in content if isinstance(block, Mapping) and _is_split(block.get("type")))
         collect_blocks(content, into)
     return _finish(into, messages, payload.get("tools"))
 
@@ -79,9 +90,12 @@ def count_responses(payload: Mapping[str, object]) -> RequestCounts:
         messages += 1
     elif isinstance(raw, list):
         for item in raw:
+            if isinstance(item, Mapping) and item.get("type") == "item_reference":
+                continue  # a reference to an item the server holds: it renders nothing here (~0 tokens)
             messages += 1
             _item(item, into)
-    return _finish(into, messages, payload.get("tools"))
+    text = payload.get("text")
+    return _finish(into, messages, payload.get("tools"), text.get("format") if isinstance(text, Mapping) else None)
 
 
 def _item(item: object, into: Collected) -> None:
@@ -99,8 +113,8 @@ def _item(item: object, into: Collected) -> None:
     elif kind == "reasoning":
         collect_blocks(item.get("summary"), into)
         collect_blocks(item.get("content"), into)
-    else:
-        into.text({k: v for k, v in item.items() if k not in _ITEM_NOISE})
+    else:  # other items (web_search_call, computer_call_output, ...): read as an unknown block
+        collect_unknown({k: v for k, v in item.items() if k not in _ITEM_NOISE}, into)
 
 
 #: Counters by call kind (:data:`litellm_kvwarm.view.ADAPTERS`).

@@ -19,8 +19,10 @@ from dataclasses import dataclass
 from typing import Protocol
 
 from .image_tokens import UNKNOWN_RULE, ImageRule, images_tokens
+from .media_tokens import media_tokens
 from .token_counts import RequestCounts, count_request
-from .token_features import FEATURES, request_features_and_regime
+from .token_features import FEATURES, request_shape
+from .token_runs import MEASURED_FAMILIES, Runs
 
 __all__ = [
     "CalibratedEstimator",
@@ -38,9 +40,10 @@ ROUTING_TOKENS_PER_MESSAGE = 3
 #: Tokens the template adds once (generation prompt, BOS, tool preamble share).
 SAFE_TOKENS_PER_REQUEST = 16
 ROUTING_TOKENS_PER_REQUEST = 0
-#: Tokens counted for a non-text content part that is not an image (audio, file, unknown
-#: part types): a placeholder, since its real cost depends on the model's encoder. Routing
-#: counts none of it. Images are priced by :mod:`litellm_kvwarm.image_tokens`.
+#: Tokens counted for a content part priced flat (a file id or URL, an unknown block holding no
+#: text): a placeholder, since its real cost cannot be read from the request. Routing counts none
+#: of it. Images are priced by :mod:`litellm_kvwarm.image_tokens`, PDFs and audio carried as bytes
+#: by :mod:`litellm_kvwarm.media_tokens`.
 SAFE_TOKENS_PER_OTHER_PART = 1024
 
 
@@ -74,7 +77,8 @@ class RatioEstimator:
         if counts.exact_tokens is not None:
             return _exact(counts)
         image_safe, image_routing = images_tokens(counts.images, self.image_rule)
-        safe = image_safe + (
+        media_safe, media_routing = media_tokens(counts.media)
+        safe = image_safe + media_safe + (
             math.ceil(counts.chars / self.safe_chars_per_token)
             + SAFE_TOKENS_PER_MESSAGE * counts.messages
             + SAFE_TOKENS_PER_OTHER_PART * counts.other_parts
@@ -85,6 +89,7 @@ class RatioEstimator:
             + ROUTING_TOKENS_PER_MESSAGE * counts.messages
             + ROUTING_TOKENS_PER_REQUEST
             + image_routing
+            + media_routing
         )
         return TokenEstimate(safe=safe, routing=min(routing, safe), counts=counts)
 
@@ -118,7 +123,9 @@ class LinearWeights:
 
 @dataclass(frozen=True)
 class CalibratedEstimator:
-    """Linear estimates over :func:`request_features` with one family's fitted weights."""
+    """Linear estimates over :func:`request_features` with one family's fitted weights; runs of one
+    character and gaps are taken out of their classes and priced by :mod:`~litellm_kvwarm.token_runs`
+    (safe by the measured table only for :data:`~litellm_kvwarm.token_runs.MEASURED_FAMILIES`)."""
 
     family: str
     weights: LinearWeights
@@ -128,12 +135,36 @@ class CalibratedEstimator:
     def estimate_counts(self, counts: RequestCounts) -> TokenEstimate:
         if counts.exact_tokens is not None:
             return _exact(counts)
-        features, english = request_features_and_regime(counts)
+        features, english, runs, scale = request_shape(counts)
         w_safe, w_routing = self.weights.pick(english)
+        safe_features = routing_features = features
+        run_safe = run_routing = 0.0
+        if runs:
+            measured = self.family in MEASURED_FAMILIES
+            routing_features = _without_runs(features, runs, scale, spaces_only=False)
+            safe_features = routing_features if measured else _without_runs(features, runs, scale, spaces_only=True)
+            if runs.gaps:  # the word after a gap keeps one space: priced as one more single space (safe)
+                at = _FEATURE_INDEX["spaces"]
+                safe_features = (*safe_features[:at], safe_features[at] + runs.gaps * scale, *safe_features[at + 1:])
+            run_safe, run_routing = (scale * t for t in runs.tokens(measured=measured))
         image_safe, image_routing = images_tokens(counts.images, self.image_rule)
-        safe = math.ceil(_dot(w_safe, features)) + SAFE_TOKENS_PER_OTHER_PART * counts.other_parts + image_safe
-        routing = max(0, math.floor(_dot(w_routing, features))) + image_routing
+        media_safe, media_routing = media_tokens(counts.media)
+        safe = math.ceil(_dot(w_safe, safe_features) + run_safe) + SAFE_TOKENS_PER_OTHER_PART * counts.other_parts \
+            + image_safe + media_safe
+        routing = max(0, math.floor(_dot(w_routing, routing_features) + run_routing)) + image_routing + media_routing
         return TokenEstimate(safe=safe, routing=min(routing, safe), counts=counts)
+
+
+def _without_runs(features: tuple[float, ...], runs: Runs, scale: float, *, spaces_only: bool) -> tuple[float, ...]:
+    """``features`` less the characters of ``runs`` (priced by :mod:`~litellm_kvwarm.token_runs` instead)."""
+    out = list(features)
+    for klass, chars in runs.class_chars(spaces_only=spaces_only).items():
+        index = _FEATURE_INDEX[klass]
+        out[index] = max(0.0, out[index] - chars * scale)
+    return tuple(out)
+
+
+_FEATURE_INDEX = {name: i for i, name in enumerate(FEATURES)}
 
 
 def _dot(weights: Sequence[float], features: Sequence[float]) -> float:

@@ -6,7 +6,9 @@ C speed (one ``bytes.translate`` deleting letters, then ``translate``/``count`` 
 rest); a request longer than :data:`SAMPLE_CHARS` characters is classified on
 :data:`SAMPLE_CHARS` characters of evenly spaced 256-character blocks and scaled up, so
 the cost stays bounded (tens of µs) at 100k tokens. The fitted weights were fitted on
-features computed exactly this way, so sampling noise is inside their margins.
+features computed exactly this way, so sampling noise is inside their margins. The estimator also
+reads the sample's runs of one character and gaps (:func:`request_shape`,
+:mod:`~litellm_kvwarm.token_runs`; one more ``translate`` and a few ``count``/``in`` searches).
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from collections.abc import Iterable, Sequence
 from itertools import repeat
 
 from .token_counts import RequestCounts
+from .token_runs import Runs, find_runs
 
 __all__ = [
     "CHAR_CLASSES",
@@ -23,6 +26,7 @@ __all__ = [
     "parts_features",
     "request_features",
     "request_features_and_regime",
+    "request_shape",
     "text_features",
 ]
 
@@ -134,10 +138,15 @@ def parts_features(parts: Sequence[str], total: int) -> tuple[float, ...]:
     return _features(parts, total)[0]
 
 
-def _features(parts: Sequence[str], total: int) -> tuple[tuple[float, ...], bool]:
-    """:func:`parts_features` and whether the text is in the English regime (one pass)."""
+NO_RUNS = Runs({})
+
+
+def _features(parts: Sequence[str], total: int, with_runs: bool = False) -> tuple[tuple[float, ...], bool, Runs, float]:
+    """:func:`parts_features`, whether the text is in the English regime, with ``with_runs`` its long
+    runs of one character and gaps (:mod:`~litellm_kvwarm.token_runs`, counted in the sample; else
+    :data:`NO_RUNS`), and the factor scaling the sample's counts to the text (one pass)."""
     if total == 0:
-        return (0.0,) * (len(CHAR_CLASSES) + 2), False
+        return (0.0,) * (len(CHAR_CLASSES) + 2), False, NO_RUNS, 1.0
     sample = _sample(parts, total)
     ascii_only = sample.isascii()
     data = sample.encode("ascii") if ascii_only else sample.encode("utf-8", "surrogatepass")
@@ -163,7 +172,8 @@ def _features(parts: Sequence[str], total: int) -> tuple[tuple[float, ...], bool
     english = False
     if sum(counts[name] for name in _NON_ASCII_CLASSES if name != "symbols") < ENGLISH_MAX_NON_ASCII_SHARE * len(sample):
         english = data.count(ENGLISH_MARKER) * 100 >= ENGLISH_MIN_MARKERS_PER_100_CHARS * len(sample)
-    return (*(counts[name] * scale for name in CHAR_CLASSES), _dense(data) * scale, indented * scale), english
+    runs = find_runs(sample, data) if with_runs else NO_RUNS
+    return (*(counts[name] * scale for name in CHAR_CLASSES), _dense(data) * scale, indented * scale), english, runs, scale
 
 
 def _dense(data: bytes) -> int:
@@ -198,5 +208,12 @@ def request_features(counts: RequestCounts) -> tuple[float, ...]:
 def request_features_and_regime(counts: RequestCounts) -> tuple[tuple[float, ...], bool]:
     """:func:`request_features` and whether the request is in the English regime
     (:data:`ENGLISH_MARKER`), from one pass over its text."""
-    classes, english = _features(counts.parts, counts.chars)
+    classes, english, _, _ = _features(counts.parts, counts.chars)
     return (1.0, float(counts.messages), float(counts.tools), *classes), english
+
+
+def request_shape(counts: RequestCounts) -> tuple[tuple[float, ...], bool, Runs, float]:
+    """:func:`request_features_and_regime`, and the text's long runs of one character with the
+    factor that scales the sample's counts to the whole text (the runs are counted in the sample)."""
+    classes, english, runs, scale = _features(counts.parts, counts.chars, with_runs=True)
+    return (1.0, float(counts.messages), float(counts.tools), *classes), english, runs, scale

@@ -1,21 +1,37 @@
-"""The calibrated estimator's weights: the packaged file, its validation, and the family of a model name.
+"""The calibrated estimator's weights: the packaged file, its validation, its dense-text floor, and the
+family of a model name.
 
 ``data/token_weights.json`` is written by ``python -m litellm_kvwarm.lab.calibration``
 (quantile regression per tokenizer family, ``docs/estimator.md``) and read once per process.
+
+**Dense-text floor** (applied when the file is loaded, :func:`with_dense_floor`). The fit saw little
+text made of long unbroken letter/digit runs, and its safe weights put base64 at 0.66–0.93 of the
+truth (o200k: 0.66; a 170k-token notebook with PNG outputs read 0.70), DNA and protein sequences at
+0.58–0.62 (o200k). So each family's ``dense`` safe weight (general and English regime) is raised, if
+needed, until the safe estimate of every text of :func:`dense_references` covers
+:data:`DENSE_SAFE_MARGIN` × its measured tokens (:data:`DENSE_TOKENS_PER_CHAR`, the family's tokenizer
+on those exact texts; a family not measured takes the largest rate measured). Only the characters'
+weights count (no constant, no per-message tokens), so the floor holds at any length. Text that is
+not dense scores 0 on ``dense`` and is unaffected; long identifiers and URLs gain a little.
 """
 
 from __future__ import annotations
 
+import base64
 import functools
 import json
+import random
 import re
 from collections.abc import Mapping
 from importlib import resources
 
 from .token_estimators import CalibratedEstimator, LinearWeights
-from .token_features import FEATURES
+from .token_features import FEATURES, text_features
 
-__all__ = ["ANY_FAMILY", "calibrated_estimator", "family_of", "load_weights", "parse_weights"]
+__all__ = [
+    "ANY_FAMILY", "DENSE_SAFE_MARGIN", "DENSE_TOKENS_PER_CHAR", "calibrated_estimator", "dense_references", "family_of",
+    "load_weights", "parse_weights", "with_dense_floor",
+]
 
 #: Family whose weights hold across every calibrated tokenizer family.
 ANY_FAMILY = "any"
@@ -23,9 +39,77 @@ ANY_FAMILY = "any"
 
 @functools.lru_cache(maxsize=1)
 def load_weights() -> dict[str, LinearWeights]:
-    """The packaged weights (``data/token_weights.json``) per family; read once per process."""
+    """The packaged weights (``data/token_weights.json``) per family, with the dense-text floor
+    (:func:`with_dense_floor`); read once per process."""
     raw = json.loads(resources.files("litellm_kvwarm").joinpath("data/token_weights.json").read_text("utf-8"))
-    return parse_weights(raw)
+    return {name: with_dense_floor(name, weights) for name, weights in parse_weights(raw).items()}
+
+
+#: Safe estimate of dense text ÷ its tokens, at least (see the module docstring).
+DENSE_SAFE_MARGIN = 1.05
+#: Tokens per character of each text of :func:`dense_references`, per family: measured with the
+#: calibration tokenizers (``tests/lab/test_dense_truth.py`` re-measures them), rounded up.
+DENSE_TOKENS_PER_CHAR = {
+    "base64": {"cl100k": 0.712, "o200k": 0.677, "qwen2.5": 0.736, "qwen3.6": 0.730, "deepseek": 0.695, "llama3": 0.711},
+    "json_base64": {"cl100k": 0.679, "o200k": 0.646, "qwen2.5": 0.702, "qwen3.6": 0.703, "deepseek": 0.661, "llama3": 0.676},
+    "dna": {"cl100k": 0.523, "o200k": 0.523, "qwen2.5": 0.523, "qwen3.6": 0.519, "deepseek": 0.477, "llama3": 0.523},
+    "protein": {"cl100k": 0.570, "o200k": 0.562, "qwen2.5": 0.570, "qwen3.6": 0.566, "deepseek": 0.572, "llama3": 0.568},
+    "keys": {"cl100k": 0.724, "o200k": 0.686, "qwen2.5": 0.745, "qwen3.6": 0.742, "deepseek": 0.708, "llama3": 0.722},
+}
+
+
+@functools.lru_cache(maxsize=1)
+def dense_references() -> dict[str, str]:
+    """The dense texts the floor is measured on (deterministic, ~4,000 characters each): base64 of
+    random bytes (no line breaks); pretty-printed JSON whose fields hold base64 (76-character lines,
+    as a notebook's PNG outputs); DNA and protein sequences in FASTA (60 per line); API keys (48
+    random letters and digits per line)."""
+    rng = random.Random(20240611)
+    blob = base64.b64encode(rng.randbytes(3000)).decode()
+    fields = [base64.b64encode(rng.randbytes(900)).decode() for _ in range(3)]
+    wrapped = ["".join(f[i:i + 76] + "\n" for i in range(0, len(f), 76)) for f in fields]
+    notebook = json.dumps({"outputs": [{"data": {"image/png": b, "text/plain": ["<Figure>"]}, "output_type": "display_data"}
+                                       for b in wrapped]}, indent=1)
+    alnum = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+
+    def fasta(alphabet: str, header: str) -> str:
+        seq = "".join(rng.choice(alphabet) for _ in range(3900))
+        return header + "\n" + "\n".join(seq[i:i + 60] for i in range(0, len(seq), 60)) + "\n"
+
+    return {
+        "base64": blob,
+        "json_base64": notebook,
+        "dna": fasta("ACGT", ">chr1:1-3900 Homo sapiens"),
+        "protein": fasta("ACDEFGHIKLMNPQRSTVWY", ">sp|P01308|INS_HUMAN Insulin"),
+        "keys": "\n".join("sk-" + "".join(rng.choice(alnum) for _ in range(48)) for _ in range(76)),
+    }
+
+
+def with_dense_floor(family: str, weights: LinearWeights) -> LinearWeights:
+    """``weights`` with each safe ``dense`` weight raised, where needed, so that the safe estimate
+    of every :func:`dense_references` text covers :data:`DENSE_SAFE_MARGIN` × its tokens in
+    ``family`` (see the module docstring)."""
+    dense = FEATURES.index("dense")
+    first = FEATURES.index(_FIRST_CHARACTER_FEATURE)
+    references = [(text_features(text), len(text), rates) for (name, rates), text
+                  in zip(DENSE_TOKENS_PER_CHAR.items(), (dense_references()[n] for n in DENSE_TOKENS_PER_CHAR))]
+
+    def floored(safe: tuple[float, ...] | None) -> tuple[float, ...] | None:
+        if safe is None:
+            return None
+        need = safe[dense]
+        for features, chars, rates in references:
+            rate = rates.get(family, max(rates.values()))
+            others = sum(w * x for w, x in zip(safe[first:], features)) - safe[dense] * features[dense - first]
+            if features[dense - first] > 0:
+                need = max(need, (DENSE_SAFE_MARGIN * rate * chars - others) / features[dense - first])
+        return (*safe[:dense], round(need, 6), *safe[dense + 1:])
+
+    return LinearWeights(safe=floored(weights.safe), routing=weights.routing,  # type: ignore[arg-type]
+                         english_safe=floored(weights.english_safe), english_routing=weights.english_routing)
+
+
+_FIRST_CHARACTER_FEATURE = "letters"  # text_features() starts here: FEATURES less const, messages, tools
 
 
 def parse_weights(raw: Mapping[str, object]) -> dict[str, LinearWeights]:

@@ -27,7 +27,16 @@ Two estimators compute them (same inputs, same :class:`TokenEstimate`):
   identifiers) and ``indented_lines`` (line breaks followed by a space: one indentation run
   each, ~1 token whatever its length) — with weights fitted by quantile regression per
   tokenizer family (``python -m litellm_kvwarm.lab.calibration``) and shipped in
-  ``data/token_weights.json``.
+  ``data/token_weights.json``, with a floor on the ``dense`` safe weight set when they are loaded
+  (:mod:`litellm_kvwarm.token_weights`: base64, JSON with base64, DNA, protein, keys stay under the
+  safe estimate). Long runs of one character (``====``, ``----``, whitespace) are priced by a
+  measured table instead of their class, and gaps of spaces in aligned columns by one token each
+  (:mod:`litellm_kvwarm.token_runs`).
+
+Besides text: images by each vision family's rule (:mod:`litellm_kvwarm.image_tokens`), PDFs by
+their pages and audio by its duration, read from the bytes the request carries
+(:mod:`litellm_kvwarm.media_tokens`); a file id, URL or an unknown block with nothing to read is
+one flat-priced part.
 
 Cost (details and benchmark in ``docs/estimator.md``): character classes are counted at
 C speed (one ``bytes.translate`` deleting letters, then ``translate``/``count`` on the
@@ -39,10 +48,14 @@ features computed exactly this way, so sampling noise is inside their margins.
 Where each part lives (this module re-exports all of them; import from here):
 
 * :mod:`litellm_kvwarm.token_counts` — request collection (:func:`count_request`, :class:`RequestCounts`);
+  blocks in :mod:`~litellm_kvwarm.token_blocks` (base64 payloads: :mod:`~litellm_kvwarm.token_payloads`),
+  the agent APIs in :mod:`~litellm_kvwarm.token_counts_agents`;
 * :mod:`litellm_kvwarm.token_features` — character classes, ``dense``, ``indented_lines``, sampling (:data:`FEATURES`);
+  runs and gaps in :mod:`~litellm_kvwarm.token_runs`;
 * :mod:`litellm_kvwarm.token_estimators` — :class:`RatioEstimator`, :class:`CalibratedEstimator`,
   :class:`TokenEstimate`, :func:`estimate_request`;
-* :mod:`litellm_kvwarm.token_weights` — the packaged weights and :func:`family_of`;
+* :mod:`litellm_kvwarm.token_weights` — the packaged weights, their dense-text floor and :func:`family_of`;
+* :mod:`litellm_kvwarm.media_tokens` — PDFs and audio;
 * :mod:`litellm_kvwarm.deep_json` — :func:`json_text` at any nesting depth.
 """
 

@@ -173,7 +173,9 @@ class PreCallView:
     fields as sent. ``tenant``: the raw tenant id of the key (``None``: none can be told);
     ``session``: only for a handled call with a group and a tenant. ``client_fallbacks``: the
     client's ``context_window_fallbacks`` as sent (``None``: absent); ``generic_fallbacks_sent``:
-    the body carries non-null ``fallbacks``. ``key``: LiteLLM's key object, opaque, for its access check."""
+    the body carries non-null ``fallbacks``. ``key``: LiteLLM's key object, opaque, for its access check.
+    ``server_state``: a Responses body that continues state its server holds (``previous_response_id``,
+    ``conversation``, an ``item_reference`` input item): the planner leaves it untouched."""
 
     adapter: CallAdapter | None
     group: str | None
@@ -214,9 +216,18 @@ def pre_call_view(data: Mapping[str, Any], call_type: object, user_api_key_dict:
         client_fallbacks=data.get("context_window_fallbacks"),
         generic_fallbacks_sent=data.get("fallbacks") is not None,
         key=user_api_key_dict,
-        server_state=adapter is not None and adapter.kind == "responses"
-        and bool(data.get("previous_response_id") or data.get("conversation")),
+        server_state=adapter is not None and adapter.kind == "responses" and _server_state(data),
     )
+
+
+def _server_state(data: Mapping[str, Any]) -> bool:
+    """A Responses body continues state its server holds: ``previous_response_id``, a
+    ``conversation``, or an ``input`` item ``{"type": "item_reference", "id": ...}`` (an earlier item
+    the server stored; its text is not in the body, so no estimate of the body can size it)."""
+    if data.get("previous_response_id") or data.get("conversation"):
+        return True
+    items = data.get("input")
+    return isinstance(items, list) and any(isinstance(i, Mapping) and i.get("type") == "item_reference" for i in items)
 
 
 @dataclass(frozen=True, eq=False)

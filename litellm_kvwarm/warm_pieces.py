@@ -46,12 +46,13 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from .config_defaults import DEFAULT_WARM_PIECE_TOKENS
+from .config_defaults import DEFAULT_WARM_MAX_PIECES, DEFAULT_WARM_PIECE_TOKENS
 from .reply_warm import drops_past_reasoning
 from .tokens import estimate_request
 from .warm_body import METADATA_FIELDS
 from .warm_prefixes import (  # noqa: F401  (re-exported)
-    DEFAULT_CAPACITY, ITEMS_FIELD, Warmed, WarmedPrefixes, closed_prefixes, cut_points, item_text, prefix_digest, with_text,
+    DEFAULT_CAPACITY, ITEMS_FIELD, Warmed, WarmedPrefixes, closed_prefixes, cut_points, item_text, prefix_digest, role,
+    thinking_on, well_formed, with_text,
 )
 
 __all__ = ["DEFAULT_PIECE_TOKENS", "ITEMS_FIELD", "Piece", "PieceSender", "Warmed", "WarmedPrefixes", "cut_points",
@@ -59,13 +60,15 @@ __all__ = ["DEFAULT_PIECE_TOKENS", "ITEMS_FIELD", "Piece", "PieceSender", "Warme
 
 logger = logging.getLogger("litellm_kvwarm.warm")
 
+#: Pieces of one warm at most (``KVWARM_WARM_MAX_PIECES``; 0 = no bound). The proxy handles each piece's whole
+#: body (LiteLLM's request copies, logging and JSON encoding: ~10 ms of proxy CPU for a 16k-token body, measured
+#: here), so n pieces of a conversation of S tokens cost the proxy ~n·S/2 tokens of work: 512-token pieces make
+#: that quadratic in S (a 100k-token warm: ~200 pieces, ~10M tokens through the proxy). With at most 16 pieces a
+#: warm costs the proxy ~8.5 whole warms, and a piece is max(KVWARM_WARM_PIECE_TOKENS, uncached ÷ 17) tokens.
+DEFAULT_MAX_PIECES = DEFAULT_WARM_MAX_PIECES
 #: Tokens a piece adds at most (``KVWARM_WARM_PIECE_TOKENS``; 0 = whole warms). 512 tokens hold an H100
 #: running a 27B model for ~50 ms and the calibrated CPU-scale engine of the benchmark for 0.7 s.
 DEFAULT_PIECE_TOKENS = DEFAULT_WARM_PIECE_TOKENS
-#: Roles of a well-formed item per kind (Responses items are checked for being objects only: their ``type``
-#: decides their shape).
-_WELL_FORMED_ROLES = {"chat": frozenset({"system", "developer", "user", "assistant", "tool", "function"}),
-                      "messages": frozenset({"user", "assistant"})}
 #: Roles of messages whose long text may be cut inside (every template renders their content as sent).
 _SPLIT_ROLES = frozenset({"system", "developer", "user", "tool", "assistant"})
 
@@ -129,14 +132,21 @@ def _text_cuts(kind: str, item: object, size: int, piece_tokens: int, roles: fro
     return out
 
 
-def _role(item: object) -> object:
-    return item.get("role") if isinstance(item, Mapping) else None
-
-
-def _thinking(body: Mapping[str, Any]) -> bool:
-    """Whether an Anthropic Messages body turns extended thinking on (``thinking.type`` other than ``disabled``)."""
-    thinking = body.get("thinking")
-    return isinstance(thinking, Mapping) and thinking.get("type") != "disabled"
+def _walk(candidates: list[tuple[int, int | None, int]], last: int, total: int, piece_tokens: int) -> list[tuple[int, int | None, int]]:
+    """The cuts taken from ``candidates`` (in order; the whole body last): the farthest within a piece of the last
+    taken, a stretch under half a piece never alone, an item that cannot be cut an oversized piece."""
+    taken: list[tuple[int, int | None, int]] = []
+    best: tuple[int, int | None, int] | None = None
+    for candidate in candidates:
+        while candidate[2] - last > piece_tokens and best is not None and best[2] - last >= piece_tokens / 2:
+            taken.append(best)  # not a stretch under half a piece: then the candidate beyond makes one piece
+            last, best = best[2], None
+        if candidate[2] - last > piece_tokens and candidate[2] < total:
+            taken.append(candidate)  # no cut within a piece (an item that cannot be cut): an oversized piece
+            last, best = candidate[2], None
+        elif candidate[2] > last:
+            best = candidate
+    return taken
 
 
 def refused_as_sent(error: BaseException) -> bool:
@@ -146,21 +156,9 @@ def refused_as_sent(error: BaseException) -> bool:
     return getattr(error, "status_code", None) in (400, 404, 422)
 
 
-def well_formed(kind: str, items: Sequence[object]) -> bool:
-    """Whether every item is one the API takes (a message object with a known role and text, parts or no
-    content): pieces are cut only from such a body. A malformed one (LiteLLM refuses the whole request) would
-    otherwise reach the server as the valid prefixes before its bad item."""
-    roles = _WELL_FORMED_ROLES.get(kind)
-    for item in items:
-        if not isinstance(item, Mapping):
-            return False
-        if roles is not None and (item.get("role") not in roles or not isinstance(item.get("content"), (str, list, type(None)))):
-            return False
-    return True
-
-
 def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed_items: int = 0, warmed_chars: int = 0,
-                estimate: Estimate = routing_tokens, split_assistant: bool = True) -> list[Piece]:
+                estimate: Estimate = routing_tokens, split_assistant: bool = True,
+                max_pieces: int = DEFAULT_WARM_MAX_PIECES) -> list[Piece]:
     """The prefixes of the warm ``body`` to send before it, in order, each adding at most ``piece_tokens``
     tokens (estimated) over the one before (or over what was warmed: the first ``warmed_items`` items and
     ``warmed_chars`` characters of the next one's text), as few as that allows: the farthest candidate cut within
@@ -174,7 +172,8 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
     adds a few tokens before the whole body. ``[]`` when ``piece_tokens`` ≤ 0, for a kind or
     body without items, or when the uncached part is at most a piece. ``split_assistant=False``: no cut inside an assistant
     message (the target's template renders a last assistant message differently:
-    :func:`~litellm_kvwarm.reply_warm.drops_past_reasoning`)."""
+    :func:`~litellm_kvwarm.reply_warm.drops_past_reasoning`). ``max_pieces`` (> 0): at most that many pieces; a
+    larger uncached part gets pieces of ``uncached ÷ (max_pieces + 1)`` tokens instead (see :data:`DEFAULT_MAX_PIECES`)."""
     field = ITEMS_FIELD.get(kind)
     items = body.get(field) if field else None
     if piece_tokens <= 0 or not isinstance(items, list) or not items or not well_formed(kind, items):
@@ -184,34 +183,30 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
     prefix = [context]
     for size in sizes:
         prefix.append(prefix[-1] + size)
-    starts, closed = set(cut_points(kind, items)), closed_prefixes(kind, items)
-    roles = _SPLIT_ROLES if split_assistant else _SPLIT_ROLES - {"assistant"}
-    prefill_refused = kind == "messages" and _thinking(body)  # Anthropic: no assistant prefill with thinking on
-    candidates: list[tuple[int, int | None, int]] = []  # (items whole, chars of the next one, tokens)
-    for k in range(max(warmed_items, 0), len(items)):
-        if k in starts and k > warmed_items and closed[k] and not (prefill_refused and _role(items[k - 1]) == "assistant"):
-            candidates.append((k, None, prefix[k]))
-        if not closed[k + 1] or (prefill_refused and _role(items[k]) == "assistant"):
-            continue  # a piece ending inside this item would leave a call unanswered, or be a refused prefill
-        skip = warmed_chars if k == warmed_items else 0
-        candidates += [(k, chars, prefix[k] + tokens) for chars, tokens in _text_cuts(kind, items[k], sizes[k], piece_tokens, roles)
-                       if chars > skip]
     total, last = prefix[-1], prefix[min(warmed_items, len(items))]
     if warmed_chars and warmed_items < len(items):
         text = item_text(kind, items[warmed_items])
         if text:
             last += int(sizes[warmed_items] * min(warmed_chars / len(text), 1.0))
-    taken: list[tuple[int, int | None, int]] = []
-    best: tuple[int, int | None, int] | None = None  # the farthest candidate within a piece of the last one taken
-    for candidate in [*candidates, (len(items), None, total)]:  # the whole body closes the walk
-        while candidate[2] - last > piece_tokens and best is not None and best[2] - last >= piece_tokens / 2:
-            taken.append(best)  # not a stretch under half a piece: then the candidate beyond makes one piece
-            last, best = best[2], None
-        if candidate[2] - last > piece_tokens and candidate[2] < total:
-            taken.append(candidate)  # no cut within a piece (an item that cannot be cut): an oversized piece
-            last, best = candidate[2], None
-        elif candidate[2] > last:
-            best = candidate
+    if max_pieces > 0:  # the proxy handles each piece's whole body: bound their number, not only their size
+        piece_tokens = max(piece_tokens, -(-(total - last) // (max_pieces + 1)))
+    starts, closed = set(cut_points(kind, items)), closed_prefixes(kind, items)
+    roles = _SPLIT_ROLES if split_assistant else _SPLIT_ROLES - {"assistant"}
+    prefill_refused = kind == "messages" and thinking_on(body)  # Anthropic: no assistant prefill with thinking on
+    while True:  # larger pieces until at most max_pieces (ends: a piece of the whole uncached part takes none)
+        candidates: list[tuple[int, int | None, int]] = []  # (items whole, chars of the next one, tokens)
+        for k in range(max(warmed_items, 0), len(items)):
+            if k in starts and k > warmed_items and closed[k] and not (prefill_refused and role(items[k - 1]) == "assistant"):
+                candidates.append((k, None, prefix[k]))
+            if not closed[k + 1] or (prefill_refused and role(items[k]) == "assistant"):
+                continue  # a piece ending inside this item would leave a call unanswered, or be a refused prefill
+            skip = warmed_chars if k == warmed_items else 0
+            candidates += [(k, chars, prefix[k] + tokens) for chars, tokens
+                           in _text_cuts(kind, items[k], sizes[k], piece_tokens, roles) if chars > skip]
+        taken = _walk(candidates + [(len(items), None, total)], last, total, piece_tokens)
+        if max_pieces <= 0 or len(taken) <= max_pieces:
+            break
+        piece_tokens += piece_tokens // 8 + 1
     return [Piece(k, tokens, _prefix_body(kind, body, field, items, k, chars)) for k, chars, tokens in taken]  # type: ignore[arg-type]
 
 
@@ -227,11 +222,13 @@ class PieceSender:
         capacity: (session, target) pairs :class:`WarmedPrefixes` keeps.
         served_model: a model group's served model name: no cut inside an assistant message where its
             template drops past reasoning (:func:`~litellm_kvwarm.reply_warm.drops_past_reasoning`).
+        max_pieces: pieces of one warm at most (``KVWARM_WARM_MAX_PIECES``; 0: no bound).
     """
 
     def __init__(self, piece_tokens: int, send: Send, *, on_piece: Any = None, estimate: Estimate = routing_tokens,
-                 capacity: int = DEFAULT_CAPACITY, served_model: Callable[[str], str | None] = lambda group: None):
-        self.piece_tokens = piece_tokens
+                 capacity: int = DEFAULT_CAPACITY, served_model: Callable[[str], str | None] = lambda group: None,
+                 max_pieces: int = DEFAULT_WARM_MAX_PIECES):
+        self.piece_tokens, self.max_pieces = piece_tokens, max_pieces
         self._send = send
         self._served_model = served_model
         counter = on_piece
@@ -249,7 +246,8 @@ class PieceSender:
             held = self.warmed.held(kind, body)
             return plan_pieces(kind, body, self.piece_tokens, warmed_items=held.items, warmed_chars=held.chars,
                                estimate=self._estimate,
-                               split_assistant=not drops_past_reasoning(self._served_model(str(body.get("model")))))
+                               split_assistant=not drops_past_reasoning(self._served_model(str(body.get("model")))),
+                               max_pieces=self.max_pieces)
         except Exception:  # a body the planner cannot read is warmed whole, as without pieces
             logger.debug("warm pieces not planned", exc_info=True)
             return []

@@ -18,7 +18,7 @@ from typing import Any
 from .meta import SALT_KEY
 from .warm_body import METADATA_FIELDS, PROMPT_KEYS, PROMPT_SHAPING_KEYS, SESSION_KEY
 
-__all__ = ["ITEMS_FIELD", "Warmed", "WarmedPrefixes", "closed_prefixes", "cut_points", "digest_chain", "item_text", "prefix_digest", "with_text"]
+__all__ = ["ITEMS_FIELD", "Warmed", "WarmedPrefixes", "closed_prefixes", "cut_points", "role", "thinking_on", "well_formed", "digest_chain", "item_text", "prefix_digest", "with_text"]
 
 #: (session, target) pairs whose warmed prefix is remembered per process (~1 KB each at most).
 DEFAULT_CAPACITY = 8192
@@ -125,6 +125,37 @@ def closed_prefixes(kind: str, items: Sequence[object]) -> list[bool]:
             open_ids.update(i for i in opened if isinstance(i, (str, tuple)))
         closed.append(not open_ids)
     return closed
+
+
+#: Roles of a well-formed item per kind (Responses items are checked for being objects only: their ``type``
+#: decides their shape).
+_WELL_FORMED_ROLES = {"chat": frozenset({"system", "developer", "user", "assistant", "tool", "function"}),
+                      "messages": frozenset({"user", "assistant"})}
+
+
+def well_formed(kind: str, items: Sequence[object]) -> bool:
+    """Whether every item is one the API takes (a message object with a known role and text, parts or no
+    content): pieces are cut only from such a body. A malformed one (LiteLLM refuses the whole request) would
+    otherwise reach the server as the valid prefixes before its bad item."""
+    roles = _WELL_FORMED_ROLES.get(kind)
+    for item in items:
+        if not isinstance(item, Mapping):
+            return False
+        if roles is not None and (item.get("role") not in roles or not isinstance(item.get("content"), (str, list, type(None)))):
+            return False
+    return True
+
+
+def role(item: object) -> object:
+    """An item's ``role`` (``None``: not an object)."""
+    return item.get("role") if isinstance(item, Mapping) else None
+
+
+def thinking_on(body: Mapping[str, Any]) -> bool:
+    """Whether an Anthropic Messages body turns extended thinking on (``thinking.type`` other than ``disabled``)."""
+    thinking = body.get("thinking")
+    return isinstance(thinking, Mapping) and thinking.get("type") != "disabled"
+
 
 
 def _metadata(body: Mapping[str, Any]) -> Mapping[str, Any]:

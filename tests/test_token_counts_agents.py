@@ -48,7 +48,9 @@ def test_media_blocks_are_images_or_other_parts():
         {"type": "mystery"},
     ], into)
     assert into.images == [ImageRef(), ImageRef(detail="low"), ImageRef(detail="high")]
-    assert into.other == 3 and into.parts == []
+    # the PDF and the audio carry bytes: priced from them (media_tokens), not as flat parts
+    assert [m.kind for m in into.media] == ["pdf", "audio"]
+    assert into.other == 1 and into.parts == []
 
 
 def test_nesting_is_walked_without_recursion():

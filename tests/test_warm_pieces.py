@@ -10,9 +10,15 @@ import pytest
 
 from litellm_kvwarm.config import Settings
 from litellm_kvwarm.meta import SALT_KEY
-from litellm_kvwarm.warm_pieces import (
-    PieceSender, Warmed, WarmedPrefixes, cut_points, item_tokens, plan_pieces, prefix_digest,
-)
+import functools
+
+from litellm_kvwarm import warm_pieces
+from litellm_kvwarm.warm_pieces import Warmed, WarmedPrefixes, cut_points, item_tokens, prefix_digest
+
+# Most tests here are about piece sizes and cuts: unbounded in number (KVWARM_WARM_MAX_PIECES=0); the bound
+# on their number has its own tests (test_the_number_of_pieces_is_bounded...).
+plan_pieces = functools.partial(warm_pieces.plan_pieces, max_pieces=0)
+PieceSender = functools.partial(warm_pieces.PieceSender, max_pieces=0)
 
 SYSTEM = {"role": "system", "content": "You are terse."}
 
@@ -544,3 +550,32 @@ def test_an_anthropic_body_with_thinking_gets_no_piece_ending_with_an_assistant_
         assert pieces and all(_last_piece_items("messages", p)[-1]["role"] == "user" for p in pieces)
     disabled = plan_pieces("messages", {**body, "thinking": {"type": "disabled"}}, 300)
     assert [(p.items, p.tokens) for p in disabled] == [(p.items, p.tokens) for p in plain]
+
+
+def test_the_number_of_pieces_is_bounded_and_the_pieces_grow_instead():
+    body = chat_body(turns=40)  # 81 messages of ~505 tokens: ~40k tokens
+    unbounded = warm_pieces.plan_pieces("chat", body, 512, max_pieces=0)
+    assert len(unbounded) == 79  # one message a piece (two are over 512)
+    for cap in (16, 8, 3):
+        pieces = warm_pieces.plan_pieces("chat", body, 512, max_pieces=cap)
+        assert cap * 0.6 <= len(pieces) <= cap, (cap, [p.items for p in pieces])
+        total = sum(item_tokens("chat", body["messages"])) + 5
+        steps = [b.tokens - a.tokens for a, b in zip(pieces, pieces[1:])] + [total - pieces[-1].tokens]
+        assert max(steps) <= 2.3 * total / (cap + 1), (cap, steps)  # about even: no stretch left for the whole warm
+        for piece in pieces:
+            assert piece.body["messages"] == body["messages"][:piece.items]
+    assert [p.items for p in warm_pieces.plan_pieces("chat", chat_body(turns=3), 512)] == \
+        [p.items for p in plan_pieces("chat", chat_body(turns=3), 512)]  # under the bound: the same pieces
+    assert warm_pieces.DEFAULT_MAX_PIECES == Settings().warm_max_pieces == 16
+
+
+def test_the_sender_sends_at_most_the_bound_then_the_whole_warm():
+    sent: list[int] = []
+
+    async def send(kind, body):
+        sent.append(len(body["messages"]))
+        return "ok"
+
+    sender = warm_pieces.PieceSender(512, send, max_pieces=4)
+    assert asyncio.run(sender.send("chat", chat_body(turns=40))) == "ok"
+    assert 2 <= len(sent) - 1 <= 4 and sent[-1] == 82 and sent == sorted(sent)
