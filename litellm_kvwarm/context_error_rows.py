@@ -20,8 +20,10 @@ __all__ = [
     "THOUSANDS_SEPARATORS",
     "Refine",
     "Row",
+    "refine_exclusive_limit",
     "refine_functions",
     "refine_openrouter",
+    "refine_output_counted",
     "refine_trtllm",
     "refine_trtllm_query",
     "refine_truncated_prompt",
@@ -120,6 +122,33 @@ def refine_openrouter(groups: dict[str, str], result: ContextError) -> ContextEr
         output_tokens=Number(output) if output is not None else None,
     )
     return with_kind(result, None)
+
+
+def refine_exclusive_limit(groups: dict[str, str], result: ContextError) -> ContextError:
+    """A limit printed as an exclusive bound ("the supported range is from 1 (inclusive) to 65537
+    (exclusive)", Vertex AI Gemini ``maxOutputTokens``, 2025–2026): the most allowed is one less."""
+    lim = result.printed_limit
+    if lim is None or lim.value < 2:
+        return result
+    return replace(result, printed_limit=replace(lim, value=lim.value - 1))
+
+
+def refine_output_counted(groups: dict[str, str], result: ContextError) -> ContextError:
+    """A refusal worded as the input over the window by a server that also counts the requested output
+    (Z.ai "Request P input tokens exceeds the model's maximum context length W", 2026: refused with P
+    below W when max_tokens fills the rest): a prompt below the window means the output pushed the
+    request over (PROMPT_PLUS_OUTPUT_OVER_WINDOW); at or over an exact window, the prompt alone
+    (PROMPT_OVER_WINDOW); otherwise (no prompt printed, or a window that may be cut) UNKNOWN."""
+    w, p = result.window, result.prompt_tokens
+    if w is None or p is None:
+        kind = ErrorKind.UNKNOWN
+    elif p.value < w.value:
+        kind = ErrorKind.PROMPT_PLUS_OUTPUT_OVER_WINDOW
+    elif w.certainty is Certainty.EXACT:
+        kind = ErrorKind.PROMPT_OVER_WINDOW
+    else:
+        kind = ErrorKind.UNKNOWN
+    return replace(result, kind=kind)
 
 
 def refine_truncated_prompt(groups: dict[str, str], result: ContextError) -> ContextError:

@@ -92,6 +92,35 @@ OpenAI and OpenAI-compatible
     and C tokens for the completion": SGLang ≥0.4.3 (also Chutes, Fireworks); the first sentence
     alone (LiteLLM-wrapped, cut, or a gateway that drops the rest; seen 2025–2026) keeps W, the
     request being prompt + output.
+  * Output caps, never a window (OUTPUT_OVER_LIMIT, L is OUTPUT_LIMIT): ``openai-max-output`` also
+    reads "max_completion_tokens/max_output_tokens is too large: C. This model supports at most L
+    completion/output tokens" (OpenAI chat and Responses; SGLang prints its context length as L in
+    the same words, read as a cap all the same: a cap is never learned as a window, and the retry at
+    L then meets SGLang's window error); ``openai-max-output-above-maximum`` "Invalid
+    'max_output_tokens' (or max_tokens, max_completion_tokens): integer above maximum value. Expected
+    a value <= L, but got C instead" (OpenAI parameter bound; "integer below minimum value" is the
+    client's own value and stays a look-alike); ``max-tokens-cap`` "max_tokens for `model` must be
+    less than or equal to L" (Groq 2024), "`max_tokens` must be less than or equal to `L`, the
+    maximum value for `max_tokens` is less than the `context_window` for this model" (Groq 2025),
+    "max_tokens must be less than or equal to L" (DeepSeek and gateways, 2025–2026), "max_tokens:
+    Input should be less than or equal to L" (pydantic validation of Anthropic-compatible servers),
+    "max_tokens must be at most L".
+  * ``groq-requested`` — "Please reduce the length of the messages or completion. Requested T
+    tokens, max W tokens" (Groq, code ``context_length_exceeded``; without the numbers it is a
+    ``generic`` match): T what the request needs (prompt + max_tokens, ``total_tokens``), W the
+    window. Groq's "Request too large ... on tokens per minute (TPM): Limit L, Requested T" is a
+    per-minute quota, a look-alike (:data:`NEGATIVES`), never a window.
+  * ``sambanova`` — "The maximum context length of MODEL is W. However, answering your request will
+    take T tokens" (SambaNova Cloud 2024–2025): T is prompt + max_completion_tokens.
+  * ``zai-request-input`` — "Request [P] input tokens exceeds the model's maximum context length W"
+    (Z.ai / Zhipu GLM, code 1210, 2026): refused with P below W (the requested output is counted
+    too), so the kind follows the numbers (:func:`~litellm_kvwarm.context_error_rows.refine_output_counted`).
+  * ``litellm-pre-call`` — LiteLLM's router pre-call check, "Context Window exceeded for given call.
+    No models have context window large enough for this call. Model=M, Max Input Tokens=L, Got=P":
+    L is the deployment's configured ``max_input_tokens`` (INPUT_LIMIT), P LiteLLM's own count
+    (APPROXIMATE); with several deployments concatenated ("Got=PModel=...") no limit is reported
+    (whose it is is unknown). LiteLLM's wrapper words alone ("ContextWindowExceededError", its
+    fallback texts) are ``generic`` (no numbers); a server message it wraps keeps its own row.
 Other servers
   * ``anthropic-prompt-too-long`` "prompt is too long: P tokens > W maximum";
     ``anthropic-input-and-max-tokens`` "input length and max_tokens exceed context limit: P +
@@ -109,8 +138,25 @@ Other servers
     ``n_prompt_tokens``/``n_ctx`` (PR #15780, 2025-09; type ``exceed_context_size_error``); ``llama-cpp-python`` "Requested tokens
     (P) exceed context window of W". ``llamacpp-context-exceeded`` "Context size has been exceeded."
     (no numbers; llama-server ``update_slots`` when ``llama_decode`` finds no KV slot, HTTP 500
-    ``server_error``, 2024–2026; LM Studio repeats it): the KV cache filled, possibly during
-    generation, so it is not a prompt-alone refusal (kind UNKNOWN).
+    ``server_error``, 2024–2026; LM Studio repeats it; also its 2024 wording "Input prompt is too big
+    compared to KV size. Please try increasing KV size."): the KV cache filled, possibly during
+    generation, so it is not a prompt-alone refusal (kind UNKNOWN). ``llamacpp`` also covers "input
+    is larger than the max context size. skipping" (an embedding input over the slot's n_ctx: the
+    prompt alone). ``llamacpp-ubatch`` "input (P tokens) is too large to process. increase the
+    physical batch size (current batch size: L)" (non-causal models, embeddings and rerank, must fit
+    one physical batch: L is n_ubatch, BATCH_LIMIT).
+  * ``lmstudio-reached-context`` "Reached context length of W tokens with model (arch: A) that does
+    not currently support mid-generation context overflow" (also "..., but this model does not ...",
+    LM Studio 0.3, 2025): generation reached the loaded context length W (prompt + output).
+  * ``bedrock-max-input-tokens`` "Too many input tokens. Max input tokens: L, request input token
+    count: P" (Bedrock Titan text and embeddings; INPUT_LIMIT); ``bedrock-max-tokens`` "The maximum
+    tokens you requested exceeds the model limit of L. Try again with a maximum tokens value that is
+    lower than L." (Bedrock Converse output cap, 2025–2026: OUTPUT_LIMIT); ``bedrock-mantle`` "prompt tokens
+    (P) exceed model maximum (W)" (Bedrock Mantle validation_error, which LiteLLM rewrites to
+    Anthropic's wording); ``vertex-max-output`` "maxOutputTokens value of C but the supported range
+    is from 1 (inclusive) to N (exclusive)" (Vertex Gemini; the cap L is N − 1, OUTPUT_LIMIT).
+  * ``ctransformers`` "Number of tokens (T) exceeded maximum context length (W)." (T tokens evaluated
+    so far, the prompt and what was generated: kind UNKNOWN).
   * ``tgi-total`` "inputs tokens + max_new_tokens must be <= W. Given: P inputs tokens and C
     max_new_tokens" (W is max_total_tokens); ``tgi-max-input`` "inputs must have less than L
     tokens. Given: P" (L is max_input_length: INPUT_LIMIT); ``tgi-max-new-tokens``
@@ -161,7 +207,8 @@ Other servers
     (:meth:`~litellm_kvwarm.context_error_model.ContextError.limit_given_prompt`).
   * ``copilot`` "prompt token count of P exceeds the limit of L" (INPUT_LIMIT);
     ``github-models`` "Request body too large for X model. Max size: L tokens" (INPUT_LIMIT);
-    ``dashscope`` "Range of input length should be [1, L]" (INPUT_LIMIT); ``xai`` "maximum
+    ``dashscope`` "Range of input length should be [1, L]" (INPUT_LIMIT) and ``dashscope-max-tokens``
+    "Range of max_tokens should be [1, L]" (OUTPUT_LIMIT); ``xai`` "maximum
     prompt length is L but the request contains P tokens" (INPUT_LIMIT); ``deepinfra-input-length``
     "Requested input length P exceeds maximum input length L" (DeepInfra, also via OpenRouter's
     ``metadata.raw``; INPUT_LIMIT, e.g. 32767 for a 32768 window);
@@ -169,7 +216,8 @@ Other servers
     input tokens, limit is L" (INPUT_LIMIT).
   * ``cerebras`` "Current length is T while limit is W" and ``moonshot`` "exceeded model token
     limit: W (requested: T)" and "total message size T exceeds limit W" (Kimi For Coding,
-    2025–2026, the same numbers): T is what was requested, prompt + max_tokens (``total_tokens``).
+    2025–2026, the same numbers): T is what was requested, prompt + max_tokens (``total_tokens``);
+    Moonshot's documented "Your request exceeded model token limit : W" keeps W without T.
   * ``mistral`` "Prompt contains P tokens [and D draft tokens], too large for model with W
     maximum context length" (also "and K images", "which is too large", La Plateforme 2025–2026,
     and "Prompt is too large for model with W maximum context length" without P); ``ds4`` "Prompt
@@ -178,6 +226,9 @@ Other servers
     N an excess as for Ollama); ``openai-context-window`` "Your input exceeds the context window of
     W tokens" (OpenAI Responses/Azure with the number, 2025–2026); ``fireworks`` "prompt is too long: P, model maximum context
     length: W"; ``cohere`` "total number of tokens in the prompt cannot exceed W - received P";
+    ``cohere-max-tokens`` "too many tokens: max tokens must be less than or equal to L, the maximum
+    output for this model - received C" (Cohere's output cap under its "too many tokens:" prefix:
+    OUTPUT_LIMIT, never a context overflow);
     ``rkllama`` "Prompt is P tokens but the model context window is W tokens";
     ``max-seq-len`` "length of prompt_tokens (P) must be less than max_seq_len (W)";
     ``textgen-truncated`` "Context length: W, max_new_tokens: C, available context length: L"
@@ -187,9 +238,12 @@ Other servers
   * ``generic`` — no usable numbers ("context_length_exceeded", "exceeds the context window",
     "prompt is too long", MiniMax "context window exceeds limit", LM Studio "greater than the
     context length", "too many tokens", LiteLLM's own "ContextWindowExceededError", z.ai
-    "Prompt too long" / "Prompt exceeds max length", …); a bare "maximum context length is W
-    tokens", "exceeds the model's maximum context length of W tokens" or "exceeds maximum context
-    length (W)" keeps W.
+    "Prompt too long" / "Prompt exceeds max length", Kimi "Input token length too long", Gemini
+    "Your input context is too long", Copilot's code ``model_max_prompt_tokens_exceeded``, Z.ai
+    "tokens in request more than max tokens allowed", Perplexity "The total length of all messages is too
+    long." (type ``too_many_prompt_tokens``), …); a bare
+    "maximum context length is W tokens", "exceeds the model's maximum context length of W tokens" or
+    "exceeds (exceeded) maximum context length (W)" keeps W.
 
 Look-alikes (:data:`NEGATIVES`) include throttling worded with tokens: Bedrock's
 "ThrottlingException: Too many tokens, please wait before trying again." (also without the
@@ -208,8 +262,10 @@ import re
 from .context_error_model import Certainty, ErrorKind, LimitMeaning
 from .context_error_rows import (
     Row,
+    refine_exclusive_limit,
     refine_functions,
     refine_openrouter,
+    refine_output_counted,
     refine_trtllm,
     refine_trtllm_query,
     refine_truncated_prompt,
@@ -224,6 +280,8 @@ W, P, C, T, L = ("window", E), ("prompt", E), ("output", E), ("total", E), ("lim
 K = ErrorKind
 M = LimitMeaning
 MCL = r"maximum context length is (?P<window>{n}) tokens"
+# The sentence joint after it: ". However, ", ", however ", "; however, " (servers and gateways reword it).
+HOWEVER = r"[.,;]? ?However,? "
 # llama.cpp / LM Studio body and log fields, read wherever they appear ("n_ctx": 4096, n_ctx = 4096,
 # 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096): n_keep is the kept part of the prompt (a floor),
 # n_prompt_tokens the whole prompt; a row maps "keep" before "prompt" so the exact count wins.
@@ -238,20 +296,20 @@ LLAMACPP_FIELDS = (  # a number followed by "%" is not a count ("n_ctx = 50% of 
 ROWS: tuple[Row, ...] = (
     # ---- vLLM
     Row("vllm-chars-precheck",
-        MCL + r"\. However, (?:you requested (?P<output>{n}) output tokens and )?your prompt contains "
+        MCL + HOWEVER + r"(?:you requested (?P<output>{n}) output tokens and )?your prompt contains "
         r"(?P<prompt_chars>{n}) characters \(more than (?P<char_limit>{n}) characters"
         r"(?:, which is the upper bound for (?P<limit>{n}) input tokens)?",
         {"window": W, "output": C, "prompt_chars": ("prompt_chars", E), "char_limit": ("char_limit", E),
          "limit": L},
         limit_meaning=M.INPUT_BUDGET),
     Row("vllm-0.18-0.31",
-        MCL + r"\.? However, you requested (?P<output>{n}) output tokens? and your prompt contains "
+        MCL + HOWEVER + r"you requested (?P<output>{n}) output tokens? and your prompt contains "
         r"(?:at least (?P<prompt_lb>{n})|(?P<prompt>{n})) (?:input )?tokens?"
         r"(?:, for a total of (?:at least (?P<total_lb>{n})|(?P<total>{n})) tokens?)?",
         {"window": W, "output": C, "prompt_lb": ("prompt", LB), "prompt": P, "total_lb": ("total", LB),
          "total": T}),
     Row("vllm-0.32+",
-        MCL + r"\.? However, your prompt contains (?:at least (?P<prompt_lb>{n})|(?P<prompt>{n})) (?:input )?tokens?",
+        MCL + HOWEVER + r"your prompt contains (?:at least (?P<prompt_lb>{n})|(?P<prompt>{n})) (?:input )?tokens?",
         {"window": W, "prompt_lb": ("prompt", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-max-tokens-too-large",
         r"'?max_tokens'? or '?max_completion_tokens'? is too large: (?P<output>{n})\.? This model'?s " + MCL
@@ -264,7 +322,7 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "output": C, "prompt": P, "limit": L}, limit_meaning=M.INPUT_BUDGET,
         refine=refine_truncated_prompt),
     Row("vllm-request-has",
-        MCL + r"\. However, your request has (?P<prompt>{n}) input tokens",
+        MCL + HOWEVER + r"your request has (?P<prompt>{n}) input tokens",
         {"window": ("window", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-max-tokens-over-window-old",
         r"max_(?:output_|completion_)?tokens=(?P<output>{n}) ?cannot be greater than max_model_len=max_total_tokens=(?P<window>{n})",
@@ -283,7 +341,8 @@ ROWS: tuple[Row, ...] = (
         r"(?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-prompt-length-of",
-        r"(?:Prompt length of (?P<prompt>{n}) |input )is longer than the maximum model length of (?P<window>{n})",
+        r"(?:Prompt length of (?P<prompt>{n}) |(?:input|(?:decoder |encoder )?prompt) )is longer than the maximum model "
+        r"length of (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-v0-too-long-to-fit",
         r"prompt \(total length (?P<prompt>{n})\) is too long to fit into the model \(context length "
@@ -294,10 +353,10 @@ ROWS: tuple[Row, ...] = (
         r"capacity of block_manager",
         {"prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-embedding",
-        MCL + r"\.? However, you requested (?P<prompt>{n}) tokens in the input for embedding generation",
+        MCL + HOWEVER + r"you requested (?P<prompt>{n}) tokens in the input for embedding generation",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-requested-in-messages",
-        MCL + r"\.? However, you requested (?P<prompt>{n}) tokens? in the (?:messages|prompt|input)\b"
+        MCL + HOWEVER + r"you requested (?P<prompt>{n}) tokens? in the (?:messages|prompt|input)\b"
         r"(?! for embedding)",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-v0-scheduler",
@@ -305,39 +364,55 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     # ---- OpenAI and compatible
     Row("openai-requested-functions",
-        MCL + r"\.? However, you requested (?P<total>{n}) tokens \((?P<messages>{n}) in the (?:messages|prompt), "
+        MCL + HOWEVER + r"you requested (?P<total>{n}) tokens \((?P<messages>{n}) in the (?:messages|prompt), "
         r"(?P<functions>{n}) in the (?:functions|tools), and (?P<output>{n}|None) in the completion\)",
         {"window": W, "total": T, "output": C}, refine=refine_functions),
     Row("openai-requested",
-        MCL + r"\.? However, you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in the (?:messages|prompt|input), "
+        MCL + HOWEVER + r"you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in the (?:messages|prompt|input), "
         r"(?P<output>{n}|None) in the completion\)",
         {"window": W, "total": T, "prompt": P, "output": C}),
     Row("openai-completions",
-        MCL + r", however you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in your prompt[;,] "
+        MCL + HOWEVER + r"you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in your prompt[;,] "
         r"(?P<output>{n}) for the completion\)",
         {"window": W, "total": T, "prompt": P, "output": C}),
     Row("deepseek-requested-total",
-        MCL + r"(?:\.? However, you requested (?P<total>{n}) tokens?(?! in\b)|; requested (?P<total2>{n}))",
+        MCL + r"(?:" + HOWEVER + r"you requested (?P<total>{n}) tokens?(?! in\b)|; requested (?P<total2>{n}))",
         {"window": W, "total": T, "total2": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("textgen-webui",
-        r"This model maximum context length is (?P<window>{n}) tokens\. However, your messages resulted in "
+        r"This model maximum context length is (?P<window>{n}) tokens" + HOWEVER + r"your messages resulted in "
         r"over (?P<prompt>{n}) tokens(?: and max_tokens is (?P<output>{n}))?",
         {"window": W, "prompt": ("prompt", LB), "output": C}),
     Row("openai-messages-resulted",
-        MCL + r"\.? However, your messages resulted in (?P<prompt>{n}) tokens",
+        MCL + HOWEVER + r"your messages resulted in (?P<prompt>{n}) tokens",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("openai-input-limit",
         r"Input tokens exceed the configured limit of (?P<limit>{n}) tokens\.?"
         r"(?: Your messages resulted in (?P<prompt>{n}) tokens)?",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("openai-max-output",
-        r"max_tokens is too large: (?P<output>{n})\. This model supports at most (?P<limit>{n}) completion tokens",
+        r"max_(?:completion_|output_)?tokens is too large: (?P<output>{n})\.? This model supports at most "
+        r"(?P<limit>{n}) (?:completion|output) tokens",
+        {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    Row("openai-max-output-above-maximum",
+        r"Invalid '?max_(?:completion_|output_)?tokens'?: integer above maximum value\.? Expected a value <= ?"
+        r"(?P<limit>{n}),? but got (?P<output>{n})",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("openai-embeddings-request",
         r"Requested (?P<prompt>{n}) tokens, max (?P<limit>{n}) tokens per request",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.REQUEST_LIMIT),
+    Row("groq-requested",
+        r"Requested (?P<total>{n}) tokens?,? max(?:imum)? (?P<window>{n}) tokens?\b(?! per\b)",
+        {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("max-tokens-cap",
+        r"max_(?:completion_|output_)?tokens(?: for (?:model )?.{1,120}?)?:? (?:Input )?(?:must|should) be "
+        r"(?:less than or equal to|at most) (?P<limit>{n})",
+        {"limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    Row("sambanova",
+        r"maximum context length of .{1,200}? is (?P<window>{n})(?: tokens)?" + HOWEVER + r"answering your request will "
+        r"take (?P<total>{n}) tokens",
+        {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("openrouter",
-        r"endpoint'?s " + MCL + r"\. However, you requested about (?P<total>{n}) tokens \((?P<parts>[^)]{0,300})\)",
+        r"endpoint'?s " + MCL + HOWEVER + r"you requested about (?P<total>{n}) tokens \((?P<parts>[^)]{0,300})\)",
         {"window": W, "total": ("total", APPROX)}, refine=refine_openrouter),
     Row("sglang-requested-total",
         r"Requested token count exceeds the model'?s maximum context length of (?P<window>{n}) tokens?\.? You "
@@ -368,13 +443,32 @@ ROWS: tuple[Row, ...] = (
         r"Malformed input request: expected maxLength: (?P<char_limit>{n}), actual: (?P<prompt_chars>{n})",
         {"char_limit": ("char_limit", E), "prompt_chars": ("prompt_chars", E)}, K.PROMPT_OVER_WINDOW),
     Row("bedrock", r"Input is too long for requested model", {}, K.PROMPT_OVER_WINDOW),
+    Row("bedrock-max-tokens",
+        r"maximum tokens you requested exceeds the model limit of (?P<limit>{n})",
+        {"limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    Row("bedrock-max-input-tokens",
+        r"Too many input tokens\.? Max input tokens: (?P<limit>{n})(?:,? request input token count: (?P<prompt>{n}))?",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("bedrock-mantle",
+        r"prompt tokens \((?P<prompt>{n})\) exceeds? (?:the )?model maximum \((?P<window>{n})\)",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vertex-max-output",
+        r"maxOutputTokens value of (?P<output>{n}) but the supported range is from 1 \(inclusive\) to (?P<limit>{n}) "
+        r"\(exclusive\)",
+        {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT, refine=refine_exclusive_limit),
     # ---- local and self-hosted servers
     Row("llamacpp-request",
-        r"request \((?P<prompt>{n}) tokens\) exceeds the available context size \((?P<window>{n}) tokens\)",
+        r"(?:request|prompt) \((?P<prompt>{n}) tokens\) exceeds (?:the )?available context size \((?P<window>{n}) tokens\)",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
-    Row("llamacpp", r"exceeds the available context size|exceed_context_size_error",
+    Row("llamacpp",
+        r"exceeds (?:the )?available context size|exceed_context_size_error|input is larger than the max context size",
         {"keep": ("prompt", LB), "prompt": P, "window": W}, K.PROMPT_OVER_WINDOW, extras=LLAMACPP_FIELDS),
-    Row("llamacpp-context-exceeded", r"Context size has been exceeded", {}, K.UNKNOWN),
+    Row("llamacpp-context-exceeded", r"Context size has been exceeded|input prompt is too big compared to KV size",
+        {}, K.UNKNOWN),
+    Row("llamacpp-ubatch",
+        r"input(?: \((?P<prompt>{n}) tokens?\))? is too large to process\.? increase the physical batch size"
+        r"(?: \(current batch size: (?P<limit>{n})\))?",
+        {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.BATCH_LIMIT),
     Row("llama-cpp-python",
         r"Requested tokens(?: \((?P<prompt>{n})\))? exceed context window of (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
@@ -398,6 +492,9 @@ ROWS: tuple[Row, ...] = (
         r"Input(?: sequence)? length \(?(?P<prompt>{n})(?: tokens?)?\)? exceeds (?:the )?(?:model'?s )?maximum context "
         r"length (?:of )?\(?(?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("zai-request-input",
+        r"Request (?:(?P<prompt>{n}) )?input tokens exceeds? (?:the )?model'?s maximum context length (?:of )?(?P<window>{n})",
+        {"window": W, "prompt": P}, refine=refine_output_counted),
     Row("baseten-input-length",
         r"(?:Input length (?P<prompt>{n}) )?exceeds (?:the )?maximum allowed input length of (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
@@ -439,6 +536,10 @@ ROWS: tuple[Row, ...] = (
     Row("lmstudio-n-keep",
         r"tokens to keep from the initial prompt is greater than the context length|n_keep ?[:=] ?{n} ?>=? ?n_ctx",
         {"keep": ("prompt", LB), "prompt": P, "window": W}, K.PROMPT_OVER_WINDOW, extras=LLAMACPP_FIELDS),
+    Row("lmstudio-reached-context",
+        r"Reached context length of (?P<window>{n}) tokens?,? (?:with model .{0,80}?that|but this model) does not "
+        r"currently support mid-generation context overflow",
+        {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("lmstudio-keep",
         r"Trying to keep the first (?P<prompt>{n}) tokens when context the overflows(?:\. However, the model is "
         r"loaded with context length of only (?P<window>{n}) tokens)?",
@@ -458,6 +559,9 @@ ROWS: tuple[Row, ...] = (
     Row("dashscope",
         r"Range of input length should be \[ ?1 ?, ?(?P<limit>{n}) ?\]",
         {"limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("dashscope-max-tokens",
+        r"Range of max_tokens should be \[ ?1 ?, ?(?P<limit>{n}) ?\]",
+        {"limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("xai",
         r"maximum prompt length is (?P<limit>{n})(?: tokens)?\.?,? but the request contains (?P<prompt>{n}) tokens",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
@@ -474,7 +578,7 @@ ROWS: tuple[Row, ...] = (
         r"Current length is (?P<total>{n}) while limit is (?P<window>{n})",
         {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("moonshot",
-        r"exceeded model token limit: (?P<window>{n}) \(re ?quested: (?P<total>{n})\)",
+        r"exceeded model token limit ?: (?P<window>{n})(?: ?\(re ?quested: (?P<total>{n})\))?",
         {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("moonshot",
         r"total message size (?P<total>{n}) exceeds (?:the )?limit (?:of )?(?P<window>{n})",
@@ -498,6 +602,10 @@ ROWS: tuple[Row, ...] = (
     Row("fireworks",
         r"prompt is too long: (?P<prompt>{n}), model maximum context length: (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("cohere-max-tokens",
+        r"max tokens must be less than or equal to (?P<limit>{n}),? the maximum output for this model"
+        r"(?: ?- ?received (?P<output>{n}))?",
+        {"limit": L, "output": C}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("cohere",
         r"total number of tokens in the prompt cannot exceed (?P<window>{n}) - received (?P<prompt>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
@@ -517,10 +625,20 @@ ROWS: tuple[Row, ...] = (
     Row("deepseek-max-tokens",
         r"valid range of max_tokens is \[ ?1 ?, ?(?P<limit>{n}) ?\]",
         {"limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    Row("ctransformers",
+        r"Number of tokens \((?P<total>{n})\) exceeded maximum context length \((?P<window>{n})\)",
+        {"window": W, "total": T}, K.UNKNOWN),
+    # ---- LiteLLM's own refusal (router pre-call check): LiteLLM's configured limit and its own count
+    Row("litellm-pre-call",
+        r"Got ?= ?(?P<prompt>{n}) ?Model ?=.{0,300}?Max Input Tokens ?=",
+        {"prompt": ("prompt", APPROX)}, K.PROMPT_OVER_WINDOW),
+    Row("litellm-pre-call",
+        r"Max Input Tokens ?= ?(?P<limit>{n}), Got ?= ?(?P<prompt>{n})",
+        {"limit": L, "prompt": ("prompt", APPROX)}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     # ---- generic fallbacks (last)
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
     Row("generic",
-        r"exceeds (?:the )?(?:model'?s )?maximum context length (?:of (?P<window>{n})|\((?P<window2>{n}))",
+        r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of (?P<window>{n})|\((?P<window2>{n}))",
         {"window": W, "window2": W}, K.UNKNOWN),
     Row("generic",
         r"context[ _-]?(?:length|window)[ _-]?(?:exceeded|exceeds)|exceeds? (?:the |this |its )?(?:model's )?"
@@ -528,7 +646,9 @@ ROWS: tuple[Row, ...] = (
         r"greater than the context length|exceeded model token limit|too many (?:input )?tokens|"
         r"token limit exceeded|reduce the length of the (?:messages|input|prompt)|exceeds? context limit|"
         r"model'?s maximum context (?:length|limit)|ContextWindowExceededError|prompt too long|"
-        r"prompt exceeds max(?:imum)? length",
+        r"prompt exceeds max(?:imum)? length|input token length (?:is )?too long|input context is too long|"
+        r"max_prompt_tokens_exceeded|exceeds the maximum number of tokens|tokens in request more than max tokens|"
+        r"too_many_prompt_tokens|total length of all messages is too long",
         {}, K.UNKNOWN),
 )
 
