@@ -31,7 +31,8 @@ from .config_defaults import (  # noqa: F401  (the defaults, importable from her
     DEFAULT_UNKNOWN_WINDOW_RETRY_S, DEFAULT_WARM_THRESHOLD, DEFAULT_WARM_COOLDOWN_S,
     DEFAULT_WARM_MAX_CONCURRENCY, DEFAULT_WARM_TIMEOUT_S, DEFAULT_WARM_MEMORY_SESSIONS,
     DEFAULT_WARM_QUEUE_SIZE, DEFAULT_WARM_TENANT_RATE, DEFAULT_REDIS_MAX_CONNECTIONS,
-    DEFAULT_WARM_REWARM_STEP, DEFAULT_WARM_PRIORITY, DEFAULT_WARM_PIECE_TOKENS, DEFAULT_WARM_MAX_PIECES, DEFAULT_DECODE_WARM_TOKENS,
+    DEFAULT_WARM_REWARM_STEP, DEFAULT_WARM_PRIORITY, DEFAULT_WARM_PIECE_TOKENS, DEFAULT_WARM_MAX_PIECES,
+    DEFAULT_WARM_HEAD_TOKENS, DEFAULT_DECODE_WARM_TOKENS,
 )
 
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError", "describe", "env_name", "settings_table"]
@@ -165,6 +166,10 @@ class Settings(BaseSettings):
     warm_jump: bool = Field(True, description=(
         "Warm a session below the threshold when its size + its largest growth step so far + the output floor overflows "
         "the window (tool results); 0 turns it off."))
+    warm_head_tokens: int = Field(DEFAULT_WARM_HEAD_TOKENS, ge=0, description=(
+        "The first time a session below the threshold is seen, warm its head (system, tools and the items up to its first "
+        "user message: what every later request starts with) when that is at least this many tokens: a session that "
+        "jumps past the window in one step still finds its head cached; 0 turns it off."))
     warm_priority: int = Field(DEFAULT_WARM_PRIORITY, description=(
         "vLLM priority of warms (extra_body.priority; lower is served first, live requests have 0): behind live traffic "
         "on servers run with --scheduling-policy priority; a deployment that refuses it gets warms without it; 0 = never sent."))

@@ -58,6 +58,11 @@ class SessionSteps:
             self._entries.popitem(last=False)
         return steps
 
+    def seen(self, key: str) -> bool:
+        """Whether the session ``key`` was seen by this process within ``ttl_s``."""
+        found = self._entries.get(key)
+        return found is not None and self._clock() - found[0] <= self._ttl_s
+
     def largest_step(self, key: str) -> int:
         """The session's largest step so far (0: unknown or none)."""
         found = self._entries.get(key)

@@ -3,7 +3,9 @@ outcome. No I/O: the request path never waits on the cooldown store for a warm.
 
 Order (each outcome is a metric label): switched off → below the threshold (a fraction of the
 source group's window), unless the session's largest growth step so far would overflow the window
-(:mod:`~litellm_kvwarm.session_steps`: then it warms as a ``jump``) → target unknown (not in the model list, or no discovered window for
+(:mod:`~litellm_kvwarm.session_steps`: then it warms as a ``jump``), or, the first time this process
+sees the session, its head is at least ``warm_head_tokens`` (:mod:`~litellm_kvwarm.warm_head`: then
+the head alone warms as a ``head``) → target unknown (not in the model list, or no discovered window for
 its served model) → the caller's key may not use the target → no session to scope the cooldown
 → cooldown known to run in this process (the runner's memo) → tenant known to be at its warm
 rate (the memo) → queued. Admission itself (the session's cooldown and the tenant's warm rate,
@@ -18,13 +20,14 @@ Keys, all tenant-scoped keyed hashes (:func:`~litellm_kvwarm.identity.scoped_key
   a session that has grown by that fraction of the window since its last warm may warm again
   within the cooldown, because a re-warm prefills only the new tokens (the earlier warm is
   cached); ``0`` keeps strictly one warm per session per cooldown;
+* a head warm's cooldown key is one per (tenant, session, target);
 * a reply-warm's cooldown key is one per session state (the conversation plus that reply): it
   prefills only what the warms before it could not hold (the reply and the message it answers);
 * rate key, one per tenant (only when ``warm_tenant_rate`` > 0; a decode warm takes none).
 
 Triggers (``kvwarm_warms_total{trigger}``): ``ahead`` (the request crossed the threshold), ``reply``
 (the source's finished reply appended, :mod:`~litellm_kvwarm.reply_warm`), ``decode`` (the reply so
-far, while it streams: :mod:`~litellm_kvwarm.decode_warm`), ``jump``. Every warm
+far, while it streams: :mod:`~litellm_kvwarm.decode_warm`), ``jump``, ``head``. Every warm
 carries ``KVWARM_WARM_PRIORITY`` (:mod:`~litellm_kvwarm.warm_priority`).
 """
 
@@ -33,12 +36,14 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from . import identity
 from .config import Settings
 from .session_steps import SessionSteps, jump_due
+from .tokens import estimate_request
+from .warm_head import head_request
 from .warm import WarmJob, WarmOutcome, WarmRunner, WarmTrigger, warm_metadata, warm_request
 from .warm_priority import with_priority
 
@@ -135,19 +140,26 @@ class WarmGate:
         window warms as ``JUMP``. ``may_use``: LiteLLM's access check of the caller's key for the
         target (``None``: the caller already checked). Returns the outcome counted. Raises
         ``ValueError`` for an unknown ``kind``."""
-        largest = 0
+        largest, first_seen = 0, False
         if candidate.session is not None:
             key = identity.scoped_key("steps", candidate.session, self._secret)
             growth = candidate.growth_tokens if candidate.growth_tokens is not None else candidate.tokens
+            first_seen = trigger is WarmTrigger.AHEAD and not self.steps.seen(key)
             largest = self.steps.observe(key, growth).largest_step if trigger is WarmTrigger.AHEAD else self.steps.largest_step(key)
         outcome, trigger = await self._guard(candidate, may_use, trigger, largest)
+        if outcome is WarmOutcome.SKIPPED_BELOW_THRESHOLD and first_seen and body is None:
+            head = self._head(candidate, data, kind)
+            if head is not None:
+                candidate, data = head
+                outcome, trigger = await self._guard(candidate, may_use, WarmTrigger.HEAD, largest)
         if outcome is WarmOutcome.QUEUED:
             outcome = self._runner().submit(self._job(candidate, data, kind, trigger, body))
         self._count(outcome, candidate.target, trigger.value)
         if outcome is WarmOutcome.QUEUED:
             logger.info(
                 "[KV-WARM] queued (%s): est≈%dtok%s, window %d → warm of %r", trigger.value, candidate.tokens,
-                f" + largest step {largest}" if candidate.tokens < self._settings.warm_threshold * candidate.source_window
+                " (the session's head)" if trigger is WarmTrigger.HEAD
+                else f" + largest step {largest}" if candidate.tokens < self._settings.warm_threshold * candidate.source_window
                 else f" ≥ {self._settings.warm_threshold:.0%}",
                 candidate.source_window, candidate.target,
             )
@@ -158,13 +170,29 @@ class WarmGate:
             )
         return outcome
 
+    def _head(self, c: WarmCandidate, data: Mapping[str, Any], kind: str) -> tuple[WarmCandidate, dict[str, Any]] | None:
+        """The head warm of a session seen for the first time (:mod:`.warm_head`): the candidate
+        sized by the head's routing estimate and the head's body; ``None`` when off, without a
+        strict head, or when it is under ``warm_head_tokens``."""
+        if self._settings.warm_head_tokens <= 0:
+            return None
+        head = head_request(kind, data)
+        if head is None:
+            return None
+        tokens = estimate_request(head, call_kind=kind).routing
+        if tokens < self._settings.warm_head_tokens:
+            return None
+        return replace(c, tokens=tokens, growth_tokens=tokens), head
+
     def _job(self, c: WarmCandidate, data: Mapping[str, Any], kind: str, trigger: WarmTrigger,
              body: dict[str, Any] | None) -> WarmJob:
         session = c.session
         assert session is not None
         s = self._settings
         growth = c.growth_tokens if c.growth_tokens is not None else c.tokens
-        if trigger in (WarmTrigger.REPLY, WarmTrigger.DECODE):
+        if trigger is WarmTrigger.HEAD:
+            cooldown = identity.scoped_key(f"warm:{c.target}:head", session, self._secret)
+        elif trigger in (WarmTrigger.REPLY, WarmTrigger.DECODE):
             # one reply-warm (decode warm) per session state: it prefills only what the warm before it could not hold
             cooldown = identity.scoped_key(f"warm:{c.target}:{trigger.value}:{growth}", session, self._secret)
         else:
@@ -196,7 +224,7 @@ class WarmGate:
         s = self._settings
         if not s.warm_ahead or (trigger in (WarmTrigger.REPLY, WarmTrigger.DECODE) and not s.reply_warm):
             return WarmOutcome.SKIPPED_DISABLED, trigger
-        if c.tokens < s.warm_threshold * c.source_window:
+        if c.tokens < s.warm_threshold * c.source_window and trigger is not WarmTrigger.HEAD:  # a head: sized by the caller
             if not (s.warm_jump and jump_due(c.tokens, largest_step, c.source_window, s.output_floor_tokens)):
                 return WarmOutcome.SKIPPED_BELOW_THRESHOLD, trigger
             if trigger is WarmTrigger.AHEAD:

@@ -46,6 +46,8 @@ class WarmTrigger(str, Enum):
     JUMP = "jump"
     #: the source group's reply so far, while it is still streaming (:mod:`~litellm_kvwarm.decode_warm`)
     DECODE = "decode"
+    #: below the threshold, the session's head on first sight (:mod:`~litellm_kvwarm.warm_head`)
+    HEAD = "head"
 
 
 class DropReason(str, Enum):

@@ -8,12 +8,13 @@ tokens.
 from __future__ import annotations
 
 import json
+import time
 
 import httpx
 import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
-from agent_sessions import TASK, messages_body, responses_body, turns
+from agent_sessions import SYSTEM, TASK, messages_body, responses_body, turns
 from e2e_support import backend_requests, clear_backends, long_text, post_read
 from litellm_kvwarm.lab.images import png_data_url
 from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
@@ -131,6 +132,35 @@ def test_messages_session_escalates_before_overflow_into_a_warmed_cache(stack, s
 def test_responses_session_escalates_before_overflow_into_a_warmed_cache(stack, stream):
     rows = run_session(stack, responses_body, RESPONSES_PATH, RESPONSES_PATH, stream=stream)
     check_session(rows)
+
+
+HEAD_SYSTEM = SYSTEM * 12  # ≈ 14k characters, ≈ 3k tokens: a head worth a warm (KVWARM_WARM_HEAD_TOKENS, 2,048)
+
+
+def test_a_session_that_jumps_past_the_window_at_once_finds_its_head_cached(stack):
+    """Issue 16 item 4: an agent session at ≈4k tokens whose next tool result is 30k tokens. No growth step
+    before it predicts the jump and it never reaches the threshold on fast; its head (system prompt, tools,
+    first user message) was warmed the first time the proxy saw it, so the escalated turn finds it cached."""
+    task = TASK + " (a session that jumps)"
+    first = {**messages_body(turns(1, 4_000), model="fast", task=task), "system": HEAD_SYSTEM}
+    status, text = post(stack, MESSAGES_PATH, first)
+    assert status == 200, text[:300]
+    assert len(served(stack, "fast", CHAT)) == 1 and served(stack, "slow", CHAT) == []
+    deadline = time.monotonic() + 15  # the warm is fire-and-forget: it lands on slow shortly after the reply
+    while not warms(stack, CHAT) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    head = warms(stack, CHAT)
+    assert len(head) == 1 and head[0]["prompt_tokens"] >= 2_048, head  # the head alone: system, tools, the task
+    assert head[0]["prompt_tokens"] < served(stack, "fast", CHAT)[0]["prompt_tokens"] - 500
+    jump = {**messages_body([*turns(1, 4_000), ("corpus.txt", long_text(120_000))], model="fast", task=task),
+            "system": HEAD_SYSTEM}
+    status, text = post(stack, MESSAGES_PATH, jump)
+    assert status == 200, text[:300]
+    escalated = served(stack, "slow", CHAT)
+    assert len(escalated) == 1 and len(served(stack, "fast", CHAT)) == 1  # proactively, no failed attempt on fast
+    turn = escalated[0]
+    assert turn["prompt_tokens"] > FAST_WINDOW and turn["cached_tokens"] >= head[0]["prompt_tokens"] - 32, (turn, head)
+    assert len(warms(stack, CHAT)) == 1  # one head warm per session: the second request was not its first sight
 
 
 def test_messages_clamp_on_a_strict_fast_backend(stack):
