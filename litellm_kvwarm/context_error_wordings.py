@@ -671,6 +671,10 @@ NEGATIVES: tuple[re.Pattern[str], ...] = tuple(
         r"throttl|wait before trying again",
         r"too many tokens[^.]{0,60}?(?:please wait|try again (?:later|in)|slow down|\brate\b|per (?:sec|min|hour|day))",
         r"(?:\brate\b|service unavailable)\W{0,3}[^.]{0,40}?too many tokens",
+        # load worded with tokens: "Server overloaded: too many tokens in flight (KV cache full)", "Too many tokens
+        # in queue, please retry later", "scheduler queue has too many tokens" (a busy server, not this request's size)
+        r"too many tokens[^.]{0,60}?(?:in[ -]flight|in (?:the )?queue|queued|\bretry\b|overload|\bbusy\b|capacity|concurrent)",
+        r"(?:overload(?:ed)?|server (?:is )?busy|queue (?:is )?full|queue has|in[ -]flight)\W{0,3}[^.]{0,60}?too many tokens",
     )
 )
 

@@ -150,7 +150,7 @@ class Facts:
         return None
 
     async def exact_count(self, deployment: Deployment, payload: Mapping[str, Any], provider: str | None, budget: RequestBudget,
-                          model_info: object = None) -> int | None:
+                          model_info: object = None, tenant: str | None = None) -> int | None:
         """``/tokenize`` count of the messages as LiteLLM will send them to ``provider`` (its own
         translation: e.g. ``developer`` becomes ``system`` for all but OpenAI/Azure)."""
         messages = payload.get("messages")
@@ -158,7 +158,7 @@ class Facts:
             translated = self._translate(messages, provider, deployment.served_model, deployment.api_base, model_info)
             if translated is not messages:
                 payload = {**payload, "messages": translated}
-        return await self.services.exact.count(deployment, payload, budget)
+        return await self.services.exact.count(deployment, payload, budget, tenant)
 
     async def route(self, view: PreCallView, router_getter: Callable[[], RouterLike | None], budget: RequestBudget) -> RouteFacts:
         """The facts of a pre-call request (see :class:`RouteFacts`), in the order they were always
@@ -191,7 +191,7 @@ class Facts:
         estimate = self.correction.apply(group, tenant, raw) if s.learn_from_usage and tenant else raw
         asked = s.exact_count and (raw.counts.template_dependent or wants_exact_count(estimate, s.output_floor_tokens, window, chain))
         countable = self.chat_payload(view.kind, view.payload) if asked and view.adapter.exact_countable else None
-        exact = await self._exact_for_group(source, windows, countable, budget) if countable is not None else None
+        exact = await self._exact_for_group(source, windows, countable, budget, tenant) if countable is not None else None
         steps = await self._step_windows(router, windows, usable, budget)
         return replace(base, source_window=window, estimate=estimate, raw_estimate=raw, tenant_hash=tenant,
                        exact_asked=asked, exact=exact, windows=tuple(zip(usable, steps)))
@@ -224,13 +224,13 @@ class Facts:
         return step_params(group, operator_cwf)
 
     async def _exact_for_group(self, group: GroupFacts, windows: DeploymentWindows, payload: Mapping[str, Any],
-                               budget: RequestBudget) -> int | None:
+                               budget: RequestBudget, tenant: str | None = None) -> int | None:
         """Exact prompt tokens on the group's smallest-window deployment (by discovered window:
         the plugin's or LiteLLM's)."""
         candidates = [(i, p) for i, p in zip(group.infos, group.providers) if i.deployment is not None]
         candidates.sort(key=lambda c: windows.discovered(c[0]) or float("inf"))
         for info, provider in candidates[:1]:
-            return await self.exact_count(info.deployment, payload, provider, budget)  # type: ignore[arg-type]
+            return await self.exact_count(info.deployment, payload, provider, budget, tenant=tenant)  # type: ignore[arg-type]
         return None
 
 
@@ -284,5 +284,6 @@ class AttemptFacts:
         payload = self._facts.chat_payload(self.view.kind, self.view.payload)
         if self.info.deployment is None or payload is None:
             return None
-        return await self._facts.exact_count(self.info.deployment, payload, self.view.provider, budget, self.view.model_info)
+        return await self._facts.exact_count(self.info.deployment, payload, self.view.provider, budget, self.view.model_info,
+                                             tenant=self.view.carried.tenant)
 

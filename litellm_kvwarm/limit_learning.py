@@ -33,7 +33,7 @@ from .deadline import RequestBudget
 from .facts import Facts
 from .learned_limits import Observed, limit_from_error, needs_prompt_count
 from .output_budget import read_output_budget
-from .reactive import SKIP_MESSAGE_PREFIX
+from .reactive import NOT_A_LENGTH_REFUSAL, SKIP_MESSAGE_PREFIX, status_of
 from .router_view import RouterView
 from .tokens import estimate_request
 from .view import Carried, carried
@@ -42,9 +42,6 @@ __all__ = ["NOT_A_LENGTH_REFUSAL", "LimitLearner", "echoes_client"]
 
 logger = logging.getLogger("litellm_kvwarm")
 
-#: HTTP statuses that are never a length refusal, whatever their text says (auth, missing model,
-#: timeout, rate limit, gateway and overload errors); an in-stream refusal LiteLLM maps to 500 is kept.
-NOT_A_LENGTH_REFUSAL = frozenset({401, 403, 404, 408, 429, 502, 503, 504})
 #: Where a request carries what the client sent (chat, completion, Responses), and its parameters.
 _CLIENT_KEYS = ("messages", "input", "prompt", "system", "instructions", "optional_params", "max_tokens",
                 "max_completion_tokens", "max_output_tokens")
@@ -61,15 +58,6 @@ def echoes_client(observed: Observed, request: Mapping[str, Any]) -> bool:
         return True
     numbers = () if observed.bound else (str(observed.tokens), f"{observed.tokens:,}")
     return any(n in client for n in numbers) or parse_context_error(client) is not None
-
-
-def _status_of(exception_type: object) -> int | None:
-    """The HTTP status LiteLLM's exception class stands for, from its name (the record keeps the
-    name, not the object); ``None`` when the name says none."""
-    names = {"AuthenticationError": 401, "PermissionDeniedError": 403, "NotFoundError": 404, "Timeout": 408,
-             "RateLimitError": 429, "RouterRateLimitError": 429, "BadGatewayError": 502, "ServiceUnavailableError": 503,
-             "APIConnectionError": 503}
-    return names.get(exception_type) if isinstance(exception_type, str) else None
 
 
 class LimitLearner:
@@ -96,7 +84,7 @@ class LimitLearner:
         text, model_id = record.get("exception_string"), record.get("deployment_id")
         if not isinstance(text, str) or not isinstance(model_id, str) or SKIP_MESSAGE_PREFIX in text or state.tenant is None:
             return None
-        if _status_of(record.get("exception_type")) in NOT_A_LENGTH_REFUSAL:
+        if status_of(record.get("exception_type")) in NOT_A_LENGTH_REFUSAL:
             return None
         error = parse_context_error(text)
         router = self.facts.router()
@@ -108,7 +96,8 @@ class LimitLearner:
             return None
         refused = None
         if needs_prompt_count(error) and isinstance(request.get("messages"), list):
-            refused = await self.facts.exact_count(info.deployment, {"messages": request["messages"]}, None, budget)
+            refused = await self.facts.exact_count(info.deployment, {"messages": request["messages"]}, None, budget,
+                                                   tenant=state.tenant)
         observed = limit_from_error(error, refused)
         if observed is None or not observed.explains(*self._size(request, state)) or echoes_client(observed, request):
             return None

@@ -131,23 +131,27 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     record = {"safe": estimate.safe, "routing": estimate.routing, "group": group,
               "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": facts.tenant_hash}
     tokens = facts.exact if facts.exact is not None else estimate.routing
+    # the output a request needs room for: the floor, or less when the client itself asked for less (a prompt of
+    # 16,200 with max_tokens 100 fits 16,384: escalating it would only add the target's failures to its own)
+    asked = view.output.effective
+    need = min(floor, asked) if asked is not None and asked > 0 else floor
     # the estimate alone is not trusted this close to the window (code and JSON read up to ~1.6x
     # high): stay, and let the server's own numbers escalate if it must
     # (nor when the request holds messages some templates drop: only the server's count sizes it)
-    unsettled = facts.exact_asked and facts.exact is None and (tokens + floor <= 2 * window or estimate.counts.template_dependent)
+    unsettled = facts.exact_asked and facts.exact is None and (tokens + need <= 2 * window or estimate.counts.template_dependent)
     backstop = _backstop(group, facts.usable, window, estimate, view.output, facts, view.generic_fallbacks_sent, floor)
     common = {"pin_session": pin, "estimate_record": record}
-    if tokens + floor <= window or unsettled:
+    if tokens + need <= window or unsettled:
         if unsettled:
-            reason, level = (f"[CONTEXT-ROUTE] stay: est≈{tokens}tok + {floor} exceeds window {window} of {group!r} but no exact count "
+            reason, level = (f"[CONTEXT-ROUTE] stay: est≈{tokens}tok + {need} exceeds window {window} of {group!r} but no exact count "
                              "could settle it; the backstop escalates if the server refuses"), "info"
         else:
-            reason, level = f"[CONTEXT-ROUTE] stay: {tokens}tok + {floor} fits window {window} of {group!r}", "debug"
+            reason, level = f"[CONTEXT-ROUTE] stay: {tokens}tok + {need} fits window {window} of {group!r}", "debug"
         warm = _warm(facts.windows, window, tokens, estimate.routing, floor)
         return RoutePlan(Route.STAY, "stay", first, reason, level, backstop=backstop, warm=warm, **common)
-    target, target_window = first_fitting(facts.windows, tokens + floor)
+    target, target_window = first_fitting(facts.windows, tokens + need)
     decision = decide_route(source=group, target=target or (facts.usable[0] if facts.usable else None), routing_estimate=tokens,
-                            output_floor_tokens=floor, source_window=window, target_window=target_window, exact=facts.exact is not None)
+                            output_floor_tokens=need, source_window=window, target_window=target_window, exact=facts.exact is not None)
     if target is None or not settings.proactive_routing:
         if facts.chain and not facts.usable:
             label = "kept_local_missing" if facts.chain_missing else "kept_local_forbidden"

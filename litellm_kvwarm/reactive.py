@@ -129,16 +129,32 @@ def allowed_by_client(client_fallbacks: object, source: str, chain: Sequence[str
     return ()
 
 
+#: HTTP statuses that are never a length refusal, whatever their text says (auth, missing model,
+#: timeout, rate limit, gateway and overload errors: "503 Server overloaded: too many tokens in flight");
+#: an in-stream refusal LiteLLM maps to 500 is kept.
+NOT_A_LENGTH_REFUSAL = frozenset({401, 403, 404, 408, 429, 502, 503, 504})
+
+
+def status_of(exception_type: object) -> int | None:
+    """The HTTP status LiteLLM's exception class stands for, from its name (its records keep the
+    name, not the object); ``None`` when the name says none."""
+    names = {"AuthenticationError": 401, "PermissionDeniedError": 403, "NotFoundError": 404, "Timeout": 408,
+             "RateLimitError": 429, "RouterRateLimitError": 429, "BadGatewayError": 502, "ServiceUnavailableError": 503,
+             "APIConnectionError": 503}
+    return names.get(exception_type) if isinstance(exception_type, str) else None
+
+
 def backend_error_text(previous_models: object) -> str | None:
     """The most recent backend error in LiteLLM's ``metadata.previous_models`` (skipping the
-    plugin's own skip exceptions)."""
+    plugin's own skip exceptions); ``None`` also when that error's class is a status that is never a
+    length refusal (:data:`NOT_A_LENGTH_REFUSAL`: a hop after it is not the plugin's to take)."""
     if not isinstance(previous_models, Sequence):
         return None
     for entry in reversed(list(previous_models)):
         if isinstance(entry, Mapping):
             text = entry.get("exception_string")
             if isinstance(text, str) and SKIP_MESSAGE_PREFIX not in text:
-                return text
+                return None if status_of(entry.get("exception_type")) in NOT_A_LENGTH_REFUSAL else text
     return None
 
 

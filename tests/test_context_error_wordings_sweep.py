@@ -340,6 +340,11 @@ WORDINGS = [
 # Look-alikes: rate limits and quotas (a per-minute or per-day budget, never the window), parameter validation
 # (characters, bytes, counts of tools or messages, an output floor).
 NEGATIVES = [
+    # a busy server worded with tokens (found by a breaker: escalated an overloaded fast backend's 503)
+    "Server overloaded: too many tokens in flight (KV cache full: 100000 tokens)",
+    "Too many tokens in queue, please retry later",
+    "scheduler queue has too many tokens",
+    "Server is busy: too many tokens being processed concurrently",
     "Rate limit reached for model `llama3-70b-8192` in organization `org_x` on tokens per minute (TPM): Limit 6000, "
     "Used 0, Requested 8523. Please try again in 25.23s.",
     "Request too large for model `llama3-8b-8192` in organization `org_x` service tier `on_demand` on tokens per "

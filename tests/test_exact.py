@@ -89,6 +89,22 @@ async def test_a_hung_tokenize_costs_one_budget_per_interval(answer):
         await h.counter.aclose()
 
 
+async def test_one_tenant_s_overrun_never_turns_counts_off_for_another():
+    """Found by a breaker: a tenant's request of large images made /tokenize overrun the budget, and the
+    deployment's backoff then left every tenant without exact counts for 30 s (routing and clamping moved).
+    The failure memory is per (tenant, deployment): the tenant that overran backs off, the other is counted."""
+    async with StubBackend() as stub, httpx.AsyncClient(timeout=5.0) as client:
+        stub.route("POST", "/tokenize", const(Answer.json(200, COUNT, drip_s=0.5)))
+        h = Harness(stub, client, timeout_s=5.0)
+        assert await h.counter.count(h.deployment, CHAT, RequestBudget(0.05), "tenant-a") is None  # overran
+        assert await h.counter.count(h.deployment, CHAT, RequestBudget(0.05), "tenant-a") is None  # backs off: not asked
+        assert len(stub.requests) == 1
+        stub.route("POST", "/tokenize", const(Answer.json(200, COUNT)))
+        assert await h.counter.count(h.deployment, CHAT, RequestBudget(2.0), "tenant-b") == COUNT["count"]
+        assert len(stub.requests) == 2
+        await h.counter.aclose()
+
+
 @pytest.mark.parametrize(
     "answer, error, remembered",
     [

@@ -56,6 +56,13 @@ CASES = [
      dict(route=Route.STAY, label="stay", level="info", target=None)),
     ("exact count says it fits", {}, facts(routing=4000, exact_asked=True, exact=3000), {},
      dict(route=Route.STAY, reason="[CONTEXT-ROUTE] stay: 3000tok + 256 fits window 4096 of 'fast'")),
+    # the floor never asks for more room than the client itself asked for: 3,950 + 100 fits 4,096
+    ("a client budget under the floor that fits stays", {"max_tokens": 100}, facts(routing=4000, exact_asked=True, exact=3950), {},
+     dict(route=Route.STAY, reason="[CONTEXT-ROUTE] stay: 3950tok + 100 fits window 4096 of 'fast'")),
+    ("a client budget under the floor that does not fit escalates", {"max_tokens": 200},
+     facts(routing=4000, exact_asked=True, exact=3950), {}, dict(route=Route.ESCALATE, target="slow", origin_tokens=3950)),
+    ("no client budget: the floor decides", {}, facts(routing=4000, exact_asked=True, exact=3950), {},
+     dict(route=Route.ESCALATE, target="slow", origin_tokens=3950)),
     ("exact count escalates", {}, facts(routing=3900, exact_asked=True, exact=5000), {},
      dict(route=Route.ESCALATE, label="proactive", counted="slow", target="slow", origin_tokens=5000, backstop=None, warm=None)),
     ("escalate", {}, facts(routing=6000), {},

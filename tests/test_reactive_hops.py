@@ -140,6 +140,17 @@ def test_backend_error_text_skips_the_plugins_own_skip_errors():
     assert backend_error_text(None) is None and backend_error_text([]) is None
 
 
+@pytest.mark.parametrize("exception_type", ["ServiceUnavailableError", "RateLimitError", "Timeout", "APIConnectionError",
+                                            "BadGatewayError", "AuthenticationError", "NotFoundError"])
+def test_a_status_that_is_never_a_length_refusal_is_no_hop_s_reason(exception_type):
+    """Found by a breaker: a 503 "Server overloaded: too many tokens in flight" was read as a context error and
+    escalated. Whatever the text says, an overload, rate limit, timeout or auth failure is not the request's length."""
+    text = "Server overloaded: " + V025
+    assert backend_error_text([{"exception_string": text, "exception_type": exception_type}]) is None
+    for kept in ("BadRequestError", "ContextWindowExceededError", "InternalServerError", None):
+        assert backend_error_text([{"exception_string": text, "exception_type": kept}]) == text
+
+
 def test_a_steps_own_output_budget_wins_on_its_hop():
     # operator: [{"fast": [{"model": "slow", "max_tokens": 512}]}]; the client asked for 4,000
     plan = BackstopPlan("fast", ("slow",), 4_000, True, step_output={"slow": 512})
