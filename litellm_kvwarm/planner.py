@@ -66,12 +66,18 @@ class Escalation:
     first attempt is skipped instead (Anthropic Messages: LiteLLM 1.108's ``/v1/messages``
     endpoint ignores what the failure hook returns, so a target that fails must leave the
     source's context-length 400 as the request's original error, as LiteLLM alone would);
-    ``None``: ``model`` is rewritten to ``target``."""
+    ``None``: ``model`` is rewritten to ``target``. ``source_fallback``: LiteLLM's generic
+    ``fallbacks`` steps for ``target`` ending with the source group (the operator's own steps for
+    ``target`` first), so a target that fails (down, overloaded, rate-limited) leaves the request to the
+    group LiteLLM alone would have sent it to, as sent: a prompt that fits there but not with the
+    output floor is served there as LiteLLM alone serves it; ``()`` when the client sent its own
+    ``fallbacks`` or the step overrides the request."""
 
     target: str
     overrides: Mapping[str, Any]
     origin: Mapping[str, Any]
     via_fallback: tuple[Any, ...] | None = None
+    source_fallback: tuple[Any, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -177,9 +183,17 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
         )
     return RoutePlan(
         Route.ESCALATE, "proactive", target, f"[CONTEXT-ROUTE] {decision.describe()}", "info",
-        escalation=Escalation(target, overrides, origin),
+        escalation=Escalation(target, overrides, origin, source_fallback=_source_fallback(group, target, overrides, sent, facts)),
         backstop=_backstop(target, rest, target_window, estimate, output, facts, sent, floor), warm=warm, **common,
     )
+
+
+def _source_fallback(source: str, target: str, overrides: Mapping[str, Any], sent: bool, facts: RouteFacts) -> tuple[Any, ...]:
+    """:attr:`Escalation.source_fallback`: the operator's generic fallbacks of ``target``, then ``source``."""
+    if sent or overrides:
+        return ()
+    operator = escalation_chain(target, overrides={}, context_window_fallbacks=facts.operator_fallbacks)  # type: ignore[arg-type]
+    return (*(g for g in operator if g != source), source)
 
 
 #: A server may refuse well below the window its ``/v1/models`` advertises (llama.cpp's context split

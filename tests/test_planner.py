@@ -221,3 +221,15 @@ def test_the_planner_imports_no_io():
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'httpx', 'redis', 'litellm', 'fastapi', 'aiohttp'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_an_escalation_falls_back_to_its_source_after_the_operators_steps():
+    """A target that fails leaves the request to the group LiteLLM alone would have served it from (found by a
+    breaker: a prompt that fits fast but not with the output floor was answered 400 with slow down)."""
+    view = pre_call_view({"model": "fast", "messages": [{"role": "user", "content": "x"}]}, "acompletion", Key())
+    plan = plan_route(view, facts(routing=6000), Settings())
+    assert plan.escalation.source_fallback == ("fast",)
+    plan = plan_route(view, facts(routing=6000, operator_fallbacks=[{"slow": ["slow-backup"]}]), Settings())
+    assert plan.escalation.source_fallback == ("slow-backup", "fast")
+    sent = pre_call_view({"model": "fast", "messages": [{"role": "user", "content": "x"}], "fallbacks": ["other"]}, "acompletion", Key())
+    assert plan_route(sent, facts(routing=6000), Settings()).escalation.source_fallback == ()  # the client's own stand

@@ -26,7 +26,7 @@ from prometheus_client.parser import text_string_to_metric_families
 from litellm_kvwarm.lab.processes import BackendSpec, clear_faults, proxy_config, set_faults, start_emulator, start_proxy
 from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
 
-from e2e_support import backend_requests, clear_backends, long_text, tokenize_count
+from e2e_support import backend_requests, clear_backends, long_text, messages_with_exact_tokens, tokenize_count
 
 pytestmark = pytest.mark.e2e
 
@@ -244,6 +244,23 @@ def test_proactive_escalation_to_a_dead_target_answers_the_context_error(stack):
     assert alone.status_code == 400
     assert plugin.status_code == 400, plugin.text
     assert "maximum context length is 16384" in plugin.text and "slow" in plugin.text
+
+
+@pytest.mark.parametrize("max_tokens", [None, 100], ids=["no-budget", "a-budget-that-fits"])
+def test_a_prompt_that_fits_only_without_the_floor_is_served_when_the_target_is_down(stack, max_tokens):
+    """Fault (a breaker): an exact 16,200-token prompt fits fast's 16,384 (LiteLLM alone answers 200 from fast)
+    but not with the 256-token output floor; the plugin escalated it, and with slow down answered a 400 "maximum
+    context length" (or slow's 429). A client budget under the floor is all the room it needs (100: it stays);
+    without one, the escalated request falls back to fast, as LiteLLM alone sends it."""
+    messages = messages_with_exact_tokens(stack["fast"], "fast-8b", 16_200)
+    set_faults(stack["slow"], {"completions": {"status": 503}})
+    body = {"model": "fast", "messages": messages, **({"max_tokens": max_tokens} if max_tokens else {})}
+    alone, plugin = send(stack["without"], body), send(stack["with"], body)
+    assert alone.status_code == 200 and plugin.status_code == 200, plugin.text
+    assert [r["status"] for r in received(stack["fast"])] == [200, 200]
+    # the floor's escalation (with LiteLLM's retries, or none while LiteLLM holds slow in cooldown), then fast
+    tried = [r["status"] for r in received(stack["slow"])]
+    assert set(tried) <= {503} if max_tokens is None else tried == []
 
 
 def test_warms_carry_the_callers_key_and_team(stack, tmp_path):
