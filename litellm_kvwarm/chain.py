@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["escalation_chain", "first_fitting", "next_step", "rest_after", "step_params"]
+__all__ = ["escalation_chain", "fallbacks_with_source", "first_fitting", "next_step", "rest_after", "step_params"]
 
 
 def escalation_chain(
@@ -99,3 +99,13 @@ def next_step(windows: Sequence[tuple[str, int | None]], current_window: int, ou
         if window > current_window + output_floor_tokens:
             return group, window
     return None, None
+
+
+def fallbacks_with_source(armed: object, target: str, steps: Sequence[Any]) -> list[dict[str, list[Any]]]:
+    """LiteLLM's generic ``fallbacks`` of a request escalated to ``target``: the ones already
+    ``armed`` for ``target`` (the backstop's own) when there are, else ``steps[:-1]`` (the
+    operator's for ``target``), and the source group ``steps[-1]`` last, so a target that fails
+    leaves the request to the group LiteLLM alone would have served it from."""
+    own = armed[0].get(target) if isinstance(armed, list) and len(armed) == 1 and isinstance(armed[0], Mapping) else None
+    chain = [*own, steps[-1]] if isinstance(own, list) else list(steps)
+    return [{target: chain}]

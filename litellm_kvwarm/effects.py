@@ -16,6 +16,7 @@ from typing import Any
 
 from . import identity
 from .cache_salt import SALTED_KINDS, SALTED_PROVIDERS, CacheSalter  # noqa: F401  (re-exported)
+from .chain import fallbacks_with_source
 from .config import Settings
 from .deadline import RequestBudget
 from .decode_warm import CHARS_PER_TOKEN, DecodeTap
@@ -110,7 +111,7 @@ class Effects:
         if plan.backstop is not None:
             self.arm(data, plan.backstop, _field(view))
         if plan.escalation is not None and plan.escalation.via_fallback is None and plan.escalation.source_fallback:
-            _fall_back_to_source(data, plan.escalation.target, plan.escalation.source_fallback)
+            data["fallbacks"] = fallbacks_with_source(data.get("fallbacks"), plan.escalation.target, plan.escalation.source_fallback)
         if plan.warm is not None and view.kind is not None:
             w = plan.warm
             candidate = WarmCandidate(w.target, True, w.target_window, w.tokens, w.source_window, view.session, w.growth_tokens)
@@ -276,15 +277,6 @@ class Effects:
 def _grown(c: WarmCandidate, tokens: int, produced: int) -> WarmCandidate:
     """The candidate with its reply (or the reply so far) in: ``tokens`` in all, the re-warm growth by ``produced``."""
     return replace(c, tokens=tokens, growth_tokens=(c.growth_tokens if c.growth_tokens is not None else c.tokens) + produced)
-
-
-def _fall_back_to_source(data: dict, target: str, steps: tuple[Any, ...]) -> None:
-    """LiteLLM's generic ``fallbacks`` of an escalated request: the backstop's own for ``target`` when it
-    armed some, else ``steps`` (the operator's for ``target``), and the source group last (``steps[-1]``)."""
-    armed = data.get("fallbacks")
-    own = armed[0].get(target) if isinstance(armed, list) and len(armed) == 1 and isinstance(armed[0], Mapping) else None
-    chain = [*own, steps[-1]] if isinstance(own, list) else list(steps)
-    data["fallbacks"] = [{target: chain}]
 
 
 def _same_group(entry: object, group: str) -> bool:

@@ -43,3 +43,11 @@ def test_step_params_keep_what_a_dict_entry_overrides():
     assert step_params("other", cwf) == {}
     assert step_params("fast", "junk") == {} and step_params("fast", None) == {}
     assert step_params("fast", [{"fast": "slow"}]) == {}
+
+
+def test_fallbacks_with_source_keeps_what_was_armed_and_ends_with_the_source():
+    from litellm_kvwarm.chain import fallbacks_with_source
+
+    assert fallbacks_with_source(None, "slow", ("fast",)) == [{"slow": ["fast"]}]
+    assert fallbacks_with_source(None, "mid", ("backup", "fast")) == [{"mid": ["backup", "fast"]}]
+    assert fallbacks_with_source([{"mid": ["large"]}], "mid", ("fast",)) == [{"mid": ["large", "fast"]}]
