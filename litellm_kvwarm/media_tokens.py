@@ -29,6 +29,8 @@ rate, the highest of the common encoders; Qwen2-Audio / Qwen2.5-Omni's Whisper e
 per second, 40 ms frames), routing :data:`ROUTING_AUDIO_TOKENS_PER_SECOND` = 10 (gpt-4o audio,
 ~1 token per 100 ms).
 
+**Office documents** (docx, xlsx, pptx, OpenDocument): :mod:`litellm_kvwarm.token_office`.
+
 **Text files** too large to decode as text (:func:`text_file_ref`): one safe token per byte (a
 byte-level BPE never spends more), routing one per :data:`ROUTING_TEXT_BYTES_PER_TOKEN` bytes.
 
@@ -107,9 +109,13 @@ def base64_bytes(text: str, start: int = 0) -> int:
 
 
 def sniff(head: bytes) -> str:
-    """``"pdf"``, ``"audio"``, ``"image"`` or ``""`` from a file's first bytes (magic numbers)."""
+    """``"pdf"``, ``"audio"``, ``"image"``, ``"office"`` (a ZIP container: OOXML, OpenDocument, or
+    any ZIP, told apart by :func:`~litellm_kvwarm.token_office.office_ref`) or ``""`` from a file's
+    first bytes (magic numbers)."""
     if head.startswith(b"%PDF"):
         return "pdf"
+    if head.startswith(b"PK\x03\x04"):
+        return "office"
     if (head.startswith(b"RIFF") and head[8:12] == b"WAVE") or head.startswith((b"ID3", b"OggS", b"fLaC")) \
             or (len(head) > 1 and head[0] == 0xFF and head[1] & 0xE0 == 0xE0):
         return "audio"

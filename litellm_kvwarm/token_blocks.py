@@ -17,12 +17,15 @@ block ``type``                              counted as
 ``tool_result`` (and ``*_tool_result``)     its ``content``: a string, or nested blocks (recursively, iteratively)
 ``document``                                ``title``, ``context`` and a text source (``data``) or nested
                                             ``content`` blocks; a base64 PDF a :class:`~.media_tokens.MediaRef`
-                                            (priced by its pages); a URL / file id one other part
+                                            (priced by its pages), an office document (docx, xlsx, pptx)
+                                            one priced by its text parts (:mod:`~.token_office`); a URL /
+                                            file id one other part
 ``search_result``                           ``title``, ``source`` and its ``content`` blocks
 ``image``, ``image_url``, ``input_image``,  an :class:`~litellm_kvwarm.image_tokens.ImageRef` (sized from
 ``computer_screenshot``                     the data URL / base64 header when it has one)
-``file``, ``input_file``                    by their ``file_data``: a PDF or audio a ``MediaRef``, an image an
-                                            ``ImageRef``, text its decoded text; a file id / URL one other part
+``file``, ``input_file``                    by their ``file_data``: a PDF, audio or office document a
+                                            ``MediaRef``, an image an ``ImageRef``, text its decoded text;
+                                            a file id / URL one other part
 ``input_audio``, ``audio_url``              a ``MediaRef`` (priced by its duration); no data: one other part
 anything else (server-tool results such     its key names and string/number leaves, walked through nested
 as ``web_fetch_result`` or                  dicts and lists (blocks found inside are counted as above),

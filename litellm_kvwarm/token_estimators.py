@@ -22,6 +22,7 @@ from .image_tokens import UNKNOWN_RULE, ImageRule, images_tokens
 from .media_tokens import media_tokens
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
+from .token_fragments import FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
 from .token_runs import MEASURED_FAMILIES, Runs
 
 __all__ = [
@@ -32,6 +33,7 @@ __all__ = [
     "TokenEstimate",
     "estimate_counts",
     "estimate_request",
+    "fragment_tokens",
 ]
 
 #: Template tokens per message (role header and end marker; ChatML renders ~5, Llama 3 ~5).
@@ -125,7 +127,9 @@ class LinearWeights:
 class CalibratedEstimator:
     """Linear estimates over :func:`request_features` with one family's fitted weights; runs of one
     character and gaps are taken out of their classes and priced by :mod:`~litellm_kvwarm.token_runs`
-    (safe by the measured table only for :data:`~litellm_kvwarm.token_runs.MEASURED_FAMILIES`)."""
+    (safe by the measured table only for :data:`~litellm_kvwarm.token_runs.MEASURED_FAMILIES`), and
+    the fragments of :mod:`~litellm_kvwarm.token_fragments` adjust both (:func:`fragment_tokens`,
+    digits in groups of three for routing in :data:`DIGIT_GROUP_FAMILIES`)."""
 
     family: str
     weights: LinearWeights
@@ -135,7 +139,7 @@ class CalibratedEstimator:
     def estimate_counts(self, counts: RequestCounts) -> TokenEstimate:
         if counts.exact_tokens is not None:
             return _exact(counts)
-        features, english, runs, scale = request_shape(counts)
+        features, english, runs, scale, fragments = request_shape(counts)
         w_safe, w_routing = self.weights.pick(english)
         safe_features = routing_features = features
         run_safe = run_routing = 0.0
@@ -147,12 +151,54 @@ class CalibratedEstimator:
                 at = _FEATURE_INDEX["spaces"]
                 safe_features = (*safe_features[:at], safe_features[at] + runs.gaps * scale, *safe_features[at + 1:])
             run_safe, run_routing = (scale * t for t in runs.tokens(measured=measured))
+        if fragments:
+            frag_safe, frag_routing = fragment_tokens(fragments, w_safe, w_routing)
+            digits = features[_FEATURE_INDEX["digits"]] / scale
+            if digits and self.family in DIGIT_GROUP_FAMILIES:
+                frag_routing += _grouped_digits(digits, fragments.digit_runs, w_routing)
+            run_safe += scale * frag_safe
+            run_routing += scale * frag_routing
         image_safe, image_routing = images_tokens(counts.images, self.image_rule)
         media_safe, media_routing = media_tokens(counts.media)
         safe = math.ceil(_dot(w_safe, safe_features) + run_safe) + SAFE_TOKENS_PER_OTHER_PART * counts.other_parts \
             + image_safe + media_safe
         routing = max(0, math.floor(_dot(w_routing, routing_features) + run_routing)) + image_routing + media_routing
         return TokenEstimate(safe=safe, routing=min(routing, safe), counts=counts)
+
+
+#: Families whose pre-tokenizer cuts a run of digits into groups of three (``\\p{N}{1,3}``): a run of
+#: n digits costs ⌈n/3⌉ tokens (measured: cl100k, o200k, deepseek, llama3; Qwen and Gemma spend one per
+#: digit). ``any`` leans low for every family, so it follows the cheapest.
+DIGIT_GROUP_FAMILIES = frozenset({"cl100k", "o200k", "deepseek", "llama3", "any"})
+
+
+def _grouped_digits(digits: float, runs: int, w_routing: Sequence[float]) -> float:
+    """Routing tokens to add (≤ 0) for the digits of a sample in a :data:`DIGIT_GROUP_FAMILIES` family:
+    its digits priced at ``(digits + runs) / 3`` (one third per digit and per run: ⌈n/3⌉ for a run of n,
+    less a third on average) where that is below the weight's price (long numbers: IDs, timestamps,
+    floats; single digits keep the fitted weight). The routing weight (0.68–0.82 per digit) read
+    tables of numbers 1.3–2.4 × their tokens."""
+    weight = w_routing[_FEATURE_INDEX["digits"]]
+    return min(0.0, (digits + runs) / 3 - weight * digits)
+
+
+def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[float]) -> tuple[float, float]:
+    """``(safe, routing)`` tokens to add for the fragments of the sample (:mod:`~litellm_kvwarm.token_fragments`):
+    safe what the weights leave out of one token per space before a digit and per word after a digit
+    or a case change, of two per word after a line break or tab and per space before one; routing one
+    punctuation mark less per escape, and the mixed runs at their run price instead of their class price."""
+    one = FRAGMENT_SAFE_TOKENS
+    spaces, letters, breaks = (w_safe[_FEATURE_INDEX[k]] for k in ("spaces", "letters", "breaks"))
+    safe = 0.0
+    for price, count in ((one - spaces, "digit_spaces"), (one - letters, "word_edges"),
+                         (2 * one - breaks - letters, "line_words"), (2 * (one - breaks), "space_breaks")):
+        if price > 0:  # counted only when priced (Fragments counts on first read)
+            safe += price * getattr(f, count)
+    punct = w_routing[_FEATURE_INDEX["punct"]]
+    routing = -f.escaped_quotes * punct
+    if f.mixed_chars:
+        routing += f.mixed_chars * (MIXED_RUN_ROUTING_PER_CHAR - punct) + f.mixed_runs * MIXED_RUN_ROUTING_PER_RUN
+    return safe, routing
 
 
 def _without_runs(features: tuple[float, ...], runs: Runs, scale: float, *, spaces_only: bool) -> tuple[float, ...]:

@@ -3,8 +3,10 @@ where they are counted (pure; a helper of :mod:`litellm_kvwarm.token_blocks`).
 
 An image becomes an :class:`~litellm_kvwarm.image_tokens.ImageRef`; a PDF or audio a
 :class:`~litellm_kvwarm.media_tokens.MediaRef`; a text file (``text/*``, JSON, XML, YAML, ...) its
-decoded text, up to :data:`MAX_TEXT_FILE_BYTES` (larger: priced from its size); another binary type
-(docx, zip, ...) one flat-priced other part. Only a prefix is decoded to tell the type (64 base64
+decoded text, up to :data:`MAX_TEXT_FILE_BYTES` (larger: priced from its size); an office document
+(docx, xlsx, pptx, OpenDocument) a ``MediaRef`` priced by its text parts
+(:func:`~litellm_kvwarm.token_office.office_ref`); another binary type (a ZIP of something else, a
+legacy ``.doc``) one flat-priced other part. Only a prefix is decoded to tell the type (64 base64
 characters).
 """
 
@@ -15,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from .image_size import decode_prefix, image_ref_of_base64, image_ref_of_url
 from .media_tokens import audio_ref, base64_bytes, pdf_ref, sniff, text_file_ref
+from .token_office import office_ref
 
 if TYPE_CHECKING:
     from .token_blocks import Collected
@@ -27,6 +30,7 @@ MEDIA_LEAF_CHARS = 256
 #: Text file payloads (``text/*``, JSON, XML, ...) decoded and counted as text up to this many bytes;
 #: a larger one is priced from its size (:func:`~.media_tokens.text_file_ref`).
 MAX_TEXT_FILE_BYTES = 4 * 1024 * 1024
+_OFFICE_MEDIA = ("application/vnd.openxmlformats-officedocument.", "application/vnd.oasis.opendocument.")
 _TEXT_MEDIA = ("text/", "application/json", "application/xml", "application/x-yaml", "application/yaml",
                "application/javascript", "application/x-python", "application/csv")
 
@@ -47,7 +51,7 @@ def media_leaf(value: str, into: Collected) -> bool:
 
 
 def mime_kind(media_type: object) -> str:
-    """``"image"``, ``"pdf"``, ``"audio"``, ``"text"`` or ``""`` of a media type."""
+    """``"image"``, ``"pdf"``, ``"audio"``, ``"office"`` (OOXML, OpenDocument), ``"text"`` or ``""`` of a media type."""
     if not isinstance(media_type, str):
         return ""
     mt = media_type.strip().lower()
@@ -57,6 +61,8 @@ def mime_kind(media_type: object) -> str:
         return "pdf"
     if mt.startswith("audio/"):
         return "audio"
+    if mt.startswith(_OFFICE_MEDIA):
+        return "office"
     if mt.startswith(_TEXT_MEDIA) or mt.endswith(("+json", "+xml")):
         return "text"
     return ""
@@ -83,6 +89,8 @@ def add_payload(data: str, start: int, media_type: object, into: Collected, *, t
         into.media.append(pdf_ref(data, start))
     elif kind == "audio":
         into.media.append(audio_ref(data, start))
+    elif kind == "office" and (office := office_ref(data, start)) is not None:
+        into.media.append(office)
     elif kind == "text":
         size = base64_bytes(data, start)
         if size <= MAX_TEXT_FILE_BYTES:
@@ -90,7 +98,7 @@ def add_payload(data: str, start: int, media_type: object, into: Collected, *, t
         else:
             into.media.append(text_file_ref(size))
     elif text_ok:
-        into.other += 1  # another binary file type (docx, zip, ...): its cost depends on the parser
+        into.other += 1  # another binary file type (a legacy .doc, a ZIP of no office type): its cost depends on the parser
     else:
         return False
     return True

@@ -8,7 +8,8 @@ family of a model name.
 text made of long unbroken letter/digit runs, and its safe weights put base64 at 0.66–0.93 of the
 truth (o200k: 0.66; a 170k-token notebook with PNG outputs read 0.70), DNA and protein sequences at
 0.58–0.62 (o200k). So each family's ``dense`` safe weight (general and English regime) is raised, if
-needed, until the safe estimate of every text of :func:`dense_references` covers
+needed, until the safe estimate of every text of :func:`dense_references` (with what
+:mod:`~litellm_kvwarm.token_fragments` adds for its digit and case edges) covers
 :data:`DENSE_SAFE_MARGIN` × its measured tokens (:data:`DENSE_TOKENS_PER_CHAR`, the family's tokenizer
 on those exact texts; a family not measured takes the largest rate measured). Only the characters'
 weights count (no constant, no per-message tokens), so the floor holds at any length. Text that is
@@ -25,8 +26,9 @@ import re
 from collections.abc import Mapping
 from importlib import resources
 
-from .token_estimators import CalibratedEstimator, LinearWeights
+from .token_estimators import CalibratedEstimator, LinearWeights, fragment_tokens
 from .token_features import FEATURES, text_features
+from .token_fragments import find_fragments, mark_pairs
 
 __all__ = [
     "ANY_FAMILY", "DENSE_SAFE_MARGIN", "DENSE_TOKENS_PER_CHAR", "calibrated_estimator", "dense_references", "family_of",
@@ -55,6 +57,7 @@ DENSE_TOKENS_PER_CHAR = {
     "dna": {"cl100k": 0.523, "o200k": 0.523, "qwen2.5": 0.523, "qwen3.6": 0.519, "deepseek": 0.477, "llama3": 0.523},
     "protein": {"cl100k": 0.570, "o200k": 0.562, "qwen2.5": 0.570, "qwen3.6": 0.566, "deepseek": 0.572, "llama3": 0.568},
     "keys": {"cl100k": 0.724, "o200k": 0.686, "qwen2.5": 0.745, "qwen3.6": 0.742, "deepseek": 0.708, "llama3": 0.722},
+    "upper": {"cl100k": 0.610, "o200k": 0.586, "qwen2.5": 0.610, "qwen3.6": 0.604, "deepseek": 0.598, "llama3": 0.608},
 }
 
 
@@ -63,7 +66,9 @@ def dense_references() -> dict[str, str]:
     """The dense texts the floor is measured on (deterministic, ~4,000 characters each): base64 of
     random bytes (no line breaks); pretty-printed JSON whose fields hold base64 (76-character lines,
     as a notebook's PNG outputs); DNA and protein sequences in FASTA (60 per line); API keys (48
-    random letters and digits per line)."""
+    random letters and digits per line); random upper-case letters (40 per line: licence keys,
+    Crockford IDs; one case, no digits, so no :mod:`~litellm_kvwarm.token_fragments` transition prices
+    them, and they cost more per letter than DNA or protein)."""
     rng = random.Random(20240611)
     blob = base64.b64encode(rng.randbytes(3000)).decode()
     fields = [base64.b64encode(rng.randbytes(900)).decode() for _ in range(3)]
@@ -82,6 +87,7 @@ def dense_references() -> dict[str, str]:
         "dna": fasta("ACGT", ">chr1:1-3900 Homo sapiens"),
         "protein": fasta("ACDEFGHIKLMNPQRSTVWY", ">sp|P01308|INS_HUMAN Insulin"),
         "keys": "\n".join("sk-" + "".join(rng.choice(alnum) for _ in range(48)) for _ in range(76)),
+        "upper": "\n".join("".join(rng.choice(alnum[:26]) for _ in range(40)) for _ in range(100)),
     }
 
 
@@ -91,16 +97,17 @@ def with_dense_floor(family: str, weights: LinearWeights) -> LinearWeights:
     ``family`` (see the module docstring)."""
     dense = FEATURES.index("dense")
     first = FEATURES.index(_FIRST_CHARACTER_FEATURE)
-    references = [(text_features(text), len(text), rates) for (name, rates), text
-                  in zip(DENSE_TOKENS_PER_CHAR.items(), (dense_references()[n] for n in DENSE_TOKENS_PER_CHAR))]
+    references = [(text_features(text), len(text), rates, find_fragments(text.encode(), *mark_pairs(text.encode())))
+                  for (name, rates), text in zip(DENSE_TOKENS_PER_CHAR.items(), (dense_references()[n] for n in DENSE_TOKENS_PER_CHAR))]
 
     def floored(safe: tuple[float, ...] | None) -> tuple[float, ...] | None:
         if safe is None:
             return None
         need = safe[dense]
-        for features, chars, rates in references:
+        for features, chars, rates, fragments in references:
             rate = rates.get(family, max(rates.values()))
             others = sum(w * x for w, x in zip(safe[first:], features)) - safe[dense] * features[dense - first]
+            others += fragment_tokens(fragments, safe, safe)[0]  # what the estimate adds for its fragments
             if features[dense - first] > 0:
                 need = max(need, (DENSE_SAFE_MARGIN * rate * chars - others) / features[dense - first])
         return (*safe[:dense], round(need, 6), *safe[dense + 1:])

@@ -31,12 +31,17 @@ Two estimators compute them (same inputs, same :class:`TokenEstimate`):
   (:mod:`litellm_kvwarm.token_weights`: base64, JSON with base64, DNA, protein, keys stay under the
   safe estimate). Long runs of one character (``====``, ``----``, whitespace) are priced by a
   measured table instead of their class, and gaps of spaces in aligned columns by one token each
-  (:mod:`litellm_kvwarm.token_runs`).
+  (:mod:`litellm_kvwarm.token_runs`). Where byte-level BPEs cut text finer than the class weights
+  assume — a space before a digit, letters after a digit or a lower-case letter, a word after a line
+  break or tab, spaces before a line break — the safe estimate adds the missing token; routing prices
+  digits per group of three in the families that group them, an escaped quote ``\\"`` as one mark
+  and mixed punctuation runs (``-=-=``) like runs (:mod:`litellm_kvwarm.token_fragments`).
 
 Besides text: images by each vision family's rule (:mod:`litellm_kvwarm.image_tokens`), PDFs by
 their pages and audio by its duration, read from the bytes the request carries
-(:mod:`litellm_kvwarm.media_tokens`); a file id, URL or an unknown block with nothing to read is
-one flat-priced part.
+(:mod:`litellm_kvwarm.media_tokens`), office documents (docx, xlsx, pptx) by their text parts
+(:mod:`litellm_kvwarm.token_office`); a file id, URL, another binary file or an unknown block with
+nothing to read is one flat-priced part.
 
 Cost (details and benchmark in ``docs/estimator.md``): character classes are counted at
 C speed (one ``bytes.translate`` deleting letters, then ``translate``/``count`` on the
@@ -51,11 +56,11 @@ Where each part lives (this module re-exports all of them; import from here):
   blocks in :mod:`~litellm_kvwarm.token_blocks` (base64 payloads: :mod:`~litellm_kvwarm.token_payloads`),
   the agent APIs in :mod:`~litellm_kvwarm.token_counts_agents`;
 * :mod:`litellm_kvwarm.token_features` — character classes, ``dense``, ``indented_lines``, sampling (:data:`FEATURES`);
-  runs and gaps in :mod:`~litellm_kvwarm.token_runs`;
+  runs and gaps in :mod:`~litellm_kvwarm.token_runs`, digit/line/case fragments in :mod:`~litellm_kvwarm.token_fragments`;
 * :mod:`litellm_kvwarm.token_estimators` — :class:`RatioEstimator`, :class:`CalibratedEstimator`,
   :class:`TokenEstimate`, :func:`estimate_request`;
 * :mod:`litellm_kvwarm.token_weights` — the packaged weights, their dense-text floor and :func:`family_of`;
-* :mod:`litellm_kvwarm.media_tokens` — PDFs and audio;
+* :mod:`litellm_kvwarm.media_tokens` — PDFs and audio; :mod:`litellm_kvwarm.token_office` — office documents;
 * :mod:`litellm_kvwarm.deep_json` — :func:`json_text` at any nesting depth.
 """
 

@@ -1,0 +1,209 @@
+"""Where byte-level BPEs cut text into more tokens than its character classes say, and where fewer
+(pure; counted on the same sample as the classes, at C speed).
+
+The calibrated weights price characters by class; fitted on chat text, they price a space at
+0.4–0.9 tokens (most spaces lead a word and share its token), a letter at 0.1–0.35 (letters come
+in words) and, for deepseek and llama3 outside the English regime, a line break or tab at 0. Five
+shapes break those averages (measured with the calibration tokenizers,
+``tests/lab/test_token_shapes_truth.py``; ratios are safe ÷ truth before this module):
+
+* **A space before a digit** (``digit_spaces``): every pre-tokenizer of the measured families
+  (cl100k, o200k, Qwen 2.5/3, DeepSeek, Llama 3) keeps digits apart from a leading space, so the
+  space is one whole token: ``1.5, 2.5, 3.5`` spends one token per character in Qwen (digits split
+  one per token). Space-separated numbers read 0.87 (qwen2.5), hex dumps (``0x00, 0x1f``) 0.85–0.93.
+* **A letter after a digit** (``word_edges``): digits and letters never share a pre-token, so the
+  letters after a digit (``0x``, ``3f``, ``12ms``, ``2024-01-01T10``) start a token of their own.
+* **An upper-case letter after a lower-case one** (``word_edges`` too): o200k's pre-tokenizer cuts there
+  and the other vocabularies hold few tokens across it; in random identifiers (base64, API keys,
+  short IDs) it marks a token edge about every sixth character, however often punctuation cuts the
+  text (base64 cut every 8–16 characters by a comma kept its 0.72 tokens per character, but lost
+  most of its ``dense`` score and read 0.89–0.99).
+* **A word at the start of a line or after a tab** (``line_words``): a line break is never merged
+  with the letters after it, so a word list, ``ls -1`` output, TSV or one value per line spends two
+  tokens per short line (the break and the word); the weights priced the pair at ~1.4 (``TODO`` per
+  line read 0.66–0.96).
+* **Spaces before a line break or tab** (``space_breaks``): whitespace-only lines and trailing
+  whitespace (``"\\t \\t\\n"`` costs 0.5 tokens per character in every measured family) read 0.27–0.54
+  in DeepSeek and Llama 3, whose breaks weigh 0.
+
+Each adds, to the safe estimate only (routing keeps the fitted medians), what the weights leave out
+of one token per edge: ``digit_spaces × (1 − w_spaces)``, ``word_edges × (1 − w_letters)``,
+``line_words × (2 − w_breaks − w_letters)``, ``space_breaks × 2 × (1 − w_breaks)`` (each term at least
+0; ``w`` the family's safe weights in the request's regime; :data:`FRAGMENT_SAFE_TOKENS` is that one
+token). The dense-text floor (:mod:`~litellm_kvwarm.token_weights`) counts these terms before it
+raises the ``dense`` weight; the weight is then set by dense text without such edges (DNA, protein,
+upper-case IDs), and base64, which has many, reads 1.2–1.4 × its tokens (safe).
+
+And shapes the routing weights over-price:
+
+* **Escaped quotes and backslashes** (``escaped_quotes``: ``\\"``, ``\\\\``): JSON carried inside a JSON
+  string (a tool result that is a JSON document, serialised again) spends about one token on ``\\"``,
+  which the weights count as two punctuation marks: escaped JSON-in-JSON read routing 1.2–1.5 × the
+  truth. Routing counts one mark less per escape; safe is unchanged.
+* **Digit runs** (``digit_runs``): cl100k, o200k, DeepSeek and Llama 3 spend ⌈n/3⌉ tokens on n digits;
+  routing prices digits there at ``(digits + runs) / 3`` where that is lower
+  (:data:`~litellm_kvwarm.token_estimators.DIGIT_GROUP_FAMILIES`).
+* **Runs of mixed repeated punctuation** (``mixed_chars``, ``mixed_runs``): ``-=-=-=…``, ``=-=-…``,
+  ``*-*-…`` of at least :data:`~litellm_kvwarm.token_runs.RUN_MIN_CHARS` characters with no one
+  character repeated that long (those are :mod:`~litellm_kvwarm.token_runs`' single-character runs)
+  merge like single-character runs (``-=`` × 4,000 costs ~510 tokens in cl100k, routing priced
+  ~7,000); routing prices them at :data:`MIXED_RUN_ROUTING_PER_CHAR` per character and
+  :data:`MIXED_RUN_ROUTING_PER_RUN` per run; safe keeps the class price (a run of distinct marks
+  may cost one token per mark).
+
+Cost: every pair of adjacent bytes is classified at once (:func:`mark_pairs`: one ``translate`` and
+one big-integer multiplication, shared with ``dense``; :func:`find_fragments`: one more ``translate``
+and five or six one-byte ``count``; no Python loop), the mixed runs only where a run of run
+characters is (rare).
+"""
+
+from __future__ import annotations
+
+import re
+
+from .token_runs import RUN_MIN_CHARS, RUN_PRICES
+
+__all__ = [
+    "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "NO_FRAGMENTS",
+    "Fragments", "find_fragments", "mark_pairs",
+]
+
+FRAGMENT_SAFE_TOKENS = 1.0
+MIXED_RUN_ROUTING_PER_CHAR = 1 / 16
+MIXED_RUN_ROUTING_PER_RUN = 1.0
+
+_RUN_ASCII = "".join(c for c in RUN_PRICES if c.isascii() and not c.isspace())
+# Each byte to a mark value below 16: other 0, space 1, line break or tab 2, digit 3, lower-case ASCII
+# letter 4, upper-case 5, a run character 6, backslash 7, double quote 8.
+_OTHER, _SPACE, _BREAK, _DIGIT, _LOWER, _UPPER, _RUN, _BACKSLASH, _QUOTE = range(9)
+
+
+def _mark(b: int) -> int:
+    if b == 0x20:
+        return _SPACE
+    if b in (0x09, 0x0A):
+        return _BREAK
+    if 0x30 <= b <= 0x39:
+        return _DIGIT
+    if 0x61 <= b <= 0x7A:
+        return _LOWER
+    if 0x41 <= b <= 0x5A:
+        return _UPPER
+    if chr(b) in _RUN_ASCII:
+        return _RUN
+    return {0x5C: _BACKSLASH, 0x22: _QUOTE}.get(b, _OTHER)
+
+
+_MARKS = bytes(_mark(b) for b in range(256))
+
+
+def _category(first: int, second: int) -> int:
+    """The category letter of the mark pair ``(first, second)`` (``.``: none)."""
+    if first == _SPACE and second == _DIGIT:
+        return ord("d")  # a space before a digit (and a digit run's start)
+    if second == _DIGIT and first != _DIGIT:
+        return ord("r")  # a digit run's start
+    if (first == _DIGIT and second in (_LOWER, _UPPER)) or (first == _LOWER and second == _UPPER):
+        return ord("e")  # a word after a digit or a case change
+    if first == _BREAK and second in (_LOWER, _UPPER):
+        return ord("l")  # a word after a line break or tab
+    if first == _SPACE and second == _BREAK:
+        return ord("s")  # a space before a line break or tab
+    if first == _BACKSLASH and second in (_BACKSLASH, _QUOTE):
+        return ord("q")  # an escape
+    return ord(".")
+
+
+# A pair code is 16 × first + second (< 256): see mark_pairs.
+_CATEGORIES = bytes(_category(code >> 4, code & 15) for code in range(256))
+_PAIR = 16 + 256  # big-endian: byte j of marks × 272 is 16 × marks[j − 1] + marks[j]
+_RUN_NEEDLE = bytes((_RUN,)) * RUN_MIN_CHARS
+_MARK_RUN = re.compile(re.escape(bytes((_RUN,))) + b"+")
+_ALNUM = (_DIGIT, _LOWER, _UPPER)
+#: For ``dense`` (:mod:`~litellm_kvwarm.token_features`): a pair whose second byte is a letter or digit
+#: -> ``a``; the first separator after one -> ``|``; a separator after a separator is deleted
+#: (:data:`DENSE_DELETE`), so a separator run counts once.
+DENSE_PAIRS = bytes(ord("a") if code & 15 in _ALNUM else ord("|") for code in range(256))
+DENSE_DELETE = bytes(code for code in range(256) if code & 15 not in _ALNUM and code >> 4 not in _ALNUM)
+
+
+def mark_pairs(data: bytes) -> tuple[bytes, bytes]:
+    """The marks of ``data`` (one value below 16 per byte) and its pair codes: byte ``j`` of the
+    second is ``16 × marks[j − 1] + marks[j]`` (``marks[−1]`` an empty mark), one more byte at the
+    end for the last byte and an empty mark.
+
+    At C speed, without a Python loop: read as one big-endian integer and multiplied by 272
+    (16 + 256), each byte of the product is that sum, with no carries (every mark is below 16)."""
+    marks = data.translate(_MARKS)
+    return marks, (int.from_bytes(marks, "big") * _PAIR).to_bytes(len(marks) + 1, "big")
+
+
+class Fragments:
+    """The fragments of one text (see the module docstring), each counted when first read: the
+    estimator reads only those its family's weights leave a price for (a digit run count only for
+    the families that group digits, a space before a break only where breaks weigh under one
+    token), so a request pays for the counts it uses."""
+
+    __slots__ = ("_categories", "_counts", "escaped_quotes", "mixed_chars", "mixed_runs")
+
+    def __init__(self, categories: bytes = b"", escaped_quotes: int = 0, mixed_chars: int = 0, mixed_runs: int = 0) -> None:
+        self._categories = categories
+        self._counts: dict[bytes, int] = {}
+        self.escaped_quotes = escaped_quotes
+        self.mixed_chars = mixed_chars
+        self.mixed_runs = mixed_runs
+
+    def _count(self, letter: bytes) -> int:
+        found = self._counts.get(letter)
+        if found is None:
+            found = self._counts[letter] = self._categories.count(letter)
+        return found
+
+    @property
+    def digit_spaces(self) -> int:
+        return self._count(b"d")
+
+    @property
+    def word_edges(self) -> int:
+        return self._count(b"e")
+
+    @property
+    def line_words(self) -> int:
+        return self._count(b"l")
+
+    @property
+    def space_breaks(self) -> int:
+        return self._count(b"s")
+
+    @property
+    def digit_runs(self) -> int:
+        return self._count(b"r") + self._count(b"d")
+
+    def __bool__(self) -> bool:
+        return bool(self._categories)
+
+    def __repr__(self) -> str:
+        return (f"Fragments(digit_spaces={self.digit_spaces}, word_edges={self.word_edges}, line_words={self.line_words}, "
+                f"space_breaks={self.space_breaks}, escaped_quotes={self.escaped_quotes}, digit_runs={self.digit_runs}, "
+                f"mixed_chars={self.mixed_chars}, mixed_runs={self.mixed_runs})")
+
+
+NO_FRAGMENTS = Fragments()
+
+
+def find_fragments(data: bytes, marks: bytes, pairs: bytes) -> Fragments:
+    """The :class:`Fragments` of ``data`` (UTF-8 bytes of the sampled text), from its
+    :func:`mark_pairs`: the pair codes are mapped to their category letter (one ``translate``),
+    counted (one-byte ``count``) when read."""
+    categories = pairs.translate(_CATEGORIES)
+    escaped = categories.count(b"q") if b"\\" in data else 0
+    mixed_chars = mixed_runs = 0
+    pos = marks.find(_RUN_NEEDLE)
+    while pos >= 0:  # a run of run characters (rare): is it one character repeated, or mixed?
+        end = _MARK_RUN.match(marks, pos).end()  # type: ignore[union-attr]
+        run = data[pos:end]
+        if not any(bytes((c,)) * RUN_MIN_CHARS in run for c in set(run)):
+            mixed_chars += len(run)
+            mixed_runs += 1
+        pos = marks.find(_RUN_NEEDLE, end)
+    return Fragments(categories, escaped, mixed_chars, mixed_runs)
