@@ -11,7 +11,7 @@ The estimators (:mod:`litellm_kvwarm.token_estimators`) turn a :class:`RequestCo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from operator import itemgetter
+from operator import itemgetter, methodcaller
 
 from .deep_json import lenient_json_text as _json_text
 from .request_counts import RequestCounts
@@ -49,7 +49,7 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
         if plain is not None:
             parts, chars = plain
             messages, other, images, media = len(raw), 0, (), ()  # type: ignore[arg-type]
-            odd_roles = not all(map(standard_role, (m["role"] for m in raw if "role" in m)))  # type: ignore[union-attr]
+            odd_roles = _odd_roles(raw)  # type: ignore[arg-type]
         else:
             collected = Collected()
             messages, odd_roles = _collect_messages(raw, collected)
@@ -79,6 +79,20 @@ def standard_role(role: object) -> bool:
     """Whether ``role`` is one of :data:`_STANDARD_ROLES` (a list or dict sent as a role is not, and
     does not raise: ``x in frozenset`` would, on an unhashable value)."""
     return isinstance(role, str) and role in _STANDARD_ROLES
+
+
+_ROLE = methodcaller("get", "role", "user")
+
+
+def _odd_roles(messages: list) -> bool:
+    """Whether some message of a fast-path list (every item a two-key dict) has a role other than
+    :data:`_STANDARD_ROLES` (a message without one counts as standard); the roles are gathered at C
+    speed (a 100k-token conversation of 257 messages: one ``set``, not 257 Python calls)."""
+    try:
+        roles = set(map(_ROLE, messages))
+    except TypeError:  # an unhashable role (a list or dict sent as one)
+        return True
+    return not roles <= _STANDARD_ROLES
 
 
 def _plain_contents(messages: object) -> tuple[list[str], int] | None:
