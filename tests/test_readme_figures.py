@@ -82,8 +82,9 @@ def test_demo_bfcl_jump():
     assert [r["api"] for r in rows] == ["messages", "responses"]
     says("The two BFCL tool conversations (one through `/v1/messages`, one through `/v1/responses`)")
     (a, b), (_, d) = _bfcl_jumps()
-    assert rows[0]["warm_on"]["warms_landed"] == 0 and rows[1]["warm_on"]["warms_landed"] > 0
+    assert rows[0]["warm_on"]["warms_landed"] == 1 and rows[1]["warm_on"]["warms_landed"] > 0  # the first: its head warm
     says(f"one tool result grows the first from {a}k to {b}k tokens in a single step")
+    says(f"warmed when the proxy first saw the session, was cached: {round(100 * rows[0]['warm_on']['cached_fraction'])}%")
     says(f"was still arriving when its next request jumped to {d}k tokens, which found "
          f"{round(100 * rows[1]['warm_on']['cached_fraction'])}% cached and the same time to first token")
     assert round(rows[1]["ratio"], 1) == 1.0
