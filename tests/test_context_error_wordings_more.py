@@ -23,6 +23,7 @@ from litellm_kvwarm.context_errors import (
     Number,
     parse_context_error,
 )
+from context_error_view import FIELDS, SLOTS, view as _view  # noqa: F401
 from litellm_kvwarm.learned_limits import LimitKind, limit_from_error
 
 SHARED_DATA = Path(__file__).resolve().parent / "data" / "context_errors.json"
@@ -31,15 +32,6 @@ POSITIVE = [e["message"] for e in ENTRIES if e["kind"] in ("numbers", "no_number
 
 EXACT, LB, UB = Certainty.EXACT, Certainty.LOWER_BOUND, Certainty.UPPER_BOUND
 K = ErrorKind
-SLOTS = (
-    "window", "prompt_tokens", "output_tokens", "total_tokens", "printed_limit", "excess_tokens", "prompt_chars",
-    "char_limit",
-)
-FIELDS = ("family", "kind") + SLOTS
-
-
-def _view(result: ContextError | None):
-    return None if result is None else tuple(getattr(result, f) for f in FIELDS)
 
 
 # ---------------------------------------------------------------- item 4: wordings and their meaning

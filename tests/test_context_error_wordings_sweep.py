@@ -27,20 +27,12 @@ from litellm_kvwarm.context_errors import (
     is_context_error,
     parse_context_error,
 )
+from context_error_view import FIELDS, SLOTS, view as _view  # noqa: F401
 from litellm_kvwarm.learned_limits import LimitKind, limit_from_error
 
 EXACT, LB, UB, APPROX = Certainty.EXACT, Certainty.LOWER_BOUND, Certainty.UPPER_BOUND, Certainty.APPROXIMATE
 K = ErrorKind
 M = LimitMeaning
-SLOTS = (
-    "window", "prompt_tokens", "output_tokens", "total_tokens", "printed_limit", "excess_tokens", "prompt_chars",
-    "char_limit",
-)
-FIELDS = ("family", "kind") + SLOTS
-
-
-def _view(result: ContextError | None):
-    return None if result is None else tuple(getattr(result, f) for f in FIELDS)
 
 
 def _expected(family: str, kind: ErrorKind, fields: dict) -> tuple:

@@ -1,0 +1,16 @@
+"""What the context-error tests compare: a parse result as one tuple of its family, kind and numbers."""
+
+from __future__ import annotations
+
+from litellm_kvwarm.context_errors import ContextError
+
+SLOTS = (
+    "window", "prompt_tokens", "output_tokens", "total_tokens", "printed_limit", "excess_tokens", "prompt_chars",
+    "char_limit",
+)
+FIELDS = ("family", "kind") + SLOTS
+
+
+def view(result: ContextError | None):
+    """``None``, or the result's :data:`FIELDS` in order."""
+    return None if result is None else tuple(getattr(result, f) for f in FIELDS)
