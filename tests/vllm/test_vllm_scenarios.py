@@ -65,7 +65,10 @@ def test_prompt_over_fast_window_without_proactive_routing_is_rejected_by_vllm_a
 # ------------------------------------------------------------------------------ warm-ahead
 
 WARM_PROMPT = FAST_WINDOW - FLOOR - 60  # stays on fast (exact count + floor fits), well past 60%
-GROWTH = 120  # tokens the next turn adds: now it cannot fit fast
+GROWTH = 120  # tokens the next turn adds: now it cannot fit fast with the output it asks for
+# the grown turn's max_tokens: the floor asks for no more room than a request's own budget (a prompt that fits
+# with max_tokens 4 stays on fast), so the grown turn asks for the floor's worth
+GROWN_MAX_TOKENS = FLOOR
 TRIALS = 3
 
 
@@ -96,7 +99,7 @@ def test_warm_ahead_makes_the_escalation_a_prefix_cache_hit(vllm, proxies):
         first, session, slow_before = _escalation(vllm, proxies["no_warm"], tag)
         assert successes(vllm["slow"]) == slow_before, "warm-ahead is off, yet slow was called"
         grown = _grow(vllm, first, tag)
-        cold = stream(proxies["no_warm"].base_url, {"model": "fast", "messages": grown, "max_tokens": 4},
+        cold = stream(proxies["no_warm"].base_url, {"model": "fast", "messages": grown, "max_tokens": GROWN_MAX_TOKENS},
                       key=TENANT_A, session=session)
         assert cold.status == 200, cold.error
         assert successes(vllm["slow"]) == slow_before + 1, "the grown turn was not escalated to slow"
@@ -134,7 +137,7 @@ def test_warm_ahead_makes_the_escalation_a_prefix_cache_hit(vllm, proxies):
         print(f"\n[warm-ahead] trial {trial}: {int(fired)} warm(s) as {int(requests)} requests to slow, "
               f"{int(computed)} tokens prefilled for a {WARM_PROMPT}-token first turn")
         grown = _grow(vllm, first, tag)
-        warm = stream(proxies["main"].base_url, {"model": "fast", "messages": grown, "max_tokens": 4},
+        warm = stream(proxies["main"].base_url, {"model": "fast", "messages": grown, "max_tokens": GROWN_MAX_TOKENS},
                       key=TENANT_A, session=session)
         assert warm.status == 200, warm.error
         assert successes(vllm["slow"]) == slow_warmed + 1, "the grown turn was not escalated to slow"
