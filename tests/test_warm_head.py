@@ -8,6 +8,7 @@ from dataclasses import replace
 import pytest
 
 from litellm_kvwarm import identity
+from test_warm_gate import Captured  # the runner stand-in that keeps what the gate submits
 from litellm_kvwarm.config import Settings
 from litellm_kvwarm.tokens import estimate_request
 from litellm_kvwarm.warm import WarmOutcome
@@ -61,15 +62,6 @@ def test_head_request_keeps_every_other_field_and_cuts_only_the_items():
                  "messages": [{"role": "user", "content": "u"}, {"role": "assistant", "content": "a"}, {"role": "user", "content": "v"}]}
     assert head_request("messages", anthropic) == {**anthropic, "messages": anthropic["messages"][:1]}
     assert head_request("completion", {"prompt": "p"}) is None and head_request(None, body) is None
-
-
-class Captured:
-    def __init__(self):
-        self.jobs = []
-
-    def submit(self, job):
-        self.jobs.append(job)
-        return WarmOutcome.QUEUED
 
 
 def gate(settings: Settings) -> tuple[WarmGate, Captured, list]:
