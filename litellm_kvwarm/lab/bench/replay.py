@@ -51,12 +51,16 @@ class ReplayOptions:
     turns_after_escalation: int = demo.DEFAULT_TURNS_AFTER_ESCALATION
     start_fraction: float = demo.DEFAULT_START_FRACTION
     max_requests_per_conversation: int = demo.MAX_REQUESTS_PER_CONVERSATION
+    #: seconds between a response and the conversation's next request (the demo's ``--think-time``; emulated
+    #: seconds, scaled by the scale's time scale; 0: back to back, the benchmark's default)
+    think_time_s: float = demo.DEFAULT_THINK_TIME_S
 
     def demo_options(self, scale: Scale) -> demo.DemoOptions:
         return demo.DemoOptions(time_scale=scale.time_scale, fast_window=scale.fast_window, max_tokens=self.max_tokens,
                                 turns_after_escalation=self.turns_after_escalation,
                                 start_fraction=self.start_fraction,
-                                max_requests_per_conversation=self.max_requests_per_conversation)
+                                max_requests_per_conversation=self.max_requests_per_conversation,
+                                think_time_s=self.think_time_s)
 
 
 @dataclass(frozen=True)

@@ -47,6 +47,14 @@ def _digits(value: float, wanted: str) -> str:
     return shown
 
 
+def _think(meta: Mapping[str, Any]) -> str:
+    """The replay's pause between a response and the next request, in words."""
+    think = float(meta.get("replay", {}).get("think_time_s") or 0.0)
+    if think <= 0:
+        return "each request sent as soon as the one before returned (no think time)"
+    return f"{think:g} s of think time (emulated) between a response and the next request"
+
+
 def _method(results: Mapping[str, Any]) -> list[str]:
     meta = results["meta"]
     scale = meta["scale"]
@@ -66,7 +74,8 @@ def _method(results: Mapping[str, Any]) -> list[str]:
     lines += [
         f"- Scale `{scale['name']}`: fast window {scale['fast_window']:,}, slow {scale['slow_window']:,}; {rates}.",
         "- Every arm: groups `fast`/`slow`, `context_window_fallbacks: [{fast: [slow]}]`, `num_retries: 0`, "
-        f"streamed requests with `max_tokens` {meta.get('replay', {}).get('max_tokens', 256)}, session header `x-litellm-session-id`. Plugin arms: warm cooldown "
+        f"streamed requests with `max_tokens` {meta.get('replay', {}).get('max_tokens', 256)}, {_think(meta)}, "
+        "session header `x-litellm-session-id`. Plugin arms: warm cooldown "
         "300 s × time scale (real seconds) and warm rate 120 per tenant per emulated minute (120 ÷ time scale a real minute), "
         "other settings default; (c) adds `KVWARM_WARM_AHEAD=0`; (c) and (d) add "
         "`KVWARM_REPLY_WARM=0` (open loop: a reply-warm of the backend's filler would warm nothing the next request "
