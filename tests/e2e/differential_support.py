@@ -257,6 +257,9 @@ class DifferentialStack:
         self.gc_probe = gc_probe
         self.model_info_refresh = model_info_refresh
         self.gc_logs: dict[str, Path] = {}
+        #: LiteLLM alone's proxy died during a run and was started again (:func:`run_cases`): its exit code
+        #: and how many requests it lost, per restart
+        self.baseline_crashes: list[dict[str, Any]] = []
         self._started: list[ManagedProcess] = []
 
     def _keep(self, process: ManagedProcess) -> ManagedProcess:
@@ -699,6 +702,7 @@ class Comparison:
     plugin_attempts: list[Attempt] = field(default_factory=list)
     plain_served_by: str | None = None  # "fast" / "slow" / None (no success)
     plugin_served_by: str | None = None
+    plain_marker: str | None = None  # the marker LiteLLM alone's request carried (default: the case's "L")
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -740,10 +744,14 @@ def run_cases(
             plugin = send(client, stack.with_plugin, case, _marker(case, "P"), timeout_s=timeout_s, model_bases=bases)
             return Comparison(case, plain, plugin)
 
+        restarts = 0
         for start in range(0, len(pending), batch):
             chunk = pending[start:start + batch]
             with ThreadPoolExecutor(concurrency) as pool:
                 results = list(pool.map(one, chunk))
+                if restarts < MAX_BASELINE_RESTARTS and not stack.without.running:
+                    restarts += 1
+                    _redo_baseline(stack, client, pool, results, timeout_s, f"L{restarts}")
             time.sleep(0.3)  # a recorder writes its row when the upstream answer has been relayed
             _judge_batch(stack, results)
             stack.clear_backends()
@@ -751,6 +759,34 @@ def run_cases(
             if progress is not None:
                 progress(len(done), summarize(done)["counts"])
     return done
+
+
+#: times one run restarts LiteLLM alone's proxy after its process died (a crash of LiteLLM itself: once, a
+#: segfault inside libpython under LiteLLM 1.108.7, with no plugin loaded); a baseline that dies again is left dead
+#: and the run's premise checks fail
+MAX_BASELINE_RESTARTS = 2
+#: ``Outcome.error_type`` of a request whose proxy went away (httpx's transport errors; a client timeout is not one)
+LOST = frozenset({"RemoteProtocolError", "ConnectError", "ReadError", "WriteError", "ConnectTimeout"})
+
+
+def _redo_baseline(stack: DifferentialStack, client: httpx.Client, pool: ThreadPoolExecutor,
+                   results: list[Comparison], timeout_s: float, tag: str) -> None:
+    """LiteLLM alone's proxy died during a batch: record it (``stack.baseline_crashes``), start it again
+    and send LiteLLM alone's side of every case it lost once more, under a new marker (the backends may
+    have logged attempts of the lost request). The plugin's side is never sent again: a plugin proxy that
+    dies stays a failure of the plugin."""
+    crashed = stack.without.returncode
+    stack.without.restart()
+    lost = [c for c in results if c.plain.status is None and c.plain.error_type in LOST]
+    stack.baseline_crashes.append({"returncode": crashed, "lost": len(lost)})
+    bases = getattr(stack, "model_bases", None)
+
+    def again(comparison: Comparison) -> None:
+        marker = _marker(comparison.case, tag)
+        comparison.plain = send(client, stack.without, comparison.case, marker, timeout_s=timeout_s, model_bases=bases)
+        comparison.plain_marker = marker
+
+    list(pool.map(again, lost))
 
 
 def _judge_batch(stack: DifferentialStack, results: list[Comparison]) -> None:
@@ -761,7 +797,7 @@ def _judge_batch(stack: DifferentialStack, results: list[Comparison]) -> None:
             by_marker.setdefault(row["marker"], []).append(Attempt.of(row, names[row["api_base"]]))
     for comparison in results:
         case = comparison.case
-        comparison.plain_attempts = by_marker.get(_marker(case, "L"), [])
+        comparison.plain_attempts = by_marker.get(comparison.plain_marker or _marker(case, "L"), [])
         comparison.plugin_attempts = by_marker.get(_marker(case, "P"), [])
         cache: dict[str, int | None] = {}
 

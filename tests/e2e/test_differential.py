@@ -27,6 +27,7 @@ import pytest
 from differential_agents import MESSAGES, RESPONSES, agent_endpoint
 from differential_gen import CHAT, COMPLETIONS, FAST_WINDOW, SLOW_WINDOW, Case, generate, make_case
 from differential_support import (
+    LOST,
     MARKER_FIELD,
     RUN_ROUTER_SETTINGS,
     Attempt,
@@ -243,6 +244,9 @@ def test_never_worse_than_litellm_alone(stack, tmp_path, capsys):
     with capsys.disabled():
         print("\n" + "\n".join(report_lines(summary, seed=SEED)))
         print(f"differential summary: {tmp_path / f'differential-{SEED}.json'}")
+        for crash in stack.baseline_crashes:  # LiteLLM itself died (no plugin in that proxy): started again
+            print(f"LiteLLM alone's proxy died (exit code {crash['returncode']}); restarted, "
+                  f"{crash['lost']} of its requests sent again")
 
     # the run judged real traffic: most bodies served by both, some through slow
     assert counts["bodies"] == BODIES
@@ -258,3 +262,21 @@ def test_never_worse_than_litellm_alone(stack, tmp_path, capsys):
         + "\n".join(f"  [{row['case']}] {row['endpoint']} {' '.join(row['tags'])[:140]}\n      {row['reason']}"
                     for row in worse[:30])
     )
+
+
+def test_a_baseline_that_dies_is_started_again_and_its_lost_requests_sent_again(stack):
+    """LiteLLM alone's proxy died once mid-run (a segfault in libpython, LiteLLM 1.108.7, no plugin loaded): the
+    run must judge the plugin against a baseline that answers, never count a dead baseline as the plugin's gain."""
+    import signal as _signal
+
+    cases = list(generate(SEED + 1, 12))
+    stack.without.proc.send_signal(_signal.SIGKILL)
+    stack.without.proc.wait(timeout=10)
+    before = len(stack.baseline_crashes)
+    comparisons = run_cases(stack, cases, concurrency=4)
+    assert stack.without.running
+    assert stack.baseline_crashes[before:] == [{"returncode": -_signal.SIGKILL, "lost": len(cases)}]
+    assert all(c.plain_marker == f"{c.case.seed}:{c.case.index}:L1" for c in comparisons)
+    assert not [c.plain for c in comparisons if c.plain.error_type in LOST]  # every request answered by the new process
+    counts = summarize(comparisons)["counts"]
+    assert counts["plugin_worse"] == 0 and counts["identical"] >= len(cases) - 1, counts

@@ -207,6 +207,13 @@ class ManagedProcess:
             _LIVE.discard(self)
         return None if proc is None else proc.poll()
 
+    def restart(self) -> "ManagedProcess":
+        """Stop the process if it still runs (or reap it if it died), then start it again with the same
+        command, port and log (appended); waits until healthy. Raises :class:`ProcessError` as :meth:`start`."""
+        self.stop()
+        self.proc = None
+        return self.start()
+
     def __enter__(self) -> "ManagedProcess":
         if self.proc is None:
             self.start()
