@@ -48,12 +48,45 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip the interference benchmark (live requests on slow while warms arrive)")
     parser.add_argument("--interference-only", action="store_true",
                         help="run only the interference benchmark (no replay, cost or throughput; ~2 min)")
+    parser.add_argument("--think-time", type=float, default=0.0, metavar="SECONDS",
+                        help="pause between a response and the session's next request, in emulated seconds (scaled "
+                             "by the time scale; real seconds at --scale vllm), as the demo's --think-time; warms "
+                             "sent in pieces need time to land on a slow server (default 0: back to back)")
     parser.add_argument("--workdir", default=None, help="keep configs and process logs here (default: temp dir)")
     return parser
 
 
 def _raise_interrupt(signum: int, frame: object) -> None:
     raise KeyboardInterrupt(f"signal {signum}")
+
+
+def bench_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
+                  argv: Sequence[str] | None = None) -> BenchOptions:
+    """The run's :class:`BenchOptions` from parsed arguments (no I/O; ``parser.error`` exits on a bad combination)."""
+    scale = SCALES[args.scale]
+    if args.time_scale is not None:
+        scale = scale.with_time_scale(args.time_scale)
+    command = "python -m litellm_kvwarm.lab.bench " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
+    real = scale.name == "vllm"
+    options = BenchOptions(scale=scale, out=Path(args.out or DEFAULT_OUT[scale.name]), command=command.strip(),
+                           arms=tuple(args.arm) if args.arm else (REAL_ARM_KEYS if real else ARM_KEYS),
+                           cost=not (args.no_cost or real),
+                           workdir=Path(args.workdir) if args.workdir else None)
+    if args.think_time < 0:
+        parser.error("--think-time must be >= 0")
+    if args.think_time:
+        options = replace(options, replay=replace(options.replay, think_time_s=args.think_time))
+    if args.quick:
+        options = quick_options(options)
+    if args.no_throughput or real:
+        options = replace(options, throughput=None)
+    if args.no_interference or real:  # the interference arms need the emulator's scheduler
+        options = replace(options, interference=None)
+    if args.interference_only:
+        if real:
+            parser.error("--interference-only runs at the emulator scale only")
+        options = replace(options, arms=(), cost=False, throughput=None)
+    return options
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -68,24 +101,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         except VllmScaleUnavailable as exc:
             print(f"kvwarm bench: {exc}", file=sys.stderr)
             return 2
-    if args.time_scale is not None:
-        scale = scale.with_time_scale(args.time_scale)
-    command = "python -m litellm_kvwarm.lab.bench " + " ".join(shlex.quote(a) for a in (argv if argv is not None else sys.argv[1:]))
-    real = scale.name == "vllm"
-    options = BenchOptions(scale=scale, out=Path(args.out or DEFAULT_OUT[scale.name]), command=command.strip(),
-                           arms=tuple(args.arm) if args.arm else (REAL_ARM_KEYS if real else ARM_KEYS),
-                           cost=not (args.no_cost or real),
-                           workdir=Path(args.workdir) if args.workdir else None)
-    if args.quick:
-        options = quick_options(options)
-    if args.no_throughput or real:
-        options = replace(options, throughput=None)
-    if args.no_interference or real:  # the interference arms need the emulator's scheduler
-        options = replace(options, interference=None)
-    if args.interference_only:
-        if real:
-            parser.error("--interference-only runs at the emulator scale only")
-        options = replace(options, arms=(), cost=False, throughput=None)
+    options = bench_options(parser, args, argv)
     signal.signal(signal.SIGTERM, _raise_interrupt)
     try:
         run_bench(options, say=lambda line: print(line, flush=True))
