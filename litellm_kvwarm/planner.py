@@ -157,7 +157,8 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
         return RoutePlan(Route.STAY, "stay", first, reason, level, backstop=backstop, warm=warm, **common)
     target, target_window = first_fitting(facts.windows, tokens + need)
     decision = decide_route(source=group, target=target or (facts.usable[0] if facts.usable else None), routing_estimate=tokens,
-                            output_floor_tokens=need, source_window=window, target_window=target_window, exact=facts.exact is not None)
+                            output_floor_tokens=need, source_window=window, target_window=target_window, exact=facts.exact is not None,
+                            output_is_client_budget=need < floor)
     if target is None or not settings.proactive_routing:
         if facts.chain and not facts.usable:
             label = "kept_local_missing" if facts.chain_missing else "kept_local_forbidden"

@@ -32,6 +32,8 @@ class RouteDecision:
     output_floor_tokens: int
     window_tokens: int | None
     exact: bool = False
+    #: the output room asked is the client's own ``max_tokens``, smaller than the configured floor
+    output_is_client_budget: bool = False
 
     @property
     def escalate(self) -> bool:
@@ -40,7 +42,8 @@ class RouteDecision:
     def describe(self) -> str:
         """One log line, no prompt content."""
         count = f"exact {self.estimate_tokens}tok" if self.exact else f"est≈{self.estimate_tokens}tok"
-        need = f"{count} + {self.output_floor_tokens} output floor"
+        output = "output (the client's max_tokens)" if self.output_is_client_budget else "output floor"
+        need = f"{count} + {self.output_floor_tokens} {output}"
         if self.action is RouteAction.PROACTIVE:
             return f"proactive: {need} exceeds window {self.window_tokens} of {self.source!r} → routing to {self.target!r}"
         if self.action is RouteAction.NO_TARGET:
@@ -61,6 +64,7 @@ def decide_route(
     source_window: int | None,
     target_window: int | None,
     exact: bool = False,
+    output_is_client_budget: bool = False,
 ) -> RouteDecision:
     """Decide before dispatch whether a request must leave its group.
 
@@ -71,7 +75,8 @@ def decide_route(
     """
 
     def result(action: RouteAction) -> RouteDecision:
-        return RouteDecision(action, source, target, routing_estimate, output_floor_tokens, source_window, exact)
+        return RouteDecision(action, source, target, routing_estimate, output_floor_tokens, source_window, exact,
+                             output_is_client_budget)
 
     if source_window is None:
         return result(RouteAction.UNKNOWN_WINDOW)

@@ -34,6 +34,15 @@ def test_proactive_log_line_has_numbers_and_groups():
     assert line == "proactive: est≈59863tok + 256 output floor exceeds window 16384 of 'fast' → routing to 'slow'"
 
 
+def test_a_client_budget_under_the_floor_is_named_as_such():
+    """A client that asked for 16 output tokens is routed on 16, not the 256 floor: the log says whose number it is
+    (a fresh user read "+ 16 output floor" against a documented floor of 256)."""
+    line = decide_route(source="fast", target="slow", routing_estimate=30050, output_floor_tokens=16, source_window=16384,
+                        target_window=131072, exact=True, output_is_client_budget=True).describe()
+    assert line == ("proactive: exact 30050tok + 16 output (the client's max_tokens) exceeds window 16384 of 'fast' "
+                    "→ routing to 'slow'")
+
+
 @pytest.mark.parametrize(
     "requested, prompt, window, exact, expected, changed, needs_exact",
     [

@@ -57,6 +57,7 @@ def draw(demo: dict[str, Any], out: Path, *, command: str = "kvwarm demo") -> Pa
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+    from matplotlib.ticker import MaxNLocator
 
     on, off = _rows(demo, "warm-on"), _rows(demo, "warm-off")
     comparison = demo["comparison"]["rows"]
@@ -75,6 +76,7 @@ def draw(demo: dict[str, Any], out: Path, *, command: str = "kvwarm demo") -> Pa
             ax.text(esc, ax.get_ylim()[1] * 0.95, " escalated", color="red", va="top", fontsize=8)
         ax.set_title(f"{conv} ({comp['source']}): tokens per request", fontsize=9)
         ax.set_xlabel("request")
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))  # requests are counted, never fractional
         ax.set_ylabel("tokens")
         ax.legend(fontsize=7, loc="upper left")
         ax = axes[i][1]

@@ -367,3 +367,12 @@ def test_a_replayed_request_goes_in_its_api_and_is_estimated_as_the_plugin_reads
     chat = demo.request_body(conversation, point, 256)
     wire, plain = demo.estimate_wire(api, body).routing, estimate_request(chat, estimator=demo.PLUGIN_ESTIMATOR).routing
     assert 0.8 * plain <= wire <= 1.2 * plain  # the same turn, a different wrapping
+
+
+def test_a_crossing_row_of_the_warm_off_arm_says_no_warm_was_sent():
+    """A fresh user read "est >= 60% of fast window" on the warm-off arm's rows and expected a warm there."""
+    on = row(5, estimate=10_000)
+    on.crossed_threshold = True
+    off = dataclasses.replace(on, arm="warm-off")
+    assert "est >= 60% of fast window" in demo.format_row(on) and "no warm" not in demo.format_row(on)
+    assert "est >= 60% of fast window (warm-ahead off: no warm)" in demo.format_row(off)

@@ -28,6 +28,7 @@ from .settings import (
     SLOW_PREFILL_TPS,
     SLOW_WINDOW,
     TARGET_TTFT_RATIO,
+    WARM_OFF,
     WARM_THRESHOLD,
     Arm,
     DemoOptions,
@@ -52,7 +53,7 @@ def format_row(row: TurnRow) -> str:
     attempts = ",".join(f"{a['group']}:{a['status']}" for a in row.attempts) or "-"
     notes = []
     if row.crossed_threshold:
-        notes.append(f"est >= {WARM_THRESHOLD:.0%} of fast window")
+        notes.append(f"est >= {WARM_THRESHOLD:.0%} of fast window" + (" (warm-ahead off: no warm)" if row.arm == WARM_OFF else ""))
     if row.escalated_proactively:
         notes.append("proactive->slow")
     if row.escalated_after_error:
