@@ -153,6 +153,15 @@ class Attempts:
         # every output field the attempt carries (or max_tokens) now holds this value; None: none
         return OutputBudget(sent=decision.max_tokens is not None, valid=True, effective=decision.max_tokens)
 
+    @staticmethod
+    def _holding_step(view: AttemptView, prompt_tokens: int) -> str | None:
+        """On the first attempt at the request's own group, a step of its escalation chain known to hold
+        ``prompt_tokens`` and the whole output budget asked (:meth:`BackstopPlan.step_holding`), else ``None``."""
+        plan = view.carried.plan
+        if plan is None or view.fallback_depth or view.carried.model_group != plan.source:
+            return None
+        return plan.step_holding(prompt_tokens)
+
     async def _clamp(self, attempt: AttemptFacts, output: OutputBudget, kwargs: dict[str, Any], budget: RequestBudget) -> None:
         """Cut the output budget to the deployment's window, on an exact count only: asked for
         only when the safe estimate says a cut may be needed; never on an estimate, so a request
@@ -178,6 +187,13 @@ class Attempts:
             logger.debug("[CONTEXT-ROUTE] clamp skipped on %s: no exact count", view.model)
             return
         plan = plan_clamp(requested, window, safe, exact, self.settings)
+        if plan.max_tokens is not None and (step := self._holding_step(view, exact)) is not None:
+            # LiteLLM alone: the server trims the budget itself (vLLM >= 0.32) or refuses it, and its
+            # context_window_fallbacks then serve the whole budget on that step (vLLM 0.18-0.31, SGLang, TGI);
+            # the backstop escalates the same way. A cut here would answer with less than either.
+            logger.info("[CONTEXT-ROUTE] clamp skipped on %s: %r holds exact %dtok + the %d output tokens asked",
+                        view.model, step, exact, requested)
+            return
         if plan.max_tokens is not None:
             cap_output(kwargs, plan.max_tokens)
             logger.info("[CONTEXT-ROUTE] clamp on %s: %s", view.model, plan.reason)

@@ -55,6 +55,10 @@ class Settings(BaseSettings):
     clamp_output: bool = Field(
         True, description="Lower max_tokens / max_completion_tokens so prompt + output fits the chosen deployment."
     )
+    keep_output_budget: bool = Field(False, description=(
+        "Where a step of the chain is known to hold prompt + the whole output budget, never cut it on the source: the source "
+        "trims or refuses it as without the plugin, a refusal escalates with the whole budget (as LiteLLM's "
+        "context_window_fallbacks would). Off: the source serves it with the budget cut to fit (faster, shorter)."))
     exact_count: bool = Field(
         True,
         description="When the safe estimate would cut the requested output, count exactly with the backend's /tokenize.",

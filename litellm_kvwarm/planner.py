@@ -133,7 +133,8 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     window, estimate, raw = facts.source_window, facts.estimate, facts.raw_estimate
     if window is None or estimate is None or raw is None:
         return RoutePlan(Route.UNTOUCHED, "unknown_window", first, f"[CONTEXT-ROUTE] untouched: window of {group!r} unknown", "debug",
-                         pin_session=pin, backstop=_backstop(group, facts.usable, None, None, view.output, facts, view.generic_fallbacks_sent, floor))
+                         pin_session=pin, backstop=_backstop(group, facts.usable, None, None, view.output, facts, view.generic_fallbacks_sent, floor,
+                                                                  settings.keep_output_budget))
     record = {"safe": estimate.safe, "routing": estimate.routing, "group": group,
               "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": facts.tenant_hash}
     tokens = facts.exact if facts.exact is not None else estimate.routing
@@ -145,7 +146,7 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     # high): stay, and let the server's own numbers escalate if it must
     # (nor when the request holds messages some templates drop: only the server's count sizes it)
     unsettled = facts.exact_asked and facts.exact is None and (tokens + need <= 2 * window or estimate.counts.template_dependent)
-    backstop = _backstop(group, facts.usable, window, estimate, view.output, facts, view.generic_fallbacks_sent, floor)
+    backstop = _backstop(group, facts.usable, window, estimate, view.output, facts, view.generic_fallbacks_sent, floor, settings.keep_output_budget)
     common = {"pin_session": pin, "estimate_record": record}
     if tokens + need <= window or unsettled:
         if unsettled:
@@ -185,7 +186,8 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     return RoutePlan(
         Route.ESCALATE, "proactive", target, f"[CONTEXT-ROUTE] {decision.describe()}", "info",
         escalation=Escalation(target, overrides, origin, source_fallback=_source_fallback(group, target, overrides, sent, facts)),
-        backstop=_backstop(target, rest, target_window, estimate, output, facts, sent, floor), warm=warm, **common,
+        backstop=_backstop(target, rest, target_window, estimate, output, facts, sent, floor, settings.keep_output_budget),
+        warm=warm, **common,
     )
 
 
@@ -204,7 +206,7 @@ HIDDEN_LIMIT_FRACTION = 0.5
 
 
 def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: TokenEstimate | None, output: OutputBudget,
-              facts: RouteFacts, generic_sent: bool, floor: int) -> Backstop | None:
+              facts: RouteFacts, generic_sent: bool, floor: int, keep_budget: bool = False) -> Backstop | None:
     """LiteLLM's fallbacks for ``group``, only when it has escalation steps left (``chain``: in the
     model list, allowed for the key, not ruled out by the client): a retry slot on ``group`` when
     the client sent an output budget, then every step. The generic ``fallbacks`` (for context
@@ -212,7 +214,8 @@ def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: 
     hook aborts any such hop that is not a context error) only when an overflow is possible by the
     safe estimate (against :data:`HIDDEN_LIMIT_FRACTION` of the window: a server may hold less than it
     advertises) and the operator set none for the group; otherwise non-context failures go exactly
-    as they would without the plugin."""
+    as they would without the plugin. ``keep_budget`` (``KVWARM_KEEP_OUTPUT_BUDGET``): the plan carries the
+    steps' known windows, so no hop or clamp cuts a budget a step could serve whole."""
     if not chain:
         return None
     params = facts.step_params
@@ -226,7 +229,9 @@ def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: 
     operator_generic = escalation_chain(group, overrides={}, context_window_fallbacks=facts.operator_fallbacks)  # type: ignore[arg-type]
     generic = possible and not operator_generic and not generic_sent
     step_output = {g: out for g in chain if (out := read_output_budget(params.get(g, {})).effective) is not None}
-    plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=generic, step_output=step_output)
+    step_windows = {g: w for g, w in facts.windows if g in chain and w is not None} if keep_budget else {}
+    plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=generic, step_output=step_output,
+                        step_windows=step_windows)
     why = ("overflow possible by the safe estimate" if possible else "no overflow possible by the safe estimate") if not operator_generic else "the operator's own"
     reason = f"fallbacks of {group!r} → {list(chain)}; generic fallbacks {'armed' if generic else 'untouched'} ({why})"
     return Backstop(group, entries, generic, plan, reason, generic_retry=retry)

@@ -22,72 +22,17 @@ At most one retry, then one attempt per escalation group the request fits.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from enum import Enum
 from types import MappingProxyType
 from typing import Any
 
+from .backstop_plan import BackstopPlan  # noqa: F401  (re-exported: the hook and tests import it from here)
 from .context_errors import Certainty, ContextError, ErrorKind, LimitMeaning
 
 #: Prefix of the messages of exceptions the plugin raises to skip a hop; such entries in
 #: ``previous_models`` are not the backend's words and are ignored when reading the error.
 SKIP_MESSAGE_PREFIX = "litellm-kvwarm:"
-
-
-@dataclass(frozen=True)
-class BackstopPlan:
-    """What the pre-call hook armed for one request (stored in ``metadata``; plain JSON types).
-
-    ``source``: the group the request was sent to; ``chain``: the groups it may escalate to, in
-    the operator's order (``context_window_fallbacks`` after ``source``), each in the model list
-    and allowed for the caller's key, and not ruled out by the client's own list; ``requested``:
-    the output budget the server will use (``max_completion_tokens``, else ``max_tokens``;
-    tokens) or ``None`` when the client sent none; ``own_generic_fallbacks``: the plugin set
-    ``fallbacks`` itself (the operator configured none for this group); ``step_output``: the
-    output budget a step's own fallback entry sets (``{"model": "slow", "max_tokens": 512}``),
-    which wins over ``requested`` on that step's hop."""
-
-    source: str
-    chain: tuple[str, ...]
-    requested: int | None
-    own_generic_fallbacks: bool
-    step_output: Mapping[str, int] = field(default_factory=dict)
-
-    @property
-    def target(self) -> str | None:
-        """The first escalation group, or ``None``."""
-        return self.chain[0] if self.chain else None
-
-    def to_dict(self) -> dict[str, Any]:
-        """The plan as plain JSON types (what :func:`dataclasses.asdict` gives, built by hand: it
-        is written into every request's metadata, and ``asdict`` deep-copies recursively)."""
-        return {
-            "source": self.source,
-            "chain": list(self.chain),
-            "requested": self.requested,
-            "own_generic_fallbacks": self.own_generic_fallbacks,
-            "step_output": dict(self.step_output),
-        }
-
-    @classmethod
-    def from_dict(cls, raw: object) -> BackstopPlan | None:
-        if not isinstance(raw, Mapping):
-            return None
-        try:
-            chain = raw.get("chain") or ()
-            requested = raw.get("requested")
-            return cls(
-                source=str(raw["source"]),
-                chain=tuple(str(g) for g in chain if isinstance(g, str)),
-                requested=requested if isinstance(requested, int) and not isinstance(requested, bool) else None,
-                own_generic_fallbacks=bool(raw.get("own_generic_fallbacks")),
-                step_output={
-                    str(k): v for k, v in (raw.get("step_output") or {}).items()
-                    if isinstance(v, int) and not isinstance(v, bool) and v > 0
-                },
-            )
-        except (KeyError, TypeError, AttributeError):
-            return None
 
 
 def fallback_chain(
@@ -224,6 +169,13 @@ def decide_hop(
             return HopDecision(HopAction.ABORT, reason="not a context-length error")
         return HopDecision(HopAction.PASS)
     window = error.window.value if error.window and error.window.certainty is Certainty.EXACT else None
+    if hop_group == plan.source and error.kind not in (ErrorKind.PROMPT_OVER_WINDOW, ErrorKind.OUTPUT_OVER_LIMIT):
+        prompt = _prompt_at_least(error, prompt_count)
+        step = plan.step_holding(prompt) if prompt is not None else None
+        if step is not None:  # LiteLLM alone's context_window_fallbacks would serve the whole budget there
+            return HopDecision(HopAction.SKIP, window=window, reason=(
+                f"{step!r} holds prompt ≈{prompt}tok + the {plan.step_output.get(step, plan.requested)} output tokens "
+                "asked: escalating with the whole budget, not retrying with less"))
     if hop_group == plan.source:
         return _retry_or_skip(error, window or known_window, window, prompt_count, plan, output_floor_tokens, margin_tokens)
     if hop_group in plan.chain:
@@ -241,6 +193,16 @@ def decide_hop(
             reason=f"{error.kind.value} on {plan.source!r} → escalating to {hop_group!r}",
         )
     return HopDecision(HopAction.PASS)
+
+
+def _prompt_at_least(error: ContextError, prompt_count: int | None) -> int | None:
+    """The prompt's size for a step's fit (tokens): the server's exact count, else the larger of what it
+    printed as a lower bound and the plugin's own count (exact, or the safe over-estimate); ``None``: neither."""
+    printed = error.prompt_tokens
+    if printed is not None and printed.certainty is Certainty.EXACT:
+        return printed.value
+    candidates = [c for c in (printed.value if printed is not None else None, prompt_count) if c is not None]
+    return max(candidates) if candidates else None
 
 
 def _retry_or_skip(

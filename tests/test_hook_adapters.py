@@ -132,7 +132,8 @@ async def test_stay_arms_the_backstop_without_generic_fallbacks(monkeypatch):
     assert data["context_window_fallbacks"] == [{"fast": [{"model": "fast", "max_tokens": 300}, "slow"]}]
     assert "fallbacks" not in data
     plan = data["metadata"][PLAN_KEY]
-    assert plan == {"source": "fast", "chain": ["slow"], "requested": 300, "own_generic_fallbacks": False, "step_output": {}}
+    assert plan == {"source": "fast", "chain": ["slow"], "requested": 300, "own_generic_fallbacks": False, "step_output": {},
+                    "step_windows": {}}  # KVWARM_KEEP_OUTPUT_BUDGET off: no step window carried
     estimate = data["metadata"][ESTIMATE_KEY]
     assert estimate["group"] == "fast" and 1000 <= estimate["routing"] <= estimate["safe"] <= 1400
     assert decisions(registry) == {("stay", "fast", "slow"): 1}

@@ -128,7 +128,8 @@ def test_estimate_record_and_warm_numbers():
     # safe 3,600 + floor over half the window: a server may hold less than it advertises, so the
     # generic fallbacks are armed (for wordings LiteLLM does not classify)
     assert plan.backstop.plan.to_dict() == {"source": "fast", "chain": ["slow"], "requested": None,
-                                            "own_generic_fallbacks": True, "step_output": {}}
+                                            "own_generic_fallbacks": True, "step_output": {},
+                                            "step_windows": {}}
     small = plan_route(pre_call_view(body, "acompletion", Key()), facts(routing=1000, safe=1200, raw_estimate=est(1000, 1200)), Settings())
     assert small.backstop.plan.own_generic_fallbacks is False  # 1,200 + 256 under half of 4,096
     # between half the window and the window the generic fallbacks skip the retry slot on the same
@@ -222,6 +223,17 @@ def test_the_planner_imports_no_io():
             "print(sorted({m.split('.')[0] for m in sys.modules} & {'httpx', 'redis', 'litellm', 'fastapi', 'aiohttp'}))")
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout.strip()
     assert out == "[]"
+
+
+def test_keep_output_budget_carries_the_steps_windows_so_nothing_cuts_a_budget_a_step_holds():
+    """KVWARM_KEEP_OUTPUT_BUDGET=1 (a breaker: on vLLM 0.18-0.31 LiteLLM alone serves max_tokens 2,048 whole from slow
+    after fast refuses; the clamp cut it to 558): the backstop plan knows slow's window; off, it knows none."""
+    view = pre_call_view({"model": "fast", "messages": [{"role": "user", "content": "x"}], "max_tokens": 2048}, "acompletion", Key())
+    kept = plan_route(view, facts(window=16_384, routing=14_000, windows=(("slow", 131_072),)), Settings(keep_output_budget=True))
+    assert kept.route is Route.STAY and kept.backstop.plan.step_windows == {"slow": 131_072}
+    assert kept.backstop.plan.step_holding(15_600) == "slow"
+    plain = plan_route(view, facts(window=16_384, routing=14_000, windows=(("slow", 131_072),)), Settings())
+    assert plain.backstop.plan.step_windows == {} and plain.backstop.plan.step_holding(15_600) is None
 
 
 def test_an_escalation_falls_back_to_its_source_after_the_operators_steps():

@@ -173,3 +173,41 @@ def test_an_output_cap_refusal_retries_the_same_model_at_its_cap(text):
     assert (d.action, d.max_tokens) == (HopAction.RETRY_CLAMPED, 2_384)
     assert hop(text, plan=plan, prompt=16_300, known=16_384).action is HopAction.SKIP  # under the floor: the chain goes on
     assert hop(text, plan=BackstopPlan("fast", ("slow",), None, own_generic_fallbacks=True), prompt=10).action is HopAction.SKIP
+
+
+# ------------------------------------------------------------------ a step that holds the whole budget
+
+HELD = BackstopPlan(source="fast", chain=("slow",), requested=4096, own_generic_fallbacks=True, step_windows={"slow": 131_072})
+
+
+def test_a_step_that_holds_the_whole_budget_is_preferred_to_a_retry_with_less():
+    """vLLM 0.18-0.31 refuse prompt + max_tokens over the window; LiteLLM alone's context_window_fallbacks then
+    serve the whole 4,096 on slow, so a retry of fast with 2,384 would answer with less (found by a breaker)."""
+    d = hop(V025, prompt=14_000, plan=HELD)
+    assert d.action is HopAction.SKIP and "'slow' holds prompt ≈14000tok + the 4096 output tokens" in d.reason
+    assert (hop(V025, group="slow", plan=HELD).action, hop(V025, group="slow", plan=HELD).max_tokens) == (HopAction.ESCALATE, 4096)
+
+
+def test_a_step_too_small_or_unknown_keeps_the_retry_with_the_room_left():
+    small = BackstopPlan("fast", ("slow",), 4096, True, step_windows={"slow": 16_384 + 1_000})  # 14,000 + 4,096 > 17,384
+    for plan in (small, PLAN):  # PLAN: no step window known
+        d = hop(V025, prompt=14_000, plan=plan)
+        assert (d.action, d.max_tokens) == (HopAction.RETRY_CLAMPED, 16_384 - 14_000), plan
+    # the step's own output entry is what it would be asked for: 14,000 + 512 fits 16,000
+    own = BackstopPlan("fast", ("slow",), 4096, True, step_output={"slow": 512}, step_windows={"slow": 16_000})
+    assert hop(V025, prompt=14_000, plan=own).action is HopAction.SKIP
+
+
+def test_the_servers_exact_prompt_count_decides_a_step_fit_before_the_plugins():
+    exact = ("This model's maximum context length is 16384 tokens. However, you requested 17000 tokens (15000 in the "
+             "messages, 2000 in the completion). Please reduce the length of the messages or completion.")
+    fits = BackstopPlan("fast", ("slow",), 2000, True, step_windows={"slow": 17_000})
+    assert hop(exact, prompt=16_500, plan=fits).action is HopAction.SKIP  # 15,000 (the server's) + 2,000 fits
+    assert hop(exact, prompt=16_500, plan=BackstopPlan("fast", ("slow",), 2000, True, step_windows={"slow": 16_900})).action \
+        is HopAction.RETRY_CLAMPED
+
+
+def test_no_client_budget_or_a_prompt_over_the_window_is_unchanged():
+    none = BackstopPlan("fast", ("slow",), None, True, step_windows={"slow": 131_072})
+    assert HELD.step_holding(14_000) == "slow" and none.step_holding(14_000) is None
+    assert hop(V032, prompt=3_000, plan=HELD).action is HopAction.SKIP  # the prompt alone: skip as before

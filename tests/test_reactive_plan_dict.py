@@ -12,7 +12,7 @@ import pytest
 from litellm_kvwarm.reactive import BackstopPlan
 
 PLANS = {
-    "full": BackstopPlan("fast", ("mid", "large"), 4096, True, {"mid": 512, "large": 1024}),
+    "full": BackstopPlan("fast", ("mid", "large"), 4096, True, {"mid": 512, "large": 1024}, {"mid": 32_768, "large": 131_072}),
     "one_step": BackstopPlan("fast", ("slow",), 7, False, {"slow": 3}),
     "no_budget_no_steps": BackstopPlan("fast", (), None, False),
 }
@@ -23,6 +23,7 @@ def _as_before(plan: BackstopPlan) -> dict:
     out = asdict(plan)
     out["chain"] = list(plan.chain)
     out["step_output"] = dict(plan.step_output)
+    out["step_windows"] = dict(plan.step_windows)
     return out
 
 

@@ -47,6 +47,7 @@ def stack(tmp_path_factory):
         "strict": ("strict-8b", 16_384, {"strict_fields": True}),
         "keyed": ("keyed-8b", 16_384, {"api_key": BACKEND_KEY}),
         "lora": ("base-8b", 8_192, {"lora_modules": ["sql-adapter=/adapters/sql"]}),
+        "old": ("old-8b", 16_384, {"vllm_version": "0.30.0"}),  # refuses prompt + max_tokens over the window
     }
     try:
         with ThreadPoolExecutor(4) as pool:
@@ -65,8 +66,9 @@ def stack(tmp_path_factory):
             "keyed": [BackendSpec(served_model_name="keyed-8b", api_base=em["keyed"].base_url + "/v1",
                                  api_key="os.environ/KEYED_BACKEND_KEY")],
             "lora": [BackendSpec.of(em["lora"], "sql-adapter")],
+            "old": [BackendSpec.of(em["old"], "old-8b")],
         }
-        fallbacks = [{"fast": ["slow"]}, {"c-fast": ["c-mid", "c-large"]}, {"keyed": ["slow"]}, {"lora": ["slow"]},
+        fallbacks = [{"fast": ["slow"]}, {"c-fast": ["c-mid", "c-large"]}, {"keyed": ["slow"]}, {"lora": ["slow"]}, {"old": ["slow"]},
                      {"cap-fast": [{"model": "slow", "max_tokens": 512}]}]
         env = {"KVWARM_CACHE_SALT_SECRET": "harms-secret", "KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_WARM_AHEAD": 1,
                "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0,
@@ -101,7 +103,7 @@ def stack(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _clean(stack):
-    names = ("fast", "slow", "c_fast", "c_mid", "strict", "keyed", "lora")
+    names = ("fast", "slow", "c_fast", "c_mid", "strict", "keyed", "lora", "old")
     clear_backends(*(stack[n] for n in names))
     for n in ("fast", "slow"):
         clear_faults(stack[n])
@@ -261,6 +263,43 @@ def test_a_prompt_that_fits_only_without_the_floor_is_served_when_the_target_is_
     # the floor's escalation (with LiteLLM's retries, or none while LiteLLM holds slow in cooldown), then fast
     tried = [r["status"] for r in received(stack["slow"])]
     assert set(tried) <= {503} if max_tokens is None else tried == []
+
+
+def test_keep_output_budget_serves_the_whole_budget_where_litellm_alone_serves_it(stack, tmp_path):
+    """A breaker: 15,000 exact + max_tokens 2,048 over fast's 16,384. LiteLLM alone: vLLM 0.30 refuses it and
+    context_window_fallbacks serve all 2,048 from slow; vLLM 0.32 trims it itself on fast. The plugin, by design
+    (issues 4 and 14: served on the first attempt), clamps it on fast to 1,384 on its exact count. With
+    KVWARM_KEEP_OUTPUT_BUDGET=1 it cuts nothing where a step holds prompt + budget: each server does what it does
+    without the plugin, and the backstop escalates with the whole budget."""
+    groups = {"old": [BackendSpec.of(stack["old"], "old-8b")], "fast": [BackendSpec.of(stack["fast"], "fast-8b")],
+              "slow": [BackendSpec.of(stack["slow"], "slow-27b")]}
+    config = proxy_config(groups, fallbacks=[{"old": ["slow"]}, {"fast": ["slow"]}],
+                          env_vars={"KVWARM_KEEP_OUTPUT_BUDGET": 1, "KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_WARM_AHEAD": 0,
+                                    "KVWARM_REPLY_WARM": 0})
+    keep = start_proxy(config, workdir=tmp_path / "keep")
+    try:
+        for group, emulator, served in (("old", "old", "old-8b"), ("fast", "fast", "fast-8b")):
+            body = {"model": group, "messages": messages_with_exact_tokens(stack[emulator], served, 15_000), "max_tokens": 2048}
+            seen = {}
+            for side in ("without", "with", "keep"):
+                clear_backends(stack[emulator], stack["slow"])
+                if side == "keep":
+                    response = httpx.post(keep.base_url + "/v1/chat/completions", json=body, timeout=60,
+                                          headers={"Authorization": f"Bearer {keep.master_key}"})
+                else:
+                    response = send(stack[side], body)
+                assert response.status_code == 200, (group, side, response.text)
+                seen[side] = ([(r["status"], r["max_tokens"]) for r in received(stack[emulator])],
+                              [(r["status"], r["max_tokens"]) for r in received(stack["slow"])])
+            assert seen["keep"] == seen["without"], (group, seen)
+            if group == "old":  # refused on the source, the whole budget on slow; by default: cut on the source
+                assert seen["keep"] == ([(400, 2048)], [(200, 2048)]), seen
+                assert seen["with"] == ([(200, 16_384 - 15_000)], []), seen
+            else:  # the server trims it itself: the plugin sends the budget as asked, with the setting or not
+                assert seen["keep"] == ([(200, 2048)], []), seen
+                assert seen["with"][1] == [], seen
+    finally:
+        keep.stop()
 
 
 def test_warms_carry_the_callers_key_and_team(stack, tmp_path):
