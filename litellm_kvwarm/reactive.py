@@ -169,7 +169,7 @@ def decide_hop(
             return HopDecision(HopAction.ABORT, reason="not a context-length error")
         return HopDecision(HopAction.PASS)
     window = error.window.value if error.window and error.window.certainty is Certainty.EXACT else None
-    if hop_group == plan.source and error.kind not in (ErrorKind.PROMPT_OVER_WINDOW, ErrorKind.OUTPUT_OVER_LIMIT):
+    if plan.step_windows and hop_group == plan.source and error.kind not in (ErrorKind.PROMPT_OVER_WINDOW, ErrorKind.OUTPUT_OVER_LIMIT):
         prompt = _prompt_at_least(error, prompt_count)
         step = plan.step_holding(prompt) if prompt is not None else None
         if step is not None:  # LiteLLM alone's context_window_fallbacks would serve the whole budget there
@@ -196,8 +196,8 @@ def decide_hop(
 
 
 def _prompt_at_least(error: ContextError, prompt_count: int | None) -> int | None:
-    """The prompt's size for a step's fit (tokens): the server's exact count, else the larger of what it
-    printed as a lower bound and the plugin's own count (exact, or the safe over-estimate); ``None``: neither."""
+    """The prompt's size (tokens) for a retry's room and a step's fit: the server's exact count, else the larger
+    of what it printed as a lower bound and the plugin's own count (exact, or the safe over-estimate); ``None``: neither."""
     printed = error.prompt_tokens
     if printed is not None and printed.certainty is Certainty.EXACT:
         return printed.value
@@ -228,14 +228,9 @@ def _retry_or_skip(
         return HopDecision(HopAction.SKIP, window=printed_window, reason=f"the prompt alone{size} is over the server's limit")
     if window is None or plan.requested is None:
         return HopDecision(HopAction.SKIP, window=printed_window, reason="no window or no output budget to lower")
-    printed = error.prompt_tokens
-    if printed is not None and printed.certainty is Certainty.EXACT:
-        prompt = printed.value
-    else:
-        candidates = [c for c in (printed.value if printed else None, prompt_count) if c is not None]
-        if not candidates:
-            return HopDecision(HopAction.SKIP, window=printed_window, reason="prompt size unknown")
-        prompt = max(candidates)  # "at least N" is a lower bound: never trust less than our own count
+    prompt = _prompt_at_least(error, prompt_count)  # "at least N" is a lower bound: never less than our own count
+    if prompt is None:
+        return HopDecision(HopAction.SKIP, window=printed_window, reason="prompt size unknown")
     return _retry_with_room(window - prompt - margin, plan, floor, printed_window, f"prompt ≈{prompt}tok in window {window}")
 
 
