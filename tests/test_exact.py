@@ -34,7 +34,10 @@ class Harness:
     def _exhausted(self):
         self.exhausted += 1
 
-    async def count(self, payload=CHAT, budget_s: float = 0.3):
+    async def count(self, payload=CHAT, budget_s: float = 5.0):
+        # A generous default: these tests classify answers, and a loaded CI machine once took longer than
+        # 0.3 s to serve the stub's first answer, so the budget, not the answer, decided the outcome.
+        # The tests about the budget pass their own.
         return await self.counter.count(self.deployment, payload, RequestBudget(budget_s))
 
 
@@ -75,10 +78,10 @@ async def test_a_hung_tokenize_costs_one_budget_per_interval(answer):
         stub.route("POST", "/tokenize", const(answer))
         h = Harness(stub, client, timeout_s=5.0)
         started = time.monotonic()
-        assert await h.count() is None
+        assert await h.count(budget_s=0.3) is None
         assert time.monotonic() - started < 0.3 + 0.05
         started = time.monotonic()
-        assert await h.count() is None
+        assert await h.count(budget_s=0.3) is None
         assert time.monotonic() - started < 0.005
         assert len(stub.requests) == 1 and h.exhausted == 2
         h.clock.now += 31  # the retry interval is over: asked (and waited for) again
@@ -176,6 +179,6 @@ async def test_the_wait_is_booked_on_the_request_budget():
     async with StubBackend() as stub, httpx.AsyncClient() as client:
         stub.route("POST", "/tokenize", const(Answer.json(200, COUNT)))
         h = Harness(stub, client)
-        budget = RequestBudget(0.3)
+        budget = RequestBudget(5.0)
         assert await h.counter.count(h.deployment, CHAT, budget) == 17
-    assert 0.0 < budget.spent_s < 0.3
+    assert 0.0 < budget.spent_s < 5.0
