@@ -54,7 +54,7 @@ async def test_second_wait_only_gets_what_the_first_left():
 
     started = time.monotonic()
     assert await budget.wait(hung, "default") == "default"
-    assert time.monotonic() - started < 0.005  # nothing left: no wait at all
+    assert time.monotonic() - started < 0.03  # nothing left: no wait at all
     hung.cancel()
 
 

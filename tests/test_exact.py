@@ -82,12 +82,12 @@ async def test_a_hung_tokenize_costs_one_budget_per_interval(answer):
         assert time.monotonic() - started < 0.3 + 0.05
         started = time.monotonic()
         assert await h.count(budget_s=0.3) is None
-        assert time.monotonic() - started < 0.005
+        assert time.monotonic() - started < 0.03
         assert len(stub.requests) == 1 and h.exhausted == 2
         h.clock.now += 31  # the retry interval is over: asked (and waited for) again
         started = time.monotonic()
         assert await h.count(budget_s=0.05) is None
-        assert 0.04 <= time.monotonic() - started < 0.1
+        assert 0.04 <= time.monotonic() - started < 0.2
         assert len(stub.requests) == 2
         await h.counter.aclose()
 

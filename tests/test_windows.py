@@ -195,12 +195,12 @@ async def test_an_overrun_fetch_is_not_waited_for_again_until_it_finishes():
     first = budget(0.05)
     started = time.monotonic()
     assert await c.get(DEP, first) is None
-    assert 0.04 <= time.monotonic() - started < 0.1
+    assert 0.04 <= time.monotonic() - started < 0.2
     assert first.spent_s == pytest.approx(0.05, abs=0.02)
     second = budget(0.05)
     started = time.monotonic()
     assert await c.get(DEP, second) is None  # still in flight and overran: not waited for
-    assert time.monotonic() - started < 0.005 and second.spent_s == 0.0
+    assert time.monotonic() - started < 0.03 and second.spent_s == 0.0
     assert fetch.calls == 1 and len(exhausted) == 2
     gate.set()
     await asyncio.sleep(0.01)
@@ -240,7 +240,7 @@ async def test_a_fetch_started_on_a_spent_budget_is_not_waited_for_by_the_next_r
     nxt = budget(0.05)
     started = time.monotonic()
     assert await c.get(DEP, nxt) is None
-    assert time.monotonic() - started < 0.005 and nxt.spent_s == 0.0
+    assert time.monotonic() - started < 0.03 and nxt.spent_s == 0.0
     gate.set()
     await asyncio.sleep(0.01)
     assert await c.get(DEP, budget()) == 16384  # done: served, and the marker is gone
@@ -445,7 +445,7 @@ async def test_drip_server_costs_one_budget_then_nothing():
         second = RequestBudget(0.3)
         started = time.monotonic()
         assert await c.get(d, second) is None
-        assert time.monotonic() - started < 0.005
+        assert time.monotonic() - started < 0.03
         assert second.remaining_s == pytest.approx(0.3)  # the next lookup of this request gets it all
         assert len(stub.requests) == 1 and len(exhausted) == 2
         await c.aclose()
