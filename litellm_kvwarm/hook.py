@@ -15,9 +15,8 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
 5. ``async_log_success_event``: usage metrics, estimate corrections (:mod:`.usage`), reply-warms (:mod:`.reply_warm`).
 6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`), decode warms.
 
-Fail open for speed: an unexpected error inside a hook is logged and the request goes on exactly
-as LiteLLM alone would send it. Fail closed for security: an escalation whose permission check
-cannot be completed does not happen, and tenant isolation refuses a request without a tenant.
+Each hook's own time: ``kvwarm_plugin_seconds{hook}``. Fail open for speed: an internal error is logged, the request goes on
+as LiteLLM alone would send it. Fail closed for security: no unchecked escalation; no request without a tenant.
 """
 
 from __future__ import annotations
@@ -151,16 +150,16 @@ class KVWarmHandler(CustomLogger):
     async def async_post_call_failure_hook(self, request_data: dict, original_exception: Exception, user_api_key_dict: Any,
                                            traceback_str: str | None = None) -> Any:
         """Drop the kept reply-warm body; an unreachable proactive target (connect error, timeout, 5xx) answers a 400."""
-        self.effects.forget_reply(request_data)  # never raises
-        try:
-            await self.attempts.learner.learn_final(request_data, original_exception, find_metadata(request_data) or {})
-            view = failure_view(request_data)
-            if (state := view.carried).escalated != "proactive" or state.origin is None or not bridge.unreachable(original_exception):
-                return None
-            return bridge.http_error(400, self.effects.unreachable_target(state.origin, view.model, original_exception))
-        except Exception:
-            logger.debug("failure hook skipped", exc_info=True)
-            return None
+        with self.metrics.plugin_seconds.labels("failure").time():
+            self.effects.forget_reply(request_data)  # never raises
+            try:
+                await self.attempts.learner.learn_final(request_data, original_exception, find_metadata(request_data) or {})
+                view = failure_view(request_data)
+                if (state := view.carried).escalated != "proactive" or state.origin is None or not bridge.unreachable(original_exception):
+                    return None
+                return bridge.http_error(400, self.effects.unreachable_target(state.origin, view.model, original_exception))
+            except Exception:
+                logger.debug("failure hook skipped", exc_info=True)  # and None: LiteLLM's own error stands
 
     async def async_filter_deployments(self, model: str, healthy_deployments: list, messages: Any,
                                        request_kwargs: dict | None = None, parent_otel_span: Any = None) -> list:
@@ -179,16 +178,17 @@ class KVWarmHandler(CustomLogger):
 
     async def async_log_success_event(self, kwargs: Any, response_obj: Any, start_time: Any, end_time: Any) -> None:
         """Per successful attempt (warms too): usage metrics, and (``learn_from_usage``) the learned correction."""
-        try:
-            record_usage(self.metrics, kwargs, response_obj)
-            if self.settings.learn_from_usage:
-                learn(self.correction, self.metrics, kwargs, response_obj)
-        except Exception:
-            logger.debug("usage metrics skipped", exc_info=True)
-        try:
-            await self.effects.reply_warm(kwargs, response_obj)
-        except Exception:  # fail open: a reply-warm never reaches a client
-            logger.warning("[KV-WARM] reply-warm skipped after an internal error", exc_info=True)
+        with self.metrics.plugin_seconds.labels("success").time():
+            try:
+                record_usage(self.metrics, kwargs, response_obj)
+                if self.settings.learn_from_usage:
+                    learn(self.correction, self.metrics, kwargs, response_obj)
+            except Exception:
+                logger.debug("usage metrics skipped", exc_info=True)
+            try:
+                await self.effects.reply_warm(kwargs, response_obj)
+            except Exception:  # fail open: a reply-warm never reaches a client
+                logger.warning("[KV-WARM] reply-warm skipped after an internal error", exc_info=True)
 
     def async_post_call_streaming_iterator_hook(self, user_api_key_dict: Any, response: Any, request_data: dict) -> AsyncGenerator:
         """Every stream unchanged; an error inside one counted (:mod:`.stream_errors`); decode warms (:mod:`.decode_warm`)."""

@@ -144,7 +144,7 @@ class Metrics:
                 ["deployment", "error"], registry=registry,
             ),
             plugin_seconds=Histogram(
-                f"{p}_plugin_seconds", "Time spent in the plugin's hooks per call, seconds.", ["hook"],
+                f"{p}_plugin_seconds", "Time spent in the plugin's hooks per call, seconds (hook: pre_call, deployment, success, failure).", ["hook"],
                 buckets=PLUGIN_SECONDS_BUCKETS, registry=registry,
             ),
             cooldown_fallbacks=Counter(

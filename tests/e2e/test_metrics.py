@@ -135,6 +135,8 @@ def test_scripted_session_exact_counts_and_escalated_cached_fraction(backends):
         escalated["cached_tokens"] / escalated["prompt_tokens"])
     assert value(samples, "kvwarm_estimate_ratio_count", model_group="fast", estimate="routing") == 2
     assert value(samples, "kvwarm_plugin_seconds_count", hook="pre_call") == 3
+    # one success-hook call per successful attempt: the three client requests and the warm
+    assert value(samples, "kvwarm_plugin_seconds_count", hook="success") == 4
     # the backend's own counters, scraped (warms included)
     assert 0 < value(samples, "kvwarm_backend_prefix_cache_hit_ratio", deployment=slow_label) < 1
 

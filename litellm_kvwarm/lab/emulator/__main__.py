@@ -176,6 +176,10 @@ def main(argv: Sequence[str] | None = None) -> None:
 
     logging.basicConfig(stream=sys.stderr, level=logging.INFO, format="%(asctime)s %(name)s %(message)s")
     get_encoding()  # load before reporting healthy, so the first request is not slow
+    logging.getLogger("litellm_kvwarm.lab.emulator").info(
+        "emulator: serving %r (max_model_len %d, %s %s) on http://%s:%d, time scale %g; ready when /health answers",
+        config.served_model_name, config.max_model_len, config.server, config.vllm_version, args.host, args.port,
+        config.time_scale)
     uvicorn.run(create_app(config), host=args.host, port=args.port, access_log=False, log_level="warning",
                 timeout_graceful_shutdown=SHUTDOWN_GRACE_S)
 
