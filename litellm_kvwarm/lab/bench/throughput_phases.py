@@ -15,11 +15,13 @@ from ..processes import ManagedProcess
 from .proc_cpu import tree_cpu_s
 from .stats import distribution, percentile, ratio
 
-__all__ = ["OVERHEAD_HEADER", "PLUGIN", "WITHOUT", "latency_delta", "paired_batch", "send", "summarize_paired",
-           "summarize_unloaded", "unloaded_samples"]
+__all__ = ["HOOKS", "OVERHEAD_HEADER", "PLUGIN", "WITHOUT", "hook_seconds", "hook_times", "latency_delta", "paired_batch",
+           "send", "summarize_hook_times", "summarize_paired", "summarize_unloaded", "unloaded_samples"]
 
 PLUGIN, WITHOUT = "plugin", "without"
 OVERHEAD_HEADER = "x-litellm-overhead-duration-ms"
+#: the hooks ``kvwarm_plugin_seconds{hook}`` times on a request's path (``failure`` only runs on errors)
+HOOKS = ("pre_call", "deployment", "success")
 
 
 def send(client: httpx.Client, proxy: ManagedProcess, body: dict[str, Any]) -> tuple[int, float, float | None]:
@@ -82,3 +84,50 @@ def summarize_unloaded(samples: dict[str, list[tuple[int, float]]]) -> dict[str,
                   "latency_ms": distribution([1000 * t for _, t in rows]).as_dict()} for arm, rows in samples.items()}
     return {"arms": arms, "latency_p50_delta_ms": latency_delta(arms.get(PLUGIN, {}), arms.get(WITHOUT, {}), "p50"),
             "latency_p99_delta_ms": latency_delta(arms.get(PLUGIN, {}), arms.get(WITHOUT, {}), "p99")}
+
+
+def hook_seconds(metrics_text: str) -> dict[str, tuple[float, float]]:
+    """``{hook: (seconds, calls)}`` of ``kvwarm_plugin_seconds`` in a Prometheus text exposition (pure)."""
+    from prometheus_client.parser import text_string_to_metric_families
+
+    out: dict[str, list[float]] = {}
+    for family in text_string_to_metric_families(metrics_text):
+        if family.name != "kvwarm_plugin_seconds":
+            continue
+        for sample in family.samples:
+            hook = sample.labels.get("hook")
+            if hook is None or sample.name not in ("kvwarm_plugin_seconds_sum", "kvwarm_plugin_seconds_count"):
+                continue
+            slot = out.setdefault(hook, [0.0, 0.0])
+            slot[0 if sample.name.endswith("_sum") else 1] += sample.value
+    return {hook: (v[0], v[1]) for hook, v in out.items()}
+
+
+def hook_times(client: httpx.Client, proxy: ManagedProcess, bodies: list[dict[str, Any]], n: int) -> dict[str, Any]:
+    """``n`` requests one at a time to ``proxy`` (the plugin with LiteLLM's ``prometheus`` callback, for ``/metrics``)
+    and the plugin's own ``kvwarm_plugin_seconds`` over them: ``{"requests", "errors", "before", "after"}``, the
+    last two ``{hook: (seconds, calls)}`` read right before and after."""
+    def read() -> dict[str, tuple[float, float]]:
+        response = client.get(proxy.base_url + "/metrics", headers={"Authorization": f"Bearer {proxy.master_key}"},
+                              follow_redirects=True)
+        response.raise_for_status()
+        return hook_seconds(response.text)
+
+    before = read()
+    statuses = [send(client, proxy, bodies[i % len(bodies)])[0] for i in range(n)]
+    return {"requests": n, "errors": sum(1 for s in statuses if s != 200), "before": before, "after": read()}
+
+
+def summarize_hook_times(raw: dict[str, Any]) -> dict[str, Any]:
+    """Per hook of :data:`HOOKS`: calls and mean milliseconds per call over the phase; and the plugin's
+    milliseconds per request, all hooks together (pure)."""
+    before, after, requests = raw.get("before") or {}, raw.get("after") or {}, raw.get("requests") or 0
+    hooks: dict[str, dict[str, float | None]] = {}
+    total = 0.0
+    for hook in HOOKS:
+        seconds = after.get(hook, (0.0, 0.0))[0] - before.get(hook, (0.0, 0.0))[0]
+        calls = after.get(hook, (0.0, 0.0))[1] - before.get(hook, (0.0, 0.0))[1]
+        hooks[hook] = {"calls": calls, "ms_per_call": 1000 * seconds / calls if calls else None}
+        total += seconds
+    return {"requests": requests, "errors": raw.get("errors", 0), "hooks": hooks,
+            "ms_per_request": 1000 * total / requests if requests else None}
