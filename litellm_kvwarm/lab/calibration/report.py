@@ -100,8 +100,8 @@ def render_markdown(cal: Calibration, costs: Sequence[CostRow], *, command: str,
         "the largest count across families (safe) and the smallest (routing): its safe bound holds for every family, "
         "its routing estimate leans low for every family, and so its routing median falls under 0.9 for the families "
         "that count more tokens (their template adds a long system preamble, or their vocabulary is smaller); use "
-        "family weights where the family can be told.",
-        "",
+        "family weights where the family can be told.", "",
+        "Beyond the linear weights, the estimate has corrections measured with the calibration tokenizers (`tests/lab/test_token_shapes_truth.py`), each documented in its module: long runs of one character (`====` rules, `----` separators, whitespace) priced sub-linearly and gaps of spaces in aligned columns (`token_runs.py`); token edges the weights leave out, added to safe only (a space before a digit, a letter after a digit, an upper-case letter after a lower-case one, a word at the start of a line, spaces before a line break), and escaped quotes the routing weights over-price (`token_fragments.py`); the dense-text floor, which raises each family's *dense* safe weight until base64, hex, DNA and protein texts are covered (`token_weights.py`); images by the served model's vision rule (`image_tokens.py`, `image_size.py`), PDFs and audio from their bytes (`media_tokens.py`), office documents from their ZIP directory (`token_office.py`); and the Anthropic Messages and Responses bodies as their chat rendering (`token_counts_agents.py`).", "",
         "Targets (issue 7), per family: safe below the truth on < "
         f"{100 * TARGETS['safe_below_large']:.1f}% of requests ≥ 1,000 tokens and < {100 * TARGETS['safe_below_all']:.0f}% of "
         f"all; routing at or below the truth on ≥ {100 * TARGETS['routing_at_or_below']:.0f}% with median routing/truth ≥ "
