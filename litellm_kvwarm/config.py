@@ -87,8 +87,8 @@ class Settings(BaseSettings):
     learn_from_usage: bool = Field(
         True,
         description=(
-            "Raise a model group's estimates by what its own responses' usage.prompt_tokens show, once 8 have "
-            "been seen (a served tokenizer outside the calibrated families); never lowers them."
+            "Raise a model group's estimates, per tenant, by what its own responses' usage.prompt_tokens show, once 8 prompts "
+            "of at least 256 tokens have been seen (a served tokenizer outside the calibrated families); never lowers them."
         ),
     )
     safe_chars_per_token: float = Field(

@@ -18,6 +18,13 @@ Both factors only raise an estimate (≥ 1) and are capped at :attr:`EstimateCor
 estimates that run high are kept (routing is meant to lean low; the clamp counts exactly before
 cutting).
 
+**Only prompts of at least** :attr:`EstimateCorrection.min_prompt_tokens` (256) **are learned from.**
+A short prompt's truth is mostly what the server adds around it (a template's fixed tokens, a default
+system prompt), which no per-character weight carries over to a long one: a breaker's tenant sent
+ten ``"hi"`` requests, learned truth ÷ routing ≈ 3.4, and its next 14k-token prompt, which fits a
+16k window and which LiteLLM alone served on fast, was routed to slow as 47k tokens. At 256 tokens a
+25-token preamble moves a ratio by 10%.
+
 **Why per tenant.** A factor raises estimates, and raised estimates escalate requests to the
 slow model and fire warms. Learned per group, 64 requests from one team whose text the
 estimator under-counts pushed the group's factors to the cap, and every other tenant's requests
@@ -127,6 +134,7 @@ class EstimateCorrection:
         routing_quantile: float = 0.1,
         max_factor: float = 4.0,
         max_pairs: int = DEFAULT_MAX_PAIRS,
+        min_prompt_tokens: int = 256,
     ) -> None:
         if not 0.0 <= routing_quantile <= 1.0:
             raise ValueError(f"routing_quantile must be within [0, 1], got {routing_quantile}")
@@ -137,6 +145,7 @@ class EstimateCorrection:
         self.routing_quantile = routing_quantile
         self.max_factor = max_factor
         self.max_pairs = max_pairs
+        self.min_prompt_tokens = max(1, min_prompt_tokens)
         self._ratios = _Pairs(max_pairs, self._evicted)
         self._evicted_groups: list[str] = []  # groups of pairs dropped by the current observe()
         self._factors: dict[tuple[str, str], Factors] = {}
@@ -145,12 +154,13 @@ class EstimateCorrection:
 
     def observe(self, group: str, tenant: str | None, *, routing: int, safe: int, prompt_tokens: int) -> tuple[str, ...]:
         """One response of ``group`` for ``tenant`` (a hash): its uncorrected estimates and
-        ``usage.prompt_tokens`` (tokens). Ignored without a tenant or with a count ≤ 0.
+        ``usage.prompt_tokens`` (tokens). Ignored without a tenant, with an estimate ≤ 0, or with
+        fewer than :attr:`min_prompt_tokens` prompt tokens (see the module docstring).
 
         Returns the groups whose :meth:`summary` may have changed: ``group``, and the group of
         a pair dropped to make room (empty when the response was ignored).
         """
-        if not tenant or routing <= 0 or safe <= 0 or prompt_tokens <= 0:
+        if not tenant or routing <= 0 or safe <= 0 or prompt_tokens < self.min_prompt_tokens:
             return ()
         pair = (group, tenant)
         changed = [group]

@@ -189,7 +189,9 @@ class Facts:
             return base
         raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models))
         estimate = self.correction.apply(group, tenant, raw) if s.learn_from_usage and tenant else raw
-        asked = s.exact_count and (raw.counts.template_dependent or wants_exact_count(estimate, s.output_floor_tokens, window, chain))
+        # the raw estimate asks too: a learned factor alone (a tenant's other traffic) never decides an escalation a count could settle
+        asked = s.exact_count and (raw.counts.template_dependent or wants_exact_count(estimate, s.output_floor_tokens, window, chain)
+                                   or (estimate is not raw and wants_exact_count(raw, s.output_floor_tokens, window, chain)))
         countable = self.chat_payload(view.kind, view.payload) if asked and view.adapter.exact_countable else None
         exact = await self._exact_for_group(source, windows, countable, budget, tenant) if countable is not None else None
         steps = await self._step_windows(router, windows, usable, budget)

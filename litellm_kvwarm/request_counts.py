@@ -29,6 +29,12 @@ class RequestCounts:
             differently (legacy ``function`` messages, roles outside system/developer/user/
             assistant/tool): its text may not reach the prompt at all (Qwen2.5's template drops
             ``function`` messages), so only an exact count can size it.
+        format_parts: the JSON text of a structured-output schema (chat ``response_format``,
+            Responses ``text.format``), not in ``parts`` nor ``chars``: vLLM, SGLang and llama.cpp
+            enforce it by guided decoding and render none of it into the prompt, other servers may
+            (LiteLLM's JSON-mode emulation for providers without one turns it into a tool), so the
+            safe estimate counts it and the routing estimate does not
+            (:func:`~litellm_kvwarm.token_estimators.estimate_request`).
     """
 
     chars: int
@@ -40,6 +46,7 @@ class RequestCounts:
     images: tuple[ImageRef, ...] = ()
     media: tuple[MediaRef, ...] = ()
     template_dependent: bool = False
+    format_parts: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def text(self) -> str:

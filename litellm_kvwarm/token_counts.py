@@ -2,8 +2,8 @@
 
 One pass collects the text the chat template will render — message text (string or
 list-of-parts content), names, tool calls and tool results, the ``tools`` / ``functions``
-JSON schemas, a ``response_format`` schema — and counts messages, tool schemas and
-non-text parts. For a text completion it reads ``prompt`` instead: ``messages`` XOR
+JSON schemas — and counts messages, tool schemas and non-text parts; a ``response_format``
+schema is kept apart (:attr:`RequestCounts.format_parts`: safe counts it, routing does not). For a text completion it reads ``prompt`` instead: ``messages`` XOR
 ``prompt``, exactly as the payload is sent (a ``prompt`` of token ids is counted exactly).
 The estimators (:mod:`litellm_kvwarm.token_estimators`) turn a :class:`RequestCounts` into tokens.
 """
@@ -20,7 +20,14 @@ from .token_counts_agents import AGENT_COUNTERS
 
 __all__ = ["RequestCounts", "count_request"]
 
-_PROMPT_SHAPING_KEYS = ("tools", "functions", "response_format")
+_PROMPT_SHAPING_KEYS = ("tools", "functions")
+
+
+def _format_parts(response_format: object) -> tuple[str, ...]:
+    """A ``response_format`` other than plain text, as JSON text (:attr:`RequestCounts.format_parts`)."""
+    if not response_format or (isinstance(response_format, Mapping) and response_format.get("type") == "text"):
+        return ()
+    return (_json_text(response_format),)
 
 
 def count_request(payload: Mapping[str, object], *, call_kind: str | None = None) -> RequestCounts:
@@ -62,10 +69,10 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
                 schema = _json_text(value)
                 parts.append(schema)
                 chars += len(schema)
-                if key != "response_format" and isinstance(value, list):
+                if isinstance(value, list):
                     tools += len(value)
         return RequestCounts(chars=chars, messages=messages, other_parts=other, tools=tools, parts=parts, images=images,
-                             media=media, template_dependent=odd_roles)
+                             media=media, template_dependent=odd_roles, format_parts=_format_parts(payload.get("response_format")))
     return _count_prompt(payload.get("prompt"))
 
 

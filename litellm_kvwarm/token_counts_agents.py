@@ -20,7 +20,8 @@ of :mod:`litellm_kvwarm.token_estimators` (fitted on chat templates) apply uncha
   :mod:`~litellm_kvwarm.token_blocks` without its ids: its key names and leaves, media inside it
   (a screenshot's ``image_url``) priced as media, never as base64 text. Each item is one message
   (vLLM 0.32 ``serving_responses`` renders each as a chat message). ``tools`` by their JSON text;
-  a ``text.format`` schema (structured output) by its JSON text, like chat's ``response_format``.
+  a ``text.format`` schema (structured output) by its JSON text, like chat's ``response_format``, in
+  the safe estimate only (:attr:`~litellm_kvwarm.request_counts.RequestCounts.format_parts`).
 
 Never raises on odd input (same contract as :func:`litellm_kvwarm.token_counts.count_request`).
 """
@@ -47,14 +48,15 @@ def _is_split(kind: object) -> bool:
 
 def _finish(into: Collected, messages: int, tools: object, output_format: object = None) -> RequestCounts:
     n_tools = 0
+    fmt = ()
     if isinstance(output_format, Mapping) and output_format.get("type") not in (None, "text"):
-        into.parts.append(_json_text(output_format))  # a JSON schema the server renders, like chat's response_format
+        fmt = (_json_text(output_format),)  # a schema some servers render, like chat's response_format: safe only
     if tools:
         into.parts.append(_json_text(tools))
         n_tools = len(tools) if isinstance(tools, list) else 1
     return RequestCounts(
         chars=sum(map(len, into.parts)), messages=messages, other_parts=into.other, tools=n_tools,
-        parts=into.parts, images=tuple(into.images), media=tuple(into.media),
+        parts=into.parts, images=tuple(into.images), media=tuple(into.media), format_parts=fmt,
     )
 
 

@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Protocol
 
 from .image_tokens import UNKNOWN_RULE, ImageRule, images_tokens
@@ -243,7 +243,15 @@ def estimate_request(
     """Both estimates of one request body (tokens).
 
     ``estimator`` (e.g. ``calibrated_estimator("qwen2.5")``, built once by the caller)
-    decides; without one, the ratio estimator with the given ratios does.
+    decides; without one, the ratio estimator with the given ratios does. A structured-output
+    schema (:attr:`RequestCounts.format_parts`) adds its own safe estimate to ``safe`` and nothing
+    to ``routing``: vLLM renders none of it (guided decoding), and a 1,000-property schema with a
+    one-line prompt had been routed as a 46k-token request.
     """
     chosen = estimator or RatioEstimator(safe_chars_per_token, routing_chars_per_token)
-    return chosen.estimate_counts(count_request(payload, call_kind=call_kind))
+    counts = count_request(payload, call_kind=call_kind)
+    estimate = chosen.estimate_counts(counts)
+    if not counts.format_parts:
+        return estimate
+    schema = RequestCounts(chars=sum(map(len, counts.format_parts)), messages=0, parts=list(counts.format_parts))
+    return replace(estimate, safe=estimate.safe + chosen.estimate_counts(schema).safe)

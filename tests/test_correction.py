@@ -51,7 +51,7 @@ def test_estimates_that_run_high_are_never_lowered_and_factors_are_capped():
 
 
 def test_window_and_pair_count_are_bounded():
-    c = EstimateCorrection(window=4, min_samples=2, max_pairs=2)
+    c = EstimateCorrection(window=4, min_samples=2, max_pairs=2, min_prompt_tokens=1)
     for _ in range(4):
         c.observe("g", A, routing=100, safe=100, prompt_tokens=300)
     for _ in range(4):  # the old ratios leave the window
@@ -113,7 +113,7 @@ def test_responses_without_a_tenant_or_with_no_counts_are_ignored():
 
 
 def test_pairs_are_bounded_least_recently_observed_first_and_the_summary_follows():
-    c = EstimateCorrection(min_samples=1, max_pairs=3)
+    c = EstimateCorrection(min_samples=1, max_pairs=3, min_prompt_tokens=1)
     c.observe("fast", "t1", routing=100, safe=100, prompt_tokens=300)  # 3x
     c.observe("slow", "t2", routing=100, safe=100, prompt_tokens=200)  # 2x
     c.observe("fast", "t3", routing=100, safe=100, prompt_tokens=100)  # 1x
@@ -152,7 +152,7 @@ def test_bad_bounds_are_refused():
 
 
 def test_reading_factors_does_not_refresh_a_pair_only_observing_does():
-    c = EstimateCorrection(min_samples=1, max_pairs=2)
+    c = EstimateCorrection(min_samples=1, max_pairs=2, min_prompt_tokens=1)
     c.observe("fast", "t1", routing=100, safe=100, prompt_tokens=300)
     c.observe("fast", "t2", routing=100, safe=100, prompt_tokens=200)
     for _ in range(3):  # reads (factors, apply, summary) leave t1 the least recently observed pair
@@ -162,3 +162,16 @@ def test_reading_factors_does_not_refresh_a_pair_only_observing_does():
     assert c.observe("fast", "t3", routing=100, safe=100, prompt_tokens=100) == ("fast",)  # same group: once
     assert c.factors("fast", "t1") == Factors() and c.factors("fast", "t2").routing == 2.0
     assert c.summary("fast") == GroupSummary(routing=2.0, safe=2.0, tenants=1)
+
+
+def test_short_prompts_teach_nothing():
+    """A breaker's case: ten "hi" requests (the server's fixed template tokens are most of their truth:
+    truth ÷ routing ≈ 3.4) raised the tenant's routing factor, and its next 14k-token prompt, which fits
+    a 16k window, was routed to slow as 47k tokens. Prompts under 256 tokens are not learned from."""
+    c = EstimateCorrection(min_samples=8)
+    for _ in range(10):
+        assert c.observe("fast", A, routing=5, safe=9, prompt_tokens=17) == ()
+    assert c.factors("fast", A) == Factors() and len(c) == 0
+    for _ in range(8):
+        c.observe("fast", A, routing=100, safe=200, prompt_tokens=300)  # at the limit: learned
+    assert c.factors("fast", A).routing == pytest.approx(3.0)

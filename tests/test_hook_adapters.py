@@ -353,3 +353,30 @@ async def test_a_failed_request_drops_its_kept_reply_warm_body(monkeypatch):
     assert len(h.effects.pending) == 1  # another tenant's failure with the same call id drops nothing
     await h.async_post_call_failure_hook(kept[1], RuntimeError("backend 500"), Key())
     assert len(h.effects.pending) == 0
+
+
+async def test_a_learned_factor_alone_never_escalates_what_an_exact_count_says_fits(monkeypatch):
+    """A breaker's case: a tenant's other traffic taught a routing factor of 3; its next prompt, which fits,
+    was corrected past 2x the window, where no exact count is asked, and escalated on the factor alone.
+    Now the raw estimate asks too (it disagrees with itself: routing fits, safe does not), and the count decides."""
+    counted = []
+
+    def tokenize(request: httpx.Request) -> httpx.Response:
+        counted.append(request.url.path)
+        return httpx.Response(200, json={"count": 3000, "max_model_len": 4096, "tokens": []})
+
+    router = FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN)
+    h, registry = handler(router, monkeypatch, transport=tokenize, exact_count=True, learn_from_usage=True)
+    first = await h.async_pre_call_hook(Key(), None, body(12000, max_tokens=50), "acompletion")  # ratio: routing 3000, safe 4000
+    assert first["model"] == "fast" and counted == ["/tokenize"]  # raw safe + floor is over the window: counted
+    tenant = first["metadata"][ESTIMATE_KEY]["tenant"]
+    for _ in range(8):  # the tenant's other traffic: truth 3x its routing estimate
+        h.correction.observe("fast", tenant, routing=1000, safe=1300, prompt_tokens=3000)
+    assert h.correction.factors("fast", tenant).routing == 3.0
+    data = await h.async_pre_call_hook(Key(), None, body(12000, max_tokens=50), "acompletion")
+    estimate = data["metadata"][ESTIMATE_KEY]
+    assert estimate["routing"] == 3 * estimate["raw_routing"] > 2 * 4096  # corrected far past the window
+    assert estimate["raw_routing"] + 256 <= 4096 < estimate["raw_safe"] + 256  # the raw estimates disagree
+    assert counted == ["/tokenize"] * 2  # asked anyway: the raw estimate wants a count
+    assert data["model"] == "fast"  # 3,000 counted + 50 fits 4,096: stays, as LiteLLM alone would serve it
+    assert decisions(registry) == {("stay", "fast", "slow"): 2}

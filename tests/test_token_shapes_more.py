@@ -297,9 +297,13 @@ def test_responses_text_format_schema_counts_like_response_format():
     chat = count_request({"messages": [{"role": "user", "content": "hi"}],
                           "response_format": {"type": "json_schema", "json_schema": {"name": "answer", "schema": schema, "strict": True}}},
                          call_kind="chat")
-    assert structured.chars - base.chars == len(json.dumps(fmt, separators=(",", ":")))
-    assert abs((structured.chars - base.chars) - (chat.chars - 2)) < 40
-    assert count_request({"input": "hi", "text": {"format": {"type": "text"}}}, call_kind="responses").chars == base.chars
+    # kept apart like chat's response_format: the safe estimate counts it, routing does not
+    assert structured.chars == base.chars and structured.format_parts == (json.dumps(fmt, separators=(",", ":")),)
+    assert abs(len(structured.format_parts[0]) - len(chat.format_parts[0])) < 40
+    assert count_request({"input": "hi", "text": {"format": {"type": "text"}}}, call_kind="responses").format_parts == ()
+    plain = estimate_request({"input": "hi"}, call_kind="responses")
+    with_format = estimate_request({"input": "hi", "text": {"format": fmt}}, call_kind="responses")
+    assert with_format.routing == plain.routing and with_format.safe > plain.safe + 500
 
 
 # --------------------------------------------------------------- runs of one character (item 11)

@@ -1,3 +1,4 @@
+import json
 import math
 
 import pytest
@@ -50,9 +51,21 @@ def test_tool_schemas_tool_calls_and_results_cost_tokens():
     assert c.chars >= len("weather?") + len('{"city":"Paris"}') + len("get_weather") + len('{"temp": 21}') + len("c1")
 
 
-def test_response_format_schema_counts():
+def test_response_format_schema_counts_in_safe_only():
+    """A breaker's case: a 1,000-property ``response_format`` schema with a one-line prompt was routed as
+    a 46k-token request to the slow group, where vLLM (guided decoding, nothing rendered) counted 54
+    prompt tokens and LiteLLM alone served it on fast. The schema is kept apart: safe counts it (some
+    servers render it), routing does not."""
     rf = {"type": "json_schema", "json_schema": {"name": "x", "schema": {"type": "object", "properties": {"a" * 300: {}}}}}
-    assert count_request({"messages": [], "response_format": rf}).chars > 300
+    messages = [{"role": "user", "content": "Fill the form."}]
+    counts = count_request({"messages": messages, "response_format": rf})
+    assert counts.format_parts == (json.dumps(rf, separators=(",", ":")),) and counts.chars == len("Fill the form.")
+    assert count_request({"messages": messages, "response_format": {"type": "text"}}).format_parts == ()
+    for estimator in (None, calibrated_estimator("qwen2.5")):
+        plain = estimate_request({"messages": messages}, estimator=estimator)
+        structured = estimate_request({"messages": messages, "response_format": rf}, estimator=estimator)
+        assert structured.routing == plain.routing
+        assert structured.safe >= plain.safe + 300 // 4  # 300 letters of one property name at least
 
 
 def test_messages_xor_prompt():
@@ -383,13 +396,13 @@ DEEP_JSON_CHARS = len('"leaf"') + 2500 * (len('{"k":') + 1) + 2500 * 2
          len('[{"id":"c1","type":"function","function":{"name":"f","arguments":}}]') + DEEP_JSON_CHARS, 0),
         ({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": DEEP}}]},
          len('[{"type":"function","function":{"name":"f","parameters":}}]') + DEEP_JSON_CHARS, 0),
-        ({"messages": [{"role": "user", "content": "hi"}], "response_format": DEEP}, DEEP_JSON_CHARS, 0),
+        ({"messages": [{"role": "user", "content": "hi"}], "tools": DEEP}, DEEP_JSON_CHARS, 0),
         ({"messages": [DEEP, {"role": "user", "content": "hi"}]}, DEEP_JSON_CHARS, 0),
         # an untyped part is read as an unknown block: its key names ("k") and its leaf, not one flat part
         ({"messages": [{"role": "user", "content": [{"type": "text", "text": "hi"}, DEEP]}]}, len("leaf"), 0),
         ({"prompt": DEEP}, 0, 0),
     ],
-    ids=["content", "tool-call-arguments", "tool-schema", "response-format", "message-itself", "content-part", "prompt"],
+    ids=["content", "tool-call-arguments", "tool-schema", "tools-itself", "message-itself", "content-part", "prompt"],
 )
 def test_deeply_nested_payload_is_estimated_without_recursion(payload, json_chars, other_parts):
     """Issue 12, harm 11: 1,000+ levels of lists/dicts raised RecursionError in the estimator, so the

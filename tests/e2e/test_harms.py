@@ -395,3 +395,50 @@ def test_text_completion_warm_carries_its_prompt(stack):
     assert len(warms) == 1 and warms[0]["status"] == 200
     (served,) = [r for r in backend_requests(stack["fast"], "/v1/completions")]
     assert warms[0]["prompt_tokens"] == served["prompt_tokens"]  # the same prompt, token for token
+
+
+def _schema(properties: int) -> dict:
+    description = " ".join(["the", "value", "of", "this", "field", "as", "written", "on", "the", "form"] * 3)
+    return {"type": "object", "properties": {f"field_{i}": {"type": "string", "description": description} for i in range(properties)}}
+
+
+def test_a_structured_output_schema_is_not_routed_as_prompt(stack):
+    """Found by a breaker: a 1,000-property ``response_format`` (Responses: ``text.format``) schema with a
+    one-line prompt was routed to slow as a ~46k-token request; vLLM renders none of it (guided decoding:
+    54 prompt tokens) and LiteLLM alone serves it on fast. Routing no longer counts the schema (safe does)."""
+    schema = _schema(1000)
+    chat = {"model": "fast", "messages": [{"role": "user", "content": "Fill the form."}], "max_tokens": 200,
+            "response_format": {"type": "json_schema", "json_schema": {"name": "form", "schema": schema}}}
+    responses = {"model": "fast", "input": "Fill the form.", "max_output_tokens": 200,
+                 "text": {"format": {"type": "json_schema", "name": "form", "schema": schema}}}
+    for name in ("with", "without"):
+        assert send(stack[name], chat).status_code == 200
+        assert send(stack[name], responses, path="/v1/responses").status_code == 200
+    assert [r["max_tokens"] for r in received(stack["fast"])] == [200, 200]
+    assert [r["max_tokens"] for r in received(stack["fast"], "/v1/responses")] == [200, 200]
+    assert received(stack["slow"]) == [] and received(stack["slow"], "/v1/responses") == []
+
+
+def test_a_tenants_short_requests_never_move_its_long_prompts(stack):
+    """Found by a breaker: ten "hi" requests taught a tenant a routing factor of ~3.4 (a short prompt's
+    truth is mostly the template's fixed tokens); its next 14k-token CSV prompt, which fits 16,384 and
+    which LiteLLM alone serves on fast, was corrected to 47k tokens and routed to slow without an exact
+    count. Short prompts teach nothing now, and a corrected estimate never skips the count the raw one asks for."""
+    for _ in range(10):
+        assert send(stack["with"], {"model": "fast", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 5},
+                    key="sk-team-b").status_code == 200
+
+    def csv(rows: int) -> list[dict]:
+        lines = "\n".join(",".join(str((i * 7919 + j * 104729) % 1000003) for j in range(8)) for i in range(rows))
+        return [{"role": "user", "content": "Sum column 3:\n" + lines}]
+
+    lo, hi = 100, 1000  # the largest CSV that is at most 14,000 tokens by the backend's own count
+    while lo < hi:
+        mid = (lo + hi + 1) // 2
+        lo, hi = (mid, hi) if tokenize_count(stack["fast"], "fast-8b", csv(mid)) <= 14_000 else (lo, mid - 1)
+    body = {"model": "fast", "messages": csv(lo), "max_tokens": 100}
+    clear_backends(stack["fast"])
+    for name in ("with", "without"):
+        assert send(stack[name], body, key="sk-team-b").status_code == 200
+    assert [r["max_tokens"] for r in received(stack["fast"])] == [100, 100]
+    assert received(stack["slow"]) == []
