@@ -117,7 +117,8 @@ class Metrics:
                 ["model_group", "basis"], registry=registry,
             ),
             estimate_ratio=Histogram(
-                f"{p}_estimate_ratio", "Estimate ÷ actual prompt tokens (usage.prompt_tokens), per estimate.",
+                f"{p}_estimate_ratio", "Estimate ÷ actual prompt tokens (usage.prompt_tokens), per estimate; short prompts read low "
+                "(their count is mostly the chat template's fixed tokens).",
                 ["model_group", "estimate"], buckets=RATIO_BUCKETS, registry=registry,
             ),
             estimate_correction=Gauge(
