@@ -78,8 +78,8 @@ def _paired_and_unloaded(tp: Mapping[str, Any]) -> list[str]:
     """The paired-CPU and one-at-a-time latency phases of the throughput benchmark (absent in older runs)."""
     lines: list[str] = []
     paired, unloaded = tp.get("paired"), tp.get("unloaded")
+    per = (paired or {}).get("cpu_s_per_request") or {}
     if paired:
-        per = paired.get("cpu_s_per_request") or {}
         cpu = {arm: num(1000 * v if v is not None else None, ".2f") for arm, v in per.items()}
         lines += [f"Paired CPU: {paired['rounds']} batches in which both proxies were sent the same requests at once, "
                   "interleaved, each proxy's CPU read over that same interval, so both see the same moments of the "
@@ -90,7 +90,6 @@ def _paired_and_unloaded(tp: Mapping[str, Any]) -> list[str]:
     hooks = tp.get("hooks")
     if hooks and hooks.get("ms_per_request") is not None:
         per_hook = ", ".join(f"`{h}` {num(v.get('ms_per_call'), '.3f')} ms" for h, v in (hooks.get("hooks") or {}).items())
-        per = (paired or {}).get("cpu_s_per_request") or {}
         diff = (1000 * (per["plugin"] - per["without"]) if per.get("plugin") is not None and per.get("without") is not None
                 else None)
         lines += [f"Where the plugin's time goes: its own `kvwarm_plugin_seconds{{hook}}`, read from a third proxy (the "

@@ -122,12 +122,9 @@ def summarize_hook_times(raw: dict[str, Any]) -> dict[str, Any]:
     """Per hook of :data:`HOOKS`: calls and mean milliseconds per call over the phase; and the plugin's
     milliseconds per request, all hooks together (pure)."""
     before, after, requests = raw.get("before") or {}, raw.get("after") or {}, raw.get("requests") or 0
-    hooks: dict[str, dict[str, float | None]] = {}
-    total = 0.0
-    for hook in HOOKS:
-        seconds = after.get(hook, (0.0, 0.0))[0] - before.get(hook, (0.0, 0.0))[0]
-        calls = after.get(hook, (0.0, 0.0))[1] - before.get(hook, (0.0, 0.0))[1]
-        hooks[hook] = {"calls": calls, "ms_per_call": 1000 * seconds / calls if calls else None}
-        total += seconds
+    none = (0.0, 0.0)
+    spent = {hook: [a - b for a, b in zip(after.get(hook, none), before.get(hook, none))] for hook in HOOKS}  # seconds, calls
+    hooks = {hook: {"calls": calls, "ms_per_call": 1000 * seconds / calls if calls else None} for hook, (seconds, calls) in spent.items()}
+    total = sum(seconds for seconds, _ in spent.values())
     return {"requests": requests, "errors": raw.get("errors", 0), "hooks": hooks,
             "ms_per_request": 1000 * total / requests if requests else None}
