@@ -60,11 +60,23 @@ def strip_client_keys(data: dict) -> int:
     removed = 0
     for field in METADATA_FIELDS:
         meta = data.get(field)
-        if isinstance(meta, dict):
+        if isinstance(meta, dict) and meta and _may_hold_prefix(meta):
             for key in [k for k in meta if isinstance(k, str) and k.startswith(PREFIX)]:
                 del meta[key]
                 removed += 1
     return removed
+
+
+def _may_hold_prefix(meta: dict) -> bool:
+    # LiteLLM's metadata holds ~50 keys by the pre-call hook; one C-level join and search instead of a
+    # Python test per key (a non-str key makes the join fail: then the per-key scan decides).
+    try:
+        return _SEARCH in "\0" + "\0".join(meta)
+    except TypeError:
+        return True
+
+
+_SEARCH = "\0" + PREFIX
 
 
 def field(obj: Any, name: str) -> Any:

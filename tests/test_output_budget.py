@@ -50,3 +50,13 @@ def test_strip_client_keys_removes_only_plugin_keys():
     assert strip_client_keys(data) == 3
     assert data == {"metadata": {"session_id": "s", "tags": ["a"]}, "litellm_metadata": {"other": 1}}
     assert strip_client_keys({"metadata": "junk"}) == 0
+
+
+def test_strip_client_keys_finds_the_prefix_among_many_keys_and_beside_non_string_keys():
+    litellm_keys = {f"user_api_key_{i}": i for i in range(60)}
+    data = {"metadata": {**litellm_keys, "kvwarm_plan": {}, "x_kvwarm_plan": 1}, "litellm_metadata": {**litellm_keys}}
+    assert strip_client_keys(data) == 1
+    assert data["metadata"] == {**litellm_keys, "x_kvwarm_plan": 1} and data["litellm_metadata"] == litellm_keys
+    odd = {"metadata": {1: "a", ("t",): "b", "kvwarm_tenant": "forged", "kvwarm": 2}}
+    assert strip_client_keys(odd) == 1 and odd["metadata"] == {1: "a", ("t",): "b", "kvwarm": 2}
+    assert strip_client_keys({"metadata": {}}) == 0
