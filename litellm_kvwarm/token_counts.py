@@ -52,6 +52,7 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
     use_messages = call_kind == "chat" or (call_kind is None and "messages" in payload)
     if use_messages:
         raw = payload.get("messages")
+        raw = [raw] if isinstance(raw, Mapping) else raw  # a lone message sent as a dict: one message, not nothing
         plain = _plain_contents(raw)
         if plain is not None:
             parts, chars = plain
@@ -89,6 +90,7 @@ def standard_role(role: object) -> bool:
 
 
 _ROLE = methodcaller("get", "role", "user")
+_ROLE_KEY = itemgetter("role")
 
 
 def _odd_roles(messages: list) -> bool:
@@ -105,7 +107,7 @@ def _odd_roles(messages: list) -> bool:
 def _plain_contents(messages: object) -> tuple[list[str], int] | None:
     """Fast path (C-level ``map``/``join``, no per-message Python code): the message text
     joined into one part, and its length, when every message is a dict of exactly two keys
-    (the role and a string ``content``), the common case; else ``None`` and the general
+    (``role`` and a string ``content``), the common case; else ``None`` and the general
     path runs."""
     if type(messages) is not list:
         return None
@@ -113,6 +115,7 @@ def _plain_contents(messages: object) -> tuple[list[str], int] | None:
         if sum(map(len, messages)) != 2 * len(messages):
             return None
         text = "".join(map(_CONTENT, messages))  # TypeError unless every content is a str
+        set(map(_ROLE_KEY, messages))  # KeyError when the second key is not the role (a ``name``: not dropped)
     except (KeyError, TypeError, IndexError):
         return None
     return [text], len(text)

@@ -6,20 +6,29 @@ of :mod:`litellm_kvwarm.token_estimators` (fitted on chat templates) apply uncha
 * **Anthropic Messages** (``/v1/messages``, LiteLLM call type ``anthropic_messages``): ``system``
   (a string or text blocks) is one more message; each of ``messages`` is one message whose
   ``content`` (a string or blocks: :mod:`litellm_kvwarm.token_blocks`) is counted block by block;
-  ``tools`` (``name``, ``description``, ``input_schema``) by their JSON text. LiteLLM's bridge to
+  ``tools`` by the JSON text of the chat function LiteLLM makes of them (``input_schema`` →
+  ``parameters``; server tools without one as sent; ``cache_control`` never). LiteLLM's bridge to
   ``/v1/chat/completions`` (``LiteLLMMessagesToCompletionTransformationHandler``, 1.108) turns
-  each ``tool_result`` block into a ``tool`` message and ``tool_use`` blocks into ``tool_calls``:
-  each such block counts as one more message.
+  each ``tool_result`` block into a ``tool`` message (its ``tool_use_id`` counted, as chat counts
+  ``tool_call_id``) and ``tool_use`` blocks into the same message's ``tool_calls``: the messages
+  counted are the chat messages it makes (:func:`_message_count`).
+* **Tool calls** (``tool_use``, ``function_call``, ``custom_tool_call``) are counted as the templates
+  render them, ``{"name":…,"arguments":…}`` (:func:`_call_text`): the wrapper costs tokens in every
+  template, and without it 60 short tool round trips read 0.66–0.9× the truth (safe).
 * **Responses** (``/v1/responses``, call type ``aresponses``): ``instructions`` is the system
   message; ``input`` is a string (one user message) or items: ``message`` items (``content`` a
   string or ``input_text``/``output_text``/``input_image`` parts), ``function_call`` (``name`` and
-  ``arguments``), ``function_call_output`` (``output``), ``reasoning`` (``summary`` and
+  ``arguments``), ``custom_tool_call`` (its ``input`` as LiteLLM sends it, ``{"content": input}``),
+  ``function_call_output`` (``call_id`` and ``output``: text or parts, else its JSON text, as LiteLLM
+  sends a dict), ``reasoning`` (``summary`` and
   ``content`` text; ``encrypted_content`` counts nothing), ``item_reference`` nothing (it names an
   item the server holds; the request is server state, :attr:`~.view.PreCallView.server_state`),
   any other item (``computer_call_output``, ``web_search_call``, ...) as an unknown block of
   :mod:`~litellm_kvwarm.token_blocks` without its ids: its key names and leaves, media inside it
   (a screenshot's ``image_url``) priced as media, never as base64 text. Each item is one message
-  (vLLM 0.32 ``serving_responses`` renders each as a chat message). ``tools`` by their JSON text;
+  (vLLM 0.32 ``serving_responses`` renders each as a chat message); a lone item sent as a dict is
+  one item. ``tools`` by the JSON text of their chat shape (function and custom tools as chat functions,
+  a custom tool with the ``{"content": string}`` schema LiteLLM gives it; built-ins as sent);
   a ``text.format`` schema (structured output) by its JSON text, like chat's ``response_format``, in
   the safe estimate only (:attr:`~litellm_kvwarm.request_counts.RequestCounts.format_parts`).
 
@@ -36,14 +45,75 @@ from .token_blocks import Collected, collect_blocks, collect_unknown
 
 __all__ = ["AGENT_COUNTERS", "count_anthropic_messages", "count_responses"]
 
-_SPLIT_BLOCKS = frozenset({"tool_result", "tool_use"})
+_TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 #: Responses item keys that are identifiers or state, never rendered into the prompt.
 _ITEM_NOISE = frozenset({"id", "call_id", "status", "type", "encrypted_content", "role"})
 
 
-def _is_split(kind: object) -> bool:
-    """A block LiteLLM's bridge turns into a message of its own (a list or dict type is not one)."""
-    return isinstance(kind, str) and kind in _SPLIT_BLOCKS
+def _as_list(raw: object) -> list | tuple:
+    """``messages`` / ``input`` as a list: a lone message (a dict) is one message, not nothing."""
+    return raw if isinstance(raw, list) else [raw] if isinstance(raw, Mapping) else ()
+
+
+def _call_text(name: object, arguments: str) -> str:
+    """A tool call as the chat templates render it (``{"name": ..., "arguments": ...}``, Qwen/Hermes):
+    the name and arguments with the wrapper text each call costs in every template."""
+    name = name if isinstance(name, str) else "" if name is None else _json_text(name)
+    return '{"name":' + _json_text(name) + ',"arguments":' + arguments + "}"
+
+
+def _is_parts(output: object) -> bool:
+    """Whether a tool output is text or content parts (each a string or a block with a string ``type``)."""
+    if isinstance(output, str) or output is None:
+        return True
+    if isinstance(output, Mapping):
+        return isinstance(output.get("type"), str)
+    return isinstance(output, list) and all(
+        isinstance(p, str) or (isinstance(p, Mapping) and isinstance(p.get("type"), str)) for p in output)
+
+
+def _anthropic_tool(tool: Mapping) -> Mapping:
+    """An Anthropic tool as LiteLLM's bridge sends it: a chat function (``input_schema`` → ``parameters``)."""
+    if "input_schema" not in tool:  # a server tool (computer use, bash, text editor): as sent
+        return {k: v for k, v in tool.items() if k != "cache_control"}
+    function = {k: v for k, v in tool.items() if k not in ("input_schema", "cache_control", "type")}
+    function["parameters"] = tool["input_schema"]
+    return {"type": "function", "function": function}
+
+
+def _responses_tool(tool: Mapping) -> Mapping:
+    """A Responses tool as the chat request renders it: a ``function`` or ``custom`` tool as a chat
+    function (LiteLLM gives a custom tool a ``{"content": string}`` schema and its format in the
+    description); built-in tools (web search, computer use, ...) as sent."""
+    kind = tool.get("type")
+    if kind == "function":
+        return {"type": "function", "function": {k: v for k, v in tool.items() if k != "type"}}
+    if kind != "custom":
+        return tool
+    name, fmt = tool.get("name"), tool.get("format")
+    description = tool.get("description") if isinstance(tool.get("description"), str) else ""
+    if isinstance(fmt, Mapping) and fmt.get("definition"):
+        description += f"\n\nFormat:\n```{fmt.get('syntax') or ''}\n{fmt.get('definition')}\n```"
+    schema = {"type": "object", "properties": {"content": {"type": "string",
+              "description": f"The {name} content following the specified format"}}, "required": ["content"]}
+    return {"type": "function", "function": {"name": name, "description": description, "parameters": schema}}
+
+
+def _chat_tools(tools: object, convert: Callable[[Mapping], Mapping]) -> object:
+    """``tools`` in the chat shape the calibrated weights were fitted on (anything odd: as sent)."""
+    if not isinstance(tools, list):
+        return tools
+    return [convert(t) if isinstance(t, Mapping) else t for t in tools]
+
+
+def _message_count(content: object) -> int:
+    """Chat messages LiteLLM's bridge makes of one Anthropic message: one ``tool`` message per
+    ``tool_result`` block, plus one for the rest (text, images, ``tool_use`` blocks, which become the
+    same message's ``tool_calls``) unless nothing else is left."""
+    if not isinstance(content, list):
+        return 1
+    results = sum(1 for block in content if isinstance(block, Mapping) and block.get("type") == "tool_result")
+    return results + (1 if results < len(content) or not results else 0)
 
 
 def _finish(into: Collected, messages: int, tools: object, output_format: object = None) -> RequestCounts:
@@ -69,13 +139,22 @@ def count_anthropic_messages(payload: Mapping[str, object]) -> RequestCounts:
         collect_blocks(system, into)
         messages += 1
     raw = payload.get("messages")
-    for message in raw if isinstance(raw, list) else ():
-        messages += 1
+    for message in _as_list(raw):
         content = message.get("content") if isinstance(message, Mapping) else message
+        messages += _message_count(content)
         if isinstance(content, list):
-            messages += sum(1 for block in content if isinstance(block, Mapping) and _is_split(block.get("type")))
-        collect_blocks(content, into)
-    return _finish(into, messages, payload.get("tools"))
+            for block in content:
+                kind = block.get("type") if isinstance(block, Mapping) else None
+                kind = kind if isinstance(kind, str) else None  # a list or dict sent as a type: unknown, not an error
+                if kind in _TOOL_USES:
+                    into.parts.append(_call_text(block.get("name"), _json_text(block.get("input"))))
+                    continue
+                if kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
+                    into.parts.append(block["tool_use_id"])  # the chat ``tool`` message's tool_call_id, as chat counts it
+                collect_blocks(block, into)
+        else:
+            collect_blocks(content, into)
+    return _finish(into, messages, _chat_tools(payload.get("tools"), _anthropic_tool))
 
 
 def count_responses(payload: Mapping[str, object]) -> RequestCounts:
@@ -90,14 +169,15 @@ def count_responses(payload: Mapping[str, object]) -> RequestCounts:
     if isinstance(raw, str):
         into.parts.append(raw)
         messages += 1
-    elif isinstance(raw, list):
-        for item in raw:
+    elif isinstance(raw, (list, Mapping)):
+        for item in _as_list(raw):
             if isinstance(item, Mapping) and item.get("type") == "item_reference":
                 continue  # a reference to an item the server holds: it renders nothing here (~0 tokens)
             messages += 1
             _item(item, into)
     text = payload.get("text")
-    return _finish(into, messages, payload.get("tools"), text.get("format") if isinstance(text, Mapping) else None)
+    return _finish(into, messages, _chat_tools(payload.get("tools"), _responses_tool),
+                   text.get("format") if isinstance(text, Mapping) else None)
 
 
 def _item(item: object, into: Collected) -> None:
@@ -107,11 +187,19 @@ def _item(item: object, into: Collected) -> None:
     kind = item.get("type")
     if kind in (None, "message"):
         collect_blocks(item.get("content"), into)
-    elif kind == "function_call" or kind == "custom_tool_call":
-        into.text(item.get("name"))
-        into.text(item.get("arguments") if kind == "function_call" else item.get("input"))
+    elif kind == "function_call":
+        arguments = item.get("arguments")
+        into.parts.append(_call_text(item.get("name"), arguments if isinstance(arguments, str) else _json_text(arguments)))
+    elif kind == "custom_tool_call":  # LiteLLM sends the free-form input as {"content": input}
+        into.parts.append(_call_text(item.get("name"), _json_text({"content": item.get("input")})))
     elif kind in ("function_call_output", "custom_tool_call_output"):
-        collect_blocks(item.get("output"), into)
+        if isinstance(item.get("call_id"), str):
+            into.parts.append(item["call_id"])  # the chat ``tool`` message's tool_call_id, as chat counts it
+        output = item.get("output")
+        if _is_parts(output):
+            collect_blocks(output, into)
+        else:  # a dict or a list of plain values: LiteLLM sends its JSON text
+            into.text(output)
     elif kind == "reasoning":
         collect_blocks(item.get("summary"), into)
         collect_blocks(item.get("content"), into)

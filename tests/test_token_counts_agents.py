@@ -88,16 +88,16 @@ def responses_body(tool_output: str) -> dict:
 
 def test_messages_body_counts_system_blocks_tools_and_tool_results():
     counts = count_request(messages_body(CODE), call_kind="messages")
-    assert CODE in counts.text and "You are a coding agent." in counts.text and "input_schema" in counts.text
+    assert CODE in counts.text and "You are a coding agent." in counts.text and '"parameters":{"type":"object"}' in counts.text
     assert "never counted" not in counts.text
-    # system + 3 messages + the tool_use and tool_result blocks LiteLLM's bridge turns into their own messages
-    assert (counts.messages, counts.tools) == (6, 1)
+    # the chat messages LiteLLM's bridge makes: system, user, assistant (tool_use → its tool_calls), tool
+    assert (counts.messages, counts.tools) == (4, 1)
 
 
 def test_responses_body_counts_items_and_skips_encrypted_reasoning():
     counts = count_request(responses_body(CODE), call_kind="responses")
     assert CODE in counts.text and "Read it." in counts.text and '{"path": "a.py"}' in counts.text
-    assert "ZZZZ" not in counts.text and "rs_1" not in counts.text and "c1" not in counts.text
+    assert "ZZZZ" not in counts.text and "rs_1" not in counts.text and "fc_1" not in counts.text
     assert (counts.messages, counts.tools) == (5, 1)
     assert count_request({"input": "hello", "instructions": "be brief"}, call_kind="responses").text == "be briefhello"
 
