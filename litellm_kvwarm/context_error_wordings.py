@@ -29,8 +29,14 @@ vLLM (and servers that reuse its text)
     tokens": vLLM 0.10–0.17 (also seen from hosted vLLM gateways in 2026). L = W − C
     (INPUT_BUDGET); P == L + 1 means vLLM truncated the tokenization, so P is LOWER_BOUND.
   * ``vllm-request-has`` — "maximum context length is X tokens. However, your request has P
-    input tokens": vLLM 0.10–0.15. For ``/v1/completions`` on 0.11–0.15 X is W − max_tokens,
-    for chat it is W: reported as ``window`` with certainty LOWER_BOUND (the window is ≥ X).
+    input tokens" (also "P tokens"; "This maximum context length is X", 0.10 renderer): vLLM
+    0.10–0.15. For ``/v1/completions`` on 0.11–0.15 X is W − max_tokens, for chat it is W: reported
+    as ``window`` with certainty LOWER_BOUND (the window is ≥ X). The kind is UNKNOWN: with X =
+    W − max_tokens the prompt may fit alone (issue vllm-project/vllm#33418: "maximum context length
+    is 3 tokens. However, your request has 8 input tokens" for 2045 max_tokens in a 2048 window), so
+    it is not a prompt-alone refusal. ``vllm-request-has-plus`` — "... your request has P input
+    tokens plus C 'max_tokens'. Please reduce one or the other." (the fix proposed in PR #33425,
+    2026-01): X is W there, and the kind follows the numbers.
   * ``vllm-max-tokens-over-window`` — "max_tokens=C cannot be greater than max_model_len=W"
     (0.32+), and ``vllm-max-tokens-over-window-old`` "max_tokens=Ccannot be greater than
     max_model_len=max_total_tokens=W" (0.18–0.31 and main before PR #40324, 2026-04); the
@@ -42,7 +48,10 @@ vLLM (and servers that reuse its text)
     reported in ``output_tokens`` as printed.
   * ``vllm-decoder-prompt`` — "The decoder prompt (length P) is longer than the maximum model
     length of W" (also "encoder prompt"): vLLM V1 engine (~0.7–0.10, ``_validate_model_input``,
-    multimodal and encoder-decoder models).
+    multimodal and encoder-decoder models); "The decoder prompt (length P) plus the number of
+    requested output tokens (at least 1) is longer than (or "exceeds") the maximum model length of
+    W" (``input_processor._validate_prompt_len``, 0.11+: P == W, a prompt that fills the window
+    leaves no room for any output, so PROMPT_OVER_WINDOW).
   * ``vllm-prompt-length-of`` — "Prompt length of P is longer than the maximum model length of W"
     (and "input is longer than the maximum model length of W", no prompt count): vLLM 0.6–0.7.
   * ``vllm-v0-too-long-to-fit`` — "The prompt (total length P) is too long to fit into the model
@@ -84,7 +93,9 @@ OpenAI and OpenAI-compatible
   * ``openai-max-output`` — "max_tokens is too large: C. This model supports at most L
     completion tokens": L is OUTPUT_LIMIT.
   * ``openai-embeddings-request`` — "Requested P tokens, max L tokens per request": embeddings
-    batch limit (REQUEST_LIMIT).
+    batch limit (REQUEST_LIMIT); ``voyage-batch`` "Request to model 'voyage-3' failed. The max allowed
+    tokens per submitted batch is L. Your batch has P tokens after truncation." (Voyage embeddings,
+    2024–2026: the sum over the batch, REQUEST_LIMIT).
   * ``openrouter`` — "This endpoint's maximum context length is W tokens. However, you
     requested about T tokens (P of text input, C in the output)": P, T APPROXIMATE.
   * ``sglang-requested-total`` — "Requested token count exceeds the model's maximum context
@@ -104,7 +115,9 @@ OpenAI and OpenAI-compatible
     maximum value for `max_tokens` is less than the `context_window` for this model" (Groq 2025),
     "max_tokens must be less than or equal to L" (DeepSeek and gateways, 2025–2026), "max_tokens:
     Input should be less than or equal to L" (pydantic validation of Anthropic-compatible servers),
-    "max_tokens must be at most L".
+    "max_tokens must be at most L", "Value error, max_tokens must be smaller than or equal to L"
+    (Azure AI serverless), "'max_tokens' : must be less than or equal to L", "max_tokens (current
+    value: C) must be between 0 and L" (a gateway's INVALID_REQUEST_BODY, 2025).
   * ``groq-requested`` — "Please reduce the length of the messages or completion. Requested T
     tokens, max W tokens" (Groq, code ``context_length_exceeded``; without the numbers it is a
     ``generic`` match): T what the request needs (prompt + max_tokens, ``total_tokens``), W the
@@ -212,8 +225,12 @@ Other servers
     prompt length is L but the request contains P tokens" (INPUT_LIMIT); ``deepinfra-input-length``
     "Requested input length P exceeds maximum input length L" (DeepInfra, also via OpenRouter's
     ``metadata.raw``; INPUT_LIMIT, e.g. 32767 for a 32768 window);
-    ``generic-max-input-length`` "maximum input length is L tokens" and "Input too long: P
-    input tokens, limit is L" (INPUT_LIMIT).
+    ``generic-max-input-length`` "maximum input length (or prompt length) is L tokens" and "Input too
+    long: P input tokens, limit is L" (INPUT_LIMIT); ``vllm-max-prompt-length`` "This model's maximum
+    prompt length is L tokens. However, your request has P prompt tokens" (vLLM plugins that add a
+    ``max_prompt_length`` below the window: INPUT_LIMIT); ``max-prompt-tokens`` "number of input tokens
+    (P) has exceeded max_prompt_tokens (L) limit" (a hosted API seen 2026-05, NovelForge #136;
+    INPUT_LIMIT).
   * ``cerebras`` "Current length is T while limit is W" and ``moonshot`` "exceeded model token
     limit: W (requested: T)" and "total message size T exceeds limit W" (Kimi For Coding,
     2025–2026, the same numbers): T is what was requested, prompt + max_tokens (``total_tokens``);
@@ -224,12 +241,15 @@ Other servers
     has P tokens, but the configured context size is W tokens" (DS4 server, pi issue #6262,
     2026); ``cohere-excess`` "too many tokens: size limit exceeded by N tokens" (Cohere v1 chat,
     N an excess as for Ollama); ``openai-context-window`` "Your input exceeds the context window of
-    W tokens" (OpenAI Responses/Azure with the number, 2025–2026); ``fireworks`` "prompt is too long: P, model maximum context
+    W tokens" (OpenAI Responses/Azure with the number, 2025–2026); ``fireworks`` "prompt is too long: P[ tokens], model maximum context
     length: W"; ``cohere`` "total number of tokens in the prompt cannot exceed W - received P";
     ``cohere-max-tokens`` "too many tokens: max tokens must be less than or equal to L, the maximum
     output for this model - received C" (Cohere's output cap under its "too many tokens:" prefix:
     OUTPUT_LIMIT, never a context overflow);
-    ``rkllama`` "Prompt is P tokens but the model context window is W tokens";
+    ``rkllama`` "Prompt is P tokens but the model context window is W tokens"; ``gpt4all`` "ERROR: The
+    prompt size exceeds the context window size and cannot be processed. GPT-J ERROR: The prompt is P
+    tokens and the context window is W!" (GPT4All backend, printed without spaces around the numbers
+    in 2023 builds: "is2614tokens", zylon-ai/private-gpt #839);
     ``max-seq-len`` "length of prompt_tokens (P) must be less than max_seq_len (W)";
     ``textgen-truncated`` "Context length: W, max_new_tokens: C, available context length: L"
     (INPUT_BUDGET); ``candle-vllm`` "Requested max tokens C larger than available tokens L
@@ -240,7 +260,8 @@ Other servers
     context length", "too many tokens", LiteLLM's own "ContextWindowExceededError", z.ai
     "Prompt too long" / "Prompt exceeds max length", Kimi "Input token length too long", Gemini
     "Your input context is too long", Copilot's code ``model_max_prompt_tokens_exceeded``, Z.ai
-    "tokens in request more than max tokens allowed", Perplexity "The total length of all messages is too
+    "tokens in request more than max tokens allowed", Salesforce Einstein "Request input tokens exceed model
+    token limit. Reduce the input size." (2026), Perplexity "The total length of all messages is too
     long." (type ``too_many_prompt_tokens``), …); a bare
     "maximum context length is W tokens", "exceeds the model's maximum context length of W tokens" or
     "exceeds (exceeded) maximum context length (W)" keeps W.
@@ -321,9 +342,12 @@ ROWS: tuple[Row, ...] = (
         r"(?P<limit>{n}) tokens)?",
         {"window": W, "output": C, "prompt": P, "limit": L}, limit_meaning=M.INPUT_BUDGET,
         refine=refine_truncated_prompt),
+    Row("vllm-request-has-plus",
+        MCL + HOWEVER + r"your request has (?P<prompt>{n}) (?:input )?tokens plus (?P<output>{n}) '?max_tokens",
+        {"window": W, "prompt": P, "output": C}),
     Row("vllm-request-has",
-        MCL + HOWEVER + r"your request has (?P<prompt>{n}) input tokens",
-        {"window": ("window", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
+        MCL + HOWEVER + r"your request has (?P<prompt>{n}) (?:input )?tokens",
+        {"window": ("window", LB), "prompt": P}, K.UNKNOWN),
     Row("vllm-max-tokens-over-window-old",
         r"max_(?:output_|completion_)?tokens=(?P<output>{n}) ?cannot be greater than max_model_len=max_total_tokens=(?P<window>{n})",
         {"window": W, "output": C}, K.OUTPUT_OVER_WINDOW),
@@ -337,8 +361,8 @@ ROWS: tuple[Row, ...] = (
         r"engine prompt length (?P<prompt>{n}) exceeds the max_model_len (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-decoder-prompt",
-        r"(?:decoder |encoder )?prompt \(length (?P<prompt>{n})\) is longer than the maximum model length of "
-        r"(?P<window>{n})",
+        r"(?:decoder |encoder )?prompt \(length (?P<prompt>{n})\)(?: plus the number of requested output tokens "
+        r"\(at least {n}\))? (?:is longer than|exceeds) the maximum model length of (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-prompt-length-of",
         r"(?:Prompt length of (?P<prompt>{n}) |(?:input|(?:decoder |encoder )?prompt) )is longer than the maximum model "
@@ -400,13 +424,16 @@ ROWS: tuple[Row, ...] = (
     Row("openai-embeddings-request",
         r"Requested (?P<prompt>{n}) tokens, max (?P<limit>{n}) tokens per request",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.REQUEST_LIMIT),
+    Row("voyage-batch",
+        r"max allowed tokens per submitted batch is (?P<limit>{n})\.? Your batch has (?P<prompt>{n}) tokens",
+        {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.REQUEST_LIMIT),
     Row("groq-requested",
         r"Requested (?P<total>{n}) tokens?,? max(?:imum)? (?P<window>{n}) tokens?\b(?! per\b)",
         {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("max-tokens-cap",
-        r"max_(?:completion_|output_)?tokens(?: for (?:model )?.{1,120}?)?:? (?:Input )?(?:must|should) be "
-        r"(?:less than or equal to|at most) (?P<limit>{n})",
-        {"limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+        r"max_(?:completion_|output_)?tokens(?: for (?:model )?.{1,120}?| ?\(current value: (?P<output>{n})\))? ?:? "
+        r"(?:Input )?(?:must|should) be (?:(?:less|smaller) than or equal to|at most|between -?{n} and) (?P<limit>{n})",
+        {"limit": L, "output": C}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("sambanova",
         r"maximum context length of .{1,200}? is (?P<window>{n})(?: tokens)?" + HOWEVER + r"answering your request will "
         r"take (?P<total>{n}) tokens",
@@ -565,6 +592,13 @@ ROWS: tuple[Row, ...] = (
     Row("xai",
         r"maximum prompt length is (?P<limit>{n})(?: tokens)?\.?,? but the request contains (?P<prompt>{n}) tokens",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("vllm-max-prompt-length",
+        r"maximum prompt length is (?P<limit>{n}) tokens?" + HOWEVER + r"your request has (?P<prompt>{n}) "
+        r"(?:prompt |input )?tokens",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("max-prompt-tokens",
+        r"number of input tokens \((?P<prompt>{n})\) (?:has )?exceeded (?:the )?max_prompt_tokens \((?P<limit>{n})\)",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("deepinfra-input-length",
         r"Requested input length (?P<prompt>{n}) exceeds maximum input length (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
@@ -572,7 +606,7 @@ ROWS: tuple[Row, ...] = (
         r"Input too long: (?P<prompt>{n}) input tokens, limit is (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("generic-max-input-length",
-        r"maximum input length is (?P<limit>{n}) tokens",
+        r"maximum (?:input|prompt) length is (?P<limit>{n}) tokens",
         {"limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("cerebras",
         r"Current length is (?P<total>{n}) while limit is (?P<window>{n})",
@@ -600,7 +634,7 @@ ROWS: tuple[Row, ...] = (
         r"exceeds the context window of (?P<window>{n})",
         {"window": W}, K.PROMPT_OVER_WINDOW),
     Row("fireworks",
-        r"prompt is too long: (?P<prompt>{n}), model maximum context length: (?P<window>{n})",
+        r"prompt is too long: (?P<prompt>{n})(?: tokens?)?, model maximum context length: (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("cohere-max-tokens",
         r"max tokens must be less than or equal to (?P<limit>{n}),? the maximum output for this model"
@@ -608,6 +642,9 @@ ROWS: tuple[Row, ...] = (
         {"limit": L, "output": C}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("cohere",
         r"total number of tokens in the prompt cannot exceed (?P<window>{n}) - received (?P<prompt>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("gpt4all",
+        r"prompt is (?P<prompt>{n}) tokens and the context window is (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("rkllama",
         r"Prompt is (?P<prompt>{n}) tokens but the model context window is (?P<window>{n}) tokens",
@@ -648,7 +685,8 @@ ROWS: tuple[Row, ...] = (
         r"model'?s maximum context (?:length|limit)|ContextWindowExceededError|prompt too long|"
         r"prompt exceeds max(?:imum)? length|input token length (?:is )?too long|input context is too long|"
         r"max_prompt_tokens_exceeded|exceeds the maximum number of tokens|tokens in request more than max tokens|"
-        r"too_many_prompt_tokens|total length of all messages is too long",
+        r"too_many_prompt_tokens|total length of all messages is too long|"
+        r"input tokens? exceeds? (?:the )?model'?s? token limit",
         {}, K.UNKNOWN),
 )
 

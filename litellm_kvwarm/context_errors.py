@@ -23,7 +23,8 @@ How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with
    token count is an integer, so 1-3 digits followed by ``.ddd`` groups are thousands, except one
    ``.ddd`` group where TensorRT-LLM prints ``prompt_len / cp_size`` as a Python float ("sum of
    prompt length (256.125)", "splited_prompt_len (256.125)"; also ``(9351.0)``): the fraction is
-   dropped.
+   dropped. A count with a magnitude suffix ("128k", "128K tokens", "1.2M") is rounded, so it is
+   never read (not even its digits): such a text parses with no numbers.
    Wrappers (LiteLLM prefixes, JSON bodies, Python reprs, trailing ``None``) need no
    unwrapping: rows are searched anywhere in the text.
 2. :data:`NEGATIVES` (known look-alikes: rate limits, TPM, quota, budget, auth, content

@@ -148,7 +148,7 @@ WORDINGS = [
      {"window": Number(4096), "prompt_tokens": Number(100), "output_tokens": Number(5000)}),
     ("400 This model's maximum context length is 65536 tokens. However, your request has 93196 input tokens. "
      "Please reduce the length of the input messages. (parameter=input_tokens, value=93196)", "vllm-request-has",
-     K.PROMPT_OVER_WINDOW, {"window": Number(65536, LB), "prompt_tokens": Number(93196)}),
+     K.UNKNOWN, {"window": Number(65536, LB), "prompt_tokens": Number(93196)}),
     ("The decoder prompt (length 5000) is longer than the maximum model length of 4096. Make sure that "
      "`max_model_len` is no smaller than the number of text tokens plus multimodal tokens.", "vllm-decoder-prompt",
      K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(5000)}),
