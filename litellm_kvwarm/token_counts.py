@@ -11,7 +11,7 @@ The estimators (:mod:`litellm_kvwarm.token_estimators`) turn a :class:`RequestCo
 from __future__ import annotations
 
 from collections.abc import Mapping
-from operator import itemgetter, methodcaller
+from operator import itemgetter
 
 from .deep_json import lenient_json_text as _json_text
 from .request_counts import RequestCounts
@@ -55,9 +55,8 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
         raw = [raw] if isinstance(raw, Mapping) else raw  # a lone message sent as a dict: one message, not nothing
         plain = _plain_contents(raw)
         if plain is not None:
-            parts, chars = plain
+            parts, chars, odd_roles = plain
             messages, other, images, media = len(raw), 0, (), ()  # type: ignore[arg-type]
-            odd_roles = _odd_roles(raw)  # type: ignore[arg-type]
         else:
             collected = Collected()
             messages, odd_roles = _collect_messages(raw, collected)
@@ -89,36 +88,25 @@ def standard_role(role: object) -> bool:
     return isinstance(role, str) and role in _STANDARD_ROLES
 
 
-_ROLE = methodcaller("get", "role", "user")
 _ROLE_KEY = itemgetter("role")
 
 
-def _odd_roles(messages: list) -> bool:
-    """Whether some message of a fast-path list (every item a two-key dict) has a role other than
-    :data:`_STANDARD_ROLES` (a message without one counts as standard); the roles are gathered at C
-    speed (a 100k-token conversation of 257 messages: one ``set``, not 257 Python calls)."""
-    try:
-        roles = set(map(_ROLE, messages))
-    except TypeError:  # an unhashable role (a list or dict sent as one)
-        return True
-    return not roles <= _STANDARD_ROLES
-
-
-def _plain_contents(messages: object) -> tuple[list[str], int] | None:
-    """Fast path (C-level ``map``/``join``, no per-message Python code): the message text
-    joined into one part, and its length, when every message is a dict of exactly two keys
-    (``role`` and a string ``content``), the common case; else ``None`` and the general
-    path runs."""
+def _plain_contents(messages: object) -> tuple[list[str], int, bool] | None:
+    """Fast path (C-level ``map``/``join``/``set``, no per-message Python code): the message text
+    joined into one part, its length, and whether a role is outside :data:`_STANDARD_ROLES`, when
+    every message is a dict of exactly two keys (``role``, hashable, and a string ``content``), the
+    common case; else ``None`` and the general path runs (a 100k-token conversation of 257
+    messages: one ``join`` and one ``set``, not 257 Python calls)."""
     if type(messages) is not list:
         return None
     try:
         if sum(map(len, messages)) != 2 * len(messages):
             return None
         text = "".join(map(_CONTENT, messages))  # TypeError unless every content is a str
-        set(map(_ROLE_KEY, messages))  # KeyError when the second key is not the role (a ``name``: not dropped)
-    except (KeyError, TypeError, IndexError):
+        roles = set(map(_ROLE_KEY, messages))  # KeyError when the second key is not the role (a ``name``: not dropped)
+    except (KeyError, TypeError, IndexError):  # TypeError on an unhashable role (a list or dict sent as one)
         return None
-    return [text], len(text)
+    return [text], len(text), not roles <= _STANDARD_ROLES
 
 
 def _collect_messages(messages: object, into: Collected) -> tuple[int, bool]:
