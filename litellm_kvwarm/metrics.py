@@ -25,6 +25,10 @@ from urllib.parse import urlsplit
 
 from prometheus_client import REGISTRY, CollectorRegistry, Counter, Gauge, Histogram
 
+from .metric_children import RememberedCounter as _Counter
+from .metric_children import RememberedGauge as _Gauge
+from .metric_children import RememberedHistogram as _Histogram
+
 PREFIX = "kvwarm"
 
 #: estimate ÷ actual prompt tokens: 1.0 is exact; the safe estimate should sit above 1,
@@ -98,127 +102,127 @@ class Metrics:
     def create(cls, registry: CollectorRegistry = REGISTRY) -> Metrics:
         p = PREFIX
         return cls(
-            route_decisions=Counter(
+            route_decisions=_Counter(
                 f"{p}_route_decisions", "Routing decisions by kind (see ROUTE_KINDS), source and target group.",
                 ["kind", "source", "target"], registry=registry,
             ),
-            warms=Counter(
+            warms=_Counter(
                 f"{p}_warms", "Warm candidates by outcome (fired, skipped_*, succeeded, failed, timed_out) and trigger "
                 "(ahead: the request crossed the threshold; reply: the source's finished reply appended; decode: the "
                 "reply so far, while it streams; jump: the session's largest growth step would overflow the window).",
                 ["outcome", "target", "trigger"], registry=registry,
             ),
-            warm_seconds=Histogram(
+            warm_seconds=_Histogram(
                 f"{p}_warm_duration_seconds", "Wall time of finished warms, seconds.", ["target"],
                 buckets=WARM_SECONDS_BUCKETS, registry=registry,
             ),
-            output_clamps=Counter(
+            output_clamps=_Counter(
                 f"{p}_output_clamps", "max_tokens lowered, by model group and what the clamp rested on.",
                 ["model_group", "basis"], registry=registry,
             ),
-            estimate_ratio=Histogram(
+            estimate_ratio=_Histogram(
                 f"{p}_estimate_ratio", "Estimate ÷ actual prompt tokens (usage.prompt_tokens), per estimate; short prompts read low "
                 "(their count is mostly the chat template's fixed tokens).",
                 ["model_group", "estimate"], buckets=RATIO_BUCKETS, registry=registry,
             ),
-            estimate_correction=Gauge(
+            estimate_correction=_Gauge(
                 f"{p}_estimate_correction", "Factor applied to a group's estimates, learned from its usage.prompt_tokens.",
                 ["model_group", "estimate"], registry=registry, multiprocess_mode="max",
             ),
-            prompt_tokens=Counter(
+            prompt_tokens=_Counter(
                 f"{p}_prompt_tokens", "Prompt tokens served (usage.prompt_tokens), by group and request kind.",
                 ["model_group", "request_kind"], registry=registry,
             ),
-            cached_prompt_tokens=Counter(
+            cached_prompt_tokens=_Counter(
                 f"{p}_cached_prompt_tokens",
                 "Prompt tokens served from the backend's prefix cache (usage.prompt_tokens_details.cached_tokens).",
                 ["model_group", "request_kind"], registry=registry,
             ),
-            window=Gauge(
+            window=_Gauge(
                 f"{p}_discovered_window_tokens", "Context window (max_model_len) discovered per deployment, tokens.",
                 ["deployment"], registry=registry, multiprocess_mode="max",
             ),
-            discovery_errors=Counter(
+            discovery_errors=_Counter(
                 f"{p}_discovery_errors", "Failed backend lookups per deployment and error (window discovery: timeout, "
                 "connect_error, unauthorized, http_<status>, invalid_json, no_window, ...; /tokenize: tokenize_*; "
                 "metrics scrape: scrape_*).",
                 ["deployment", "error"], registry=registry,
             ),
-            plugin_seconds=Histogram(
+            plugin_seconds=_Histogram(
                 f"{p}_plugin_seconds", "Time spent in the plugin's hooks per call, seconds (hook: pre_call, deployment, success, failure).", ["hook"],
                 buckets=PLUGIN_SECONDS_BUCKETS, registry=registry,
             ),
-            cooldown_fallbacks=Counter(
+            cooldown_fallbacks=_Counter(
                 f"{p}_cooldown_store_fallbacks", "Times the Redis cooldown store failed and memory took over.",
                 ["error"], registry=registry,
             ),
-            backend_prefix_cache_queries=Gauge(
+            backend_prefix_cache_queries=_Gauge(
                 f"{p}_backend_prefix_cache_queries", "vllm:prefix_cache_queries_total scraped from each backend (tokens).",
                 ["deployment"], registry=registry, multiprocess_mode="max",
             ),
-            backend_prefix_cache_hits=Gauge(
+            backend_prefix_cache_hits=_Gauge(
                 f"{p}_backend_prefix_cache_hits", "vllm:prefix_cache_hits_total scraped from each backend (tokens).",
                 ["deployment"], registry=registry, multiprocess_mode="max",
             ),
-            backend_prefix_cache_hit_ratio=Gauge(
+            backend_prefix_cache_hit_ratio=_Gauge(
                 f"{p}_backend_prefix_cache_hit_ratio", "Backend's lifetime prefix-cache hit ratio (hits ÷ queries).",
                 ["deployment"], registry=registry, multiprocess_mode="max",
             ),
-            warm_queue_depth=Gauge(
+            warm_queue_depth=_Gauge(
                 f"{p}_warm_queue_depth", "Warms waiting for a free slot (bounded by KVWARM_WARM_QUEUE_SIZE).",
                 registry=registry, multiprocess_mode="sum",
             ),
-            warm_queue_drops=Counter(
+            warm_queue_drops=_Counter(
                 f"{p}_warm_queue_drops", "Queued warms dropped before they were sent, by reason (stale: a newer state "
                 "of the same session replaced it; full: the queue held KVWARM_WARM_QUEUE_SIZE warms, the oldest of "
                 "the tenant with the most queued was dropped; tenant_cap: the tenant held its KVWARM_WARM_TENANT_RATE "
                 "limit of queued warms, its own oldest was dropped; shutdown: the proxy was stopping).",
                 ["reason"], registry=registry,
             ),
-            budget_exhausted=Counter(
+            budget_exhausted=_Counter(
                 f"{p}_budget_exhausted", "Plugin lookups cut short by the per-request budget (KVWARM_REQUEST_BUDGET_MS) "
                 "or skipped because the same lookup failed or overran recently, by lookup.",
                 ["lookup"], registry=registry,
             ),
-            estimate_correction_tenants=Gauge(
+            estimate_correction_tenants=_Gauge(
                 f"{p}_estimate_correction_tenants", "Tenants of a model group whose own usage currently raises their "
                 "estimates (learned factors are per tenant).",
                 ["model_group"], registry=registry, multiprocess_mode="max",
             ),
-            client_metadata_stripped=Counter(
+            client_metadata_stripped=_Counter(
                 f"{p}_client_metadata_stripped", "Client requests that carried plugin-internal metadata keys (kvwarm_*), "
                 "removed at entry.",
                 registry=registry,
             ),
-            learned_limit=Gauge(
+            learned_limit=_Gauge(
                 f"{p}_learned_limit_tokens", "A limit below the advertised window that a deployment's own rejection "
                 "revealed (limit=total: prompt + output; input: the prompt alone), tokens; the latest learned by any "
                 "tenant (each tenant routes on what its own requests taught). Expires with the window TTL.",
                 ["deployment", "limit"], registry=registry, multiprocess_mode="min",
             ),
-            limits_learned=Counter(
+            limits_learned=_Counter(
                 f"{p}_limits_learned", "Limits learned from backend rejections, by deployment, limit kind and the "
                 "wording's family.",
                 ["deployment", "limit", "family"], registry=registry,
             ),
-            stream_errors=Counter(
+            stream_errors=_Counter(
                 f"{p}_stream_errors", "Error frames inside HTTP 200 streams seen by the proxy, by model group and "
                 "whether content had gone out (after_content=true: passed through unchanged, never retried).",
                 ["model_group", "after_content"], registry=registry,
             ),
-            escalation_cached_ratio=Histogram(
+            escalation_cached_ratio=_Histogram(
                 f"{p}_escalation_cached_ratio", "Cached fraction (usage cached ÷ prompt tokens) of each escalated request, "
                 "by the model group that served it: near 1 when warms land; a template that renders history differently "
                 "from what was warmed shows as a low ratio.",
                 ["model_group"], buckets=CACHED_RATIO_BUCKETS, registry=registry,
             ),
-            warm_priority_refused=Counter(
+            warm_priority_refused=_Counter(
                 f"{p}_warm_priority_refused", "Warms a deployment refused for their priority field (vLLM without "
                 "--scheduling-policy priority); resent once without it, and that deployment's warms go without it "
                 "for the window TTL.",
                 ["deployment"], registry=registry,
             ),
-            warm_pieces=Counter(
+            warm_pieces=_Counter(
                 f"{p}_warm_pieces", "Prefixes sent before a warm's whole body (KVWARM_WARM_PIECE_TOKENS), by target and "
                 "outcome (succeeded; failed: a piece the server refused as sent, 400/404/422, is followed by the whole warm at "
                 "once, any other failure ends the warm).",

@@ -37,3 +37,43 @@ def test_metric_names_have_one_prefix_and_expected_samples():
     assert all(n.startswith("kvwarm_") for n in names)
     assert {"kvwarm_route_decisions_total", "kvwarm_warms_total", "kvwarm_estimate_ratio_bucket",
             "kvwarm_discovered_window_tokens", "kvwarm_plugin_seconds_count"} <= names
+
+
+def test_labels_children_are_remembered_and_export_the_same_samples():
+    registry = CollectorRegistry()
+    m = Metrics.create(registry)
+    child = m.route_decisions.labels("stay", "fast", "")
+    assert m.route_decisions.labels("stay", "fast", "") is child  # the one child prometheus_client holds for these values
+    assert m.route_decisions.__dict__["_kvwarm_children"] == {("stay", "fast", ""): child}
+    child.inc()
+    m.route_decisions.labels("stay", "fast", "").inc(2)
+    m.route_decisions.labels(kind="stay", source="fast", target="").inc(4)  # keywords: prometheus_client's own path
+    assert registry.get_sample_value("kvwarm_route_decisions_total", {"kind": "stay", "source": "fast", "target": ""}) == 7.0
+    m.plugin_seconds.labels("pre_call").observe(0.5)
+    m.plugin_seconds.labels("pre_call").observe(0.25)
+    assert registry.get_sample_value("kvwarm_plugin_seconds_count", {"hook": "pre_call"}) == 2.0
+    assert registry.get_sample_value("kvwarm_plugin_seconds_sum", {"hook": "pre_call"}) == 0.75
+    # a removed child is not handed out again: the next labels() makes a fresh one at zero
+    m.route_decisions.remove("stay", "fast", "")
+    fresh = m.route_decisions.labels("stay", "fast", "")
+    assert fresh is not child
+    assert registry.get_sample_value("kvwarm_route_decisions_total", {"kind": "stay", "source": "fast", "target": ""}) == 0.0
+    m.route_decisions.clear()
+    assert m.route_decisions.labels("stay", "fast", "") is not fresh
+    # an unhashable value goes to prometheus_client as is (formatted with str), without the memo
+    m.window.labels(["odd"]).set(3)
+    assert registry.get_sample_value("kvwarm_discovered_window_tokens", {"deployment": "['odd']"}) == 3.0
+
+
+def test_labels_memo_is_bounded(monkeypatch):
+    import litellm_kvwarm.metric_children as metric_children
+
+    monkeypatch.setattr(metric_children, "LABELS_MEMO_MAX", 2)
+    registry = CollectorRegistry()
+    m = Metrics.create(registry)
+    for i in range(5):
+        m.route_decisions.labels("stay", f"g{i}", "").inc()
+    held = m.route_decisions.__dict__["_kvwarm_children"]
+    assert len(held) == 2
+    assert all(registry.get_sample_value("kvwarm_route_decisions_total", {"kind": "stay", "source": f"g{i}", "target": ""}) == 1.0
+               for i in range(5))
