@@ -54,6 +54,7 @@ from dataclasses import dataclass, replace
 
 from cachetools import LRUCache
 
+from .group_factors import GroupFactors
 from .tokens import TokenEstimate
 
 __all__ = ["DEFAULT_MAX_PAIRS", "EstimateCorrection", "Factors", "GroupSummary"]
@@ -149,8 +150,8 @@ class EstimateCorrection:
         self._ratios = _Pairs(max_pairs, self._evicted)
         self._evicted_groups: list[str] = []  # groups of pairs dropped by the current observe()
         self._factors: dict[tuple[str, str], Factors] = {}
-        # group -> tenant -> factors, only pairs whose factors raise an estimate (for summary()).
-        self._corrected: dict[str, dict[str, Factors]] = {}
+        # group -> its tenants whose factors raise an estimate, with their largest factors (for summary()).
+        self._corrected: dict[str, GroupFactors] = {}
 
     def observe(self, group: str, tenant: str | None, *, routing: int, safe: int, prompt_tokens: int) -> tuple[str, ...]:
         """One response of ``group`` for ``tenant`` (a hash): its uncorrected estimates and
@@ -192,14 +193,12 @@ class EstimateCorrection:
 
     def summary(self, group: str) -> GroupSummary:
         """``group`` across its tenants (no tenant named): the largest routing and safe factors
-        and the number of tenants with a factor above 1. O(corrected tenants of the group)."""
+        and the number of tenants with a factor above 1. O(1) amortized (:class:`GroupFactors`)."""
         corrected = self._corrected.get(group)
         if not corrected:
             return GroupSummary()
-        factors = corrected.values()
-        return GroupSummary(
-            routing=max(f.routing for f in factors), safe=max(f.safe for f in factors), tenants=len(corrected)
-        )
+        routing, safe = corrected.largest()
+        return GroupSummary(routing=routing or 1.0, safe=safe or 1.0, tenants=len(corrected))
 
     def __len__(self) -> int:
         """(group, tenant) pairs held."""
@@ -216,10 +215,13 @@ class EstimateCorrection:
         else:
             self._factors[pair] = factors
         if factors is not None and factors.corrects:
-            self._corrected.setdefault(group, {})[tenant] = factors
+            corrected = self._corrected.get(group)
+            if corrected is None:
+                corrected = self._corrected[group] = GroupFactors()
+            corrected.set(tenant, factors)
             return
         corrected = self._corrected.get(group)
-        if corrected is not None and corrected.pop(tenant, None) is not None and not corrected:
+        if corrected is not None and corrected.discard(tenant) and not corrected:
             del self._corrected[group]
 
     def _compute(self, ratios: _Ratios) -> Factors:
