@@ -16,10 +16,10 @@ The plugin never cuts that chain to its first step:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-__all__ = ["escalation_chain", "fallbacks_with_source", "first_fitting", "next_step", "rest_after", "step_params"]
+__all__ = ["escalation_chain", "escalation_targets", "fallbacks_with_source", "first_fitting", "next_step", "rest_after", "step_params"]
 
 
 def escalation_chain(
@@ -27,24 +27,49 @@ def escalation_chain(
 ) -> tuple[str, ...]:
     """The groups ``group`` escalates to, in order: the plugin's override (one step), else every
     entry LiteLLM's ``context_window_fallbacks`` lists for it (string or ``{"model": ...}``
-    entries; the group itself and repeats are left out). Empty when it has none."""
+    entries; the group itself and repeats are left out). Empty when it has none. O(entries before
+    the group's)."""
     if group in overrides:
         target = overrides[group]
         return (target,) if target and target != group else ()
     for item in context_window_fallbacks or ():
-        if not isinstance(item, Mapping) or group not in item:
-            continue
-        targets = item[group]
-        if isinstance(targets, str):
-            targets = [targets]
-        out: list[str] = []
-        for target in targets if isinstance(targets, Sequence) else ():
-            if isinstance(target, Mapping):
-                target = target.get("model")
-            if isinstance(target, str) and target and target != group and target not in out:
-                out.append(target)
-        return tuple(out)
+        if isinstance(item, Mapping) and group in item:
+            return _chain_of(group, item[group])
     return ()
+
+
+def escalation_targets(groups: Collection[str], *, overrides: Mapping[str, str],
+                       context_window_fallbacks: Sequence[object] | None) -> set[str]:
+    """Every group that some group of ``groups`` escalates to (the union of their
+    :func:`escalation_chain`), in one pass over ``context_window_fallbacks``: O(entries), where a
+    chain per group would be O(groups × entries) (6 ms for 200 groups with one entry each, on the
+    path of every routed request)."""
+    targets: set[str] = set()
+    for group, target in overrides.items():
+        if group in groups and target and target != group:
+            targets.add(target)
+    done: set[str] = set()  # a group's chain is the first entry that names it
+    for item in context_window_fallbacks or ():
+        if not isinstance(item, Mapping):
+            continue
+        for group, steps in item.items():
+            if group in groups and group not in overrides and group not in done:
+                done.add(group)
+                targets.update(_chain_of(group, steps))
+    return targets
+
+
+def _chain_of(group: str, targets: object) -> tuple[str, ...]:
+    """The steps of one ``context_window_fallbacks`` entry's list for ``group`` (see :func:`escalation_chain`)."""
+    if isinstance(targets, str):
+        targets = [targets]
+    out: list[str] = []
+    for target in targets if isinstance(targets, Sequence) else ():
+        if isinstance(target, Mapping):
+            target = target.get("model")
+        if isinstance(target, str) and target and target != group and target not in out:
+            out.append(target)
+    return tuple(out)
 
 
 def step_params(group: str, context_window_fallbacks: object) -> dict[str, dict[str, Any]]:

@@ -28,7 +28,7 @@ from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
 from .facts_estimator import EstimatorMemo
-from .facts_groups import GroupFacts, GroupMemo
+from .facts_groups import GroupFacts, GroupMemo, TargetGroupsMemo, target_groups  # noqa: F401 (target_groups re-exported)
 from .facts_windows import DeploymentWindows
 from .output_budget import OUTPUT_FIELDS
 from .planner import wants_exact_count
@@ -79,16 +79,6 @@ class RouteFacts:
     windows: tuple[tuple[str, int | None], ...] = ()
 
 
-def target_groups(router: RouterLike, overrides: Mapping[str, str]) -> set[str]:
-    """Every group some group of the model list escalates to."""
-    view = RouterView(router)
-    operator_cwf = view.context_window_fallbacks()
-    groups: set[str] = set()
-    for name in view.names():
-        groups.update(escalation_chain(name, overrides=overrides, context_window_fallbacks=operator_cwf))
-    return groups
-
-
 def scrape_targets(router: RouterLike | None, secret: catalog.SecretResolver) -> list[Deployment]:
     """Every deployment of the model list that has an ``api_base`` (once each, with its key)."""
     infos = catalog.group_deployments(RouterView(router).model_list() if router is not None else [], secret=secret)
@@ -114,6 +104,8 @@ class Facts:
         self.router_getter = router_getter
         self._estimators = EstimatorMemo()
         self._groups = GroupMemo()
+        #: the groups escalations reach, for session pinning (:class:`TargetGroupsMemo`)
+        self.targets = TargetGroupsMemo()
 
     def router(self) -> RouterLike | None:
         """LiteLLM's Router now (``None``: no getter known yet, or no router)."""

@@ -3,18 +3,22 @@
 :class:`GroupFacts`: the group's well-formed deployments and their LiteLLM providers.
 :class:`GroupMemo`: the facts of each group name kept until anything they are read from changes,
 so a request does not re-parse every ``model_list`` entry of its group (and of its escalation
-steps) on every call.
+steps) on every call. :func:`target_groups`: the groups escalations reach (session pinning), and
+:class:`TargetGroupsMemo`, the same remembered for a second.
 """
 
 from __future__ import annotations
 
+import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
 from .catalog import DeploymentInfo
+from .chain import escalation_targets
+from .router_view import RouterView
 
-__all__ = ["GroupFacts", "GroupMemo"]
+__all__ = ["GroupFacts", "GroupMemo", "TargetGroupsMemo", "target_groups"]
 
 
 @dataclass(frozen=True)
@@ -55,3 +59,28 @@ class GroupMemo:
         facts = build()
         self._by_group[name] = (key, facts)
         return facts
+
+
+def target_groups(router: object, overrides: Mapping[str, str]) -> set[str]:
+    """Every group some group of the model list escalates to (one pass: :func:`escalation_targets`)."""
+    view = RouterView(router)
+    return escalation_targets(view.names(), overrides=overrides, context_window_fallbacks=view.context_window_fallbacks())
+
+
+class TargetGroupsMemo:
+    """:func:`target_groups` of one router, remembered for ``ttl_s`` seconds (``clock``: monotonic
+    seconds). Session pinning asks it on every routing decision of a group with two or more healthy
+    deployments; the answer moves only when the operator changes the model list or the fallbacks,
+    and a stale answer for a second only decides whether a session is pinned to one replica."""
+
+    def __init__(self, clock: Callable[[], float] = time.monotonic, ttl_s: float = 1.0):
+        self._clock, self._ttl_s = clock, ttl_s
+        self._held: tuple[object, object, float, frozenset[str]] | None = None
+
+    def get(self, router: object, overrides: Mapping[str, str]) -> frozenset[str]:
+        now, held = self._clock(), self._held
+        if held is not None and held[0] is router and held[1] is overrides and now < held[2]:
+            return held[3]
+        groups = frozenset(target_groups(router, overrides))
+        self._held = (router, overrides, now + self._ttl_s, groups)
+        return groups

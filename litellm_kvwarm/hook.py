@@ -36,7 +36,7 @@ from .config import Settings
 from .correction import EstimateCorrection
 from .deadline import RequestBudget
 from .effects import Effects
-from .facts import Facts, scrape_targets, target_groups
+from .facts import Facts, scrape_targets
 from .meta import find_metadata, strip_client_keys
 from .metrics import Metrics, metrics
 from .planner import plan_route
@@ -170,7 +170,7 @@ class KVWarmHandler(CustomLogger):
                 return healthy_deployments
             key = affinity_of(request_kwargs)
             router = self._router_getter() if key is not None else None
-            pin = key is not None and router is not None and model in target_groups(router, self.settings.escalation_targets)
+            pin = key is not None and router is not None and model in self.facts.targets.get(router, self.settings.escalation_targets)
             return identity.pin_deployments(key, healthy_deployments) if pin else healthy_deployments
         except Exception:  # fail open: LiteLLM's own choice stands
             logger.warning("[KV-WARM] session pinning skipped after an internal error", exc_info=True)

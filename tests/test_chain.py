@@ -1,4 +1,4 @@
-from litellm_kvwarm.chain import escalation_chain, first_fitting, next_step, rest_after, step_params
+from litellm_kvwarm.chain import escalation_chain, escalation_targets, first_fitting, next_step, rest_after, step_params
 
 CWF = [{"fast": ["mid", {"model": "large"}, "fast", "mid"]}, {"mid": ["large"]}]
 
@@ -51,3 +51,52 @@ def test_fallbacks_with_source_keeps_what_was_armed_and_ends_with_the_source():
     assert fallbacks_with_source(None, "slow", ("fast",)) == [{"slow": ["fast"]}]
     assert fallbacks_with_source(None, "mid", ("backup", "fast")) == [{"mid": ["backup", "fast"]}]
     assert fallbacks_with_source([{"mid": ["large"]}], "mid", ("fast",)) == [{"mid": ["large", "fast"]}]
+
+
+def test_escalation_targets_is_the_union_of_every_groups_chain():
+    """One pass over the fallbacks gives what a chain per group gives (the first entry naming a group
+    wins; overrides replace it; groups outside the model list are ignored), on random configs."""
+    import random
+
+    rng = random.Random(5)
+    for _ in range(400):
+        names = {f"g{i}" for i in range(rng.randrange(1, 8))}
+        pool = sorted(names | {"x", "y"})
+
+        def steps():
+            return rng.choice([rng.choice(pool), [rng.choice(pool) for _ in range(rng.randrange(0, 3))],
+                               [{"model": rng.choice(pool), "max_tokens": 9}], None, 7])
+
+        cwf = [rng.choice([{rng.choice(pool): steps() for _ in range(rng.randrange(0, 3))}, "junk", None])
+               for _ in range(rng.randrange(0, 6))]
+        overrides = {rng.choice(pool): rng.choice(pool + [""]) for _ in range(rng.randrange(0, 2))}
+        expected = set()
+        for name in names:
+            expected.update(escalation_chain(name, overrides=overrides, context_window_fallbacks=cwf))
+        assert escalation_targets(names, overrides=overrides, context_window_fallbacks=cwf) == expected, (names, cwf, overrides)
+
+
+def test_escalation_targets_of_a_large_model_list():
+    names = {f"g{i}" for i in range(200)}
+    cwf = [{f"g{i}": [f"g{(i + 1) % 200}", {"model": "big"}]} for i in range(200)] + [{"g0": ["ignored"]}]
+    assert escalation_targets(names, overrides={"g5": "override"}, context_window_fallbacks=cwf) == (names - {"g6"}) | {"big", "override"}
+
+
+def test_target_groups_memo_answers_for_a_second_then_reads_the_router_again():
+    from litellm_kvwarm.facts_groups import TargetGroupsMemo
+
+    class Router:  # LiteLLM 1.108's attributes, as RouterView reads them
+        def __init__(self):
+            self.model_names = {"fast", "slow", "big"}
+            self.context_window_fallbacks = [{"fast": ["slow"]}]
+
+    now = [100.0]
+    memo, router, overrides = TargetGroupsMemo(clock=lambda: now[0], ttl_s=1.0), Router(), {}
+    assert memo.get(router, overrides) == {"slow"}
+    router.context_window_fallbacks = [{"fast": ["big"]}]  # the operator changes the fallbacks
+    now[0] += 0.5
+    assert memo.get(router, overrides) == {"slow"}  # remembered within the second
+    assert memo.get(router, {"fast": "big"}) == {"big"}  # other overrides: read again
+    now[0] += 1.0
+    assert memo.get(router, overrides) == {"big"}
+    assert memo.get(Router(), overrides) == {"slow"}  # another router: read again
