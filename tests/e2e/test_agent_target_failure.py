@@ -78,3 +78,32 @@ def test_unreachable_escalation_target_answers_like_litellm_alone(stack, api, st
     # never worse than LiteLLM alone: the client's error is the same context-length 400
     assert outcomes["with"][0] == outcomes["without"][0], outcomes
     assert "maximum context length" in outcomes["with"][1], outcomes
+
+
+@pytest.mark.parametrize("status", [500, 429, 413])
+@pytest.mark.parametrize("api", ["chat", "responses", "messages"])
+def test_a_target_that_answers_an_error_leaves_the_client_the_same_status_as_litellm_alone(stack, api, status):
+    """Found by the breaker: only an unreachable target (connection error, timeout, 502-504) was answered with the
+    source's context-length 400. A target that answers 500, 429 or 413 reached the client as that status on
+    ``/v1/chat/completions`` and ``/v1/responses``, where LiteLLM alone answers 400: it tries ``fast`` first, which
+    refuses the overflow, falls back to the failing ``slow`` and re-raises ``fast``'s error. The plugin's request
+    made the same backend attempts (``slow``, then its source fallback ``fast``, which refused on length)."""
+    if api == "chat":
+        path, backend_path = CHAT, CHAT
+        body = {"model": "fast", "max_tokens": 256, "messages": [{"role": "user", "content": long_text(80_000)}]}
+    else:
+        path, backend_path, body = overflow_body(api, False)
+    outcomes = {}
+    set_faults(stack["slow"], {"completions": {"status": status}})
+    try:
+        for name in ("without", "with"):
+            clear_backends(stack["fast"], stack["slow"])
+            answer, text = post_read(stack[name], path, body)
+            outcomes[name] = (answer, text[:300], sorted({r["status"] for r in backend_requests(stack["slow"], backend_path)}),
+                              [r["status"] for r in backend_requests(stack["fast"], backend_path)])
+    finally:
+        clear_faults(stack["slow"])
+    assert outcomes["without"][0] == 400 and outcomes["without"][2] == [status], outcomes
+    assert outcomes["with"][2] == [status], outcomes  # the plugin's request reached the failing target
+    assert outcomes["with"][0] == 400, outcomes  # the same status as LiteLLM alone
+    assert "maximum context length" in outcomes["with"][1], outcomes
