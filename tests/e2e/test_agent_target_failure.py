@@ -14,6 +14,8 @@ hook) is the control case.
 
 from __future__ import annotations
 
+import time
+
 import pytest
 
 from e2e_support import backend_requests, clear_backends, long_text, post_read
@@ -107,3 +109,33 @@ def test_a_target_that_answers_an_error_leaves_the_client_the_same_status_as_lit
     assert outcomes["with"][2] == [status], outcomes  # the plugin's request reached the failing target
     assert outcomes["with"][0] == 400, outcomes  # the same status as LiteLLM alone
     assert "maximum context length" in outcomes["with"][1], outcomes
+
+
+def test_a_warm_the_target_refuses_never_takes_it_out_for_live_requests(stack):
+    """Found by the breaker: a warm's failure went through LiteLLM's Router like a live request's, so a
+    status the Router cools a deployment down for (404, 401, 408, 429) took the escalation target out of
+    rotation for live requests (every tenant's) for the cooldown. Here ``slow`` has no Responses API (vLLM
+    before 0.10, TGI: 404) while ``fast`` has one: a Responses session past the warm threshold is served by
+    ``fast`` and its warm (sent as Responses) is refused by ``slow``; a chat request that then needs ``slow``
+    failed with the Router's "No deployments available", where LiteLLM alone (no warm) serves it from ``slow``."""
+    session = {"model": "fast", "max_output_tokens": 64, "input": long_text(48_000)}  # ~10.3k tokens: past 60%, fits fast
+    overflow = {"model": "fast", "max_tokens": 64, "messages": [{"role": "user", "content": long_text(80_000)}]}
+    outcomes = {}
+    set_faults(stack["slow"], {"responses": "status:404"})
+    try:
+        for name in ("without", "with"):
+            clear_backends(stack["fast"], stack["slow"])
+            first, _ = post_read(stack[name], RESPONSES, session)
+            deadline = time.monotonic() + 10
+            while name == "with" and not backend_requests(stack["slow"], RESPONSES) and time.monotonic() < deadline:
+                time.sleep(0.1)
+            time.sleep(0.5)
+            refused = [r["status"] for r in backend_requests(stack["slow"], RESPONSES)]
+            second, text = post_read(stack[name], CHAT, overflow)
+            outcomes[name] = (first, refused, second, text[:300], [r["status"] for r in backend_requests(stack["slow"], CHAT)])
+    finally:
+        clear_faults(stack["slow"])
+    assert outcomes["without"][:3] == (200, [], 200), outcomes  # LiteLLM alone: fast serves the session, slow the overflow
+    assert outcomes["with"][0] == 200 and outcomes["with"][1] and set(outcomes["with"][1]) == {404}, outcomes  # the warm was refused
+    assert outcomes["with"][2] == 200, outcomes  # never worse than LiteLLM alone: slow still serves the live request
+    assert 200 in outcomes["with"][4], outcomes
