@@ -139,3 +139,34 @@ def test_a_warm_the_target_refuses_never_takes_it_out_for_live_requests(stack):
     assert outcomes["with"][0] == 200 and outcomes["with"][1] and set(outcomes["with"][1]) == {404}, outcomes  # the warm was refused
     assert outcomes["with"][2] == 200, outcomes  # never worse than LiteLLM alone: slow still serves the live request
     assert 200 in outcomes["with"][4], outcomes
+
+
+@pytest.mark.parametrize("where,counted", [("extra_body", True), ("top-level", True), ("extra_body", False)],
+                         ids=["extra_body", "top-level", "backstop-retry"])
+def test_a_clamp_never_goes_below_the_request_s_min_tokens(stack, where, counted):
+    """Found by the breaker: the clamp cut ``max_tokens`` to the room left in ``fast``'s window without looking
+    at vLLM's ``min_tokens``, which a server refuses above ``max_tokens`` ("min_tokens must be less than or equal
+    to max_tokens=..."; not a context-length error, so nothing escalated it). LiteLLM alone sends the request as it
+    came: ``fast`` (vLLM 0.31) refuses prompt + max_tokens over its window, and ``slow`` serves the whole budget.
+    ``backstop-retry``: no exact count (``/tokenize`` fails), so no clamp; the backstop's retry on ``fast`` after its
+    refusal was cut to the room the server printed, below ``min_tokens`` as well."""
+    min_tokens = {"min_tokens": 3000}
+    body = {"model": "fast", "max_tokens": 4000, "messages": [{"role": "user", "content": long_text(66_000)}],
+            **({"extra_body": min_tokens} if where == "extra_body" else min_tokens)}
+    outcomes = {}
+    if not counted:
+        set_faults(stack["fast"], {"tokenize": "status:500"})
+        body["messages"][0]["content"] += " (no count)"  # a new session: its exact count was never remembered
+    try:
+        for name in ("without", "with"):
+            clear_backends(stack["fast"], stack["slow"])
+            status, text = post_read(stack[name], CHAT, body)
+            outcomes[name] = (status, text[:300],
+                              [(r["max_tokens"], r["status"]) for r in backend_requests(stack["slow"], CHAT) if r["max_tokens"] != 1],
+                              [(r["max_tokens"], r["status"], r["error"]) for r in backend_requests(stack["fast"], CHAT)])
+    finally:
+        clear_faults(stack["fast"])
+    assert outcomes["without"][0] == 200 and outcomes["without"][2] == [(4000, 200)], outcomes
+    assert outcomes["with"][0] == 200, outcomes  # never worse than LiteLLM alone
+    assert outcomes["with"][2] == [(4000, 200)], outcomes  # served by slow with the whole budget
+    assert all(max_tokens >= 3000 for max_tokens, _, _ in outcomes["with"][3]), outcomes  # never cut below min_tokens

@@ -322,3 +322,13 @@ def test_faults_flag_is_parsed_and_checked(capsys):
     with pytest.raises(SystemExit):
         main(["--served-model-name", "m", "--max-model-len", "64", "--port", "1", "--faults", "{"])
     assert "--faults is not JSON" in capsys.readouterr().err
+
+
+async def test_min_tokens_above_the_budget_it_runs_with_is_refused_as_vllm_refuses_it(emulator_factory):
+    """vLLM's ``SamplingParams._verify_args``: ``min_tokens`` above ``max_tokens`` (as sent, or as 0.32+ trims it)."""
+    async with emulator_factory() as emu:
+        refused = await emu.chat(HELLO, max_tokens=10, min_tokens=20)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == "min_tokens must be less than or equal to max_tokens=10, got 20."
+        assert (await emu.chat(HELLO, max_tokens=10, min_tokens=5)).status_code == 200
+        assert (await emu.chat(HELLO, max_tokens=10, min_tokens=-1)).status_code == 400
