@@ -8,8 +8,8 @@ Per attempt, after LiteLLM chose a deployment:
    the step's window for an escalation), decide with :func:`~litellm_kvwarm.reactive.decide_hop`,
    then retry clamped, escalate with the original budget, skip the hop (:class:`SkipHop`) or pass.
 2. **Clamp**: lower the output budget so prompt + output fits the deployment's window, on an exact
-   ``/tokenize`` count only (:func:`~litellm_kvwarm.planner.plan_clamp`), within what is left of
-   the request's I/O budget.
+   ``/tokenize`` count only (:func:`~litellm_kvwarm.planner.plan_clamp`), within what is left of the
+   request's I/O budget. Neither cuts below the request's ``min_tokens`` (vLLM refuses it above the budget).
 
 Before both, the attempt LiteLLM just recorded as failed (``previous_models``: its deployment id
 and error, on every retry and fallback hop) is learned from: a rejection that reveals a limit below
@@ -28,7 +28,7 @@ from .effects import Effects
 from .facts import AttemptFacts, Facts
 from .limit_learning import LimitLearner
 from .meta import ESCALATED_KEY, request_metadata
-from .output_budget import OutputBudget, cap_output, set_output
+from .output_budget import OutputBudget, cap_output, min_output, set_output
 from .planner import plan_clamp
 from .reactive import HopAction, decide_hop
 from .view import AttemptView
@@ -131,7 +131,7 @@ class Attempts:
             error=error,
             prompt_count=prompt_count,
             known_window=known,
-            output_floor_tokens=self.settings.output_floor_tokens,
+            output_floor_tokens=max(self.settings.output_floor_tokens, min_output(kwargs)),  # a retry never below min_tokens
             margin_tokens=self.settings.clamp_margin_tokens,
             hop_window=hop_window,
         )
@@ -165,7 +165,7 @@ class Attempts:
     async def _clamp(self, attempt: AttemptFacts, output: OutputBudget, kwargs: dict[str, Any], budget: RequestBudget) -> None:
         """Cut the output budget to the deployment's window, on an exact count only: asked for
         only when the safe estimate says a cut may be needed; never on an estimate, so a request
-        that fits keeps the budget it asked for (the backstop corrects the rest)."""
+        that fits keeps the budget it asked for (the backstop corrects the rest); never below its ``min_tokens``."""
         view = attempt.view
         kind = view.kind
         if not self.settings.clamp_output or kind is None or not output.valid or output.effective is None:
@@ -175,7 +175,8 @@ class Attempts:
             return
         requested = output.effective
         safe = attempt.estimate(kind).safe
-        if not plan_clamp(requested, window, safe, None, self.settings).needs_exact:
+        least = min_output(kwargs)  # vLLM refuses min_tokens above the budget: never cut below it
+        if not plan_clamp(requested, window, safe, None, self.settings, least).needs_exact:
             return
         exact = None
         if self.settings.exact_count and view.adapter is not None and view.adapter.exact_countable:
@@ -186,7 +187,7 @@ class Attempts:
             # numbers correct an overflow on the backstop's retry.
             logger.debug("[CONTEXT-ROUTE] clamp skipped on %s: no exact count", view.model)
             return
-        plan = plan_clamp(requested, window, safe, exact, self.settings)
+        plan = plan_clamp(requested, window, safe, exact, self.settings, least)
         if plan.max_tokens is not None and (step := self._holding_step(view, exact)) is not None:
             # LiteLLM alone: the server trims the budget itself (vLLM >= 0.32) or refuses it, and its
             # context_window_fallbacks then serve the whole budget on that step (vLLM 0.18-0.31, SGLang, TGI);

@@ -260,16 +260,16 @@ class Effects:
         self.metrics.warm_seconds.labels(target).observe(duration_s)
 
     def unreachable_target(self, origin: Mapping[str, Any], target: object, exc: Exception) -> str:
-        """Count and log a proactive escalation whose target could not be reached; returns the
-        detail of the context-length error LiteLLM alone would have given (HTTP 400)."""
+        """Count and log a proactive escalation whose target could not be reached or failed (``exc``); returns
+        the detail of the context-length error LiteLLM alone would have given (HTTP 400)."""
         source, window, tokens = origin.get("source"), origin.get("window"), origin.get("tokens")
         self.count_route("target_unreachable", str(source), str(target))
-        logger.warning("[CONTEXT-ROUTE] escalation target %r unreachable (%s): answering the context-length error of %r",
+        logger.warning("[CONTEXT-ROUTE] escalation target %r unreachable or failed (%s): answering the context-length error of %r",
                        target, type(exc).__name__, source)
         return (
             f"This model's maximum context length is {window} tokens. However, your request has about {tokens} "
             f"input tokens. Please reduce the length of the messages. (litellm-kvwarm: model group {source!r} "
-            f"cannot hold this request and its escalation target {target!r} could not be reached: "
+            f"cannot hold this request and its escalation target {target!r} could not be reached or failed: "
             f"{type(exc).__name__})"
         )
 

@@ -9,8 +9,8 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
    chain, or keep local; arm the backstop; queue a warm for the group the next escalation reaches.
 2. ``async_pre_call_deployment_hook`` (every attempt): the tenant's ``cache_salt`` → on a fallback
    hop, retry clamped / skip / escalate / abort → clamp the output on an exact count (:mod:`.attempt`).
-3. ``async_post_call_failure_hook``: drop the call's kept reply-warm body; an unreachable proactive target
-   answers the context-length error LiteLLM alone would give; a one-attempt refusal is learned from.
+3. ``async_post_call_failure_hook``: drop the kept reply-warm body; a failed proactive target answers the source's 400 as
+   LiteLLM alone would (:func:`~.litellm_bridge.target_failed`); a one-attempt refusal is learned from.
 4. ``async_filter_deployments``: pin a session to one deployment of an escalation target.
 5. ``async_log_success_event``: usage metrics, estimate corrections (:mod:`.usage`), reply-warms (:mod:`.reply_warm`).
 6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`), decode warms.
@@ -149,13 +149,13 @@ class KVWarmHandler(CustomLogger):
 
     async def async_post_call_failure_hook(self, request_data: dict, original_exception: Exception, user_api_key_dict: Any,
                                            traceback_str: str | None = None) -> Any:
-        """Drop the kept reply-warm body; an unreachable proactive target (connect error, timeout, 5xx) answers a 400."""
+        """Drop the kept reply-warm body; a proactive escalation whose target failed as :func:`bridge.target_failed` says answers a 400."""
         with self.metrics.plugin_seconds.labels("failure").time():
             self.effects.forget_reply(request_data)  # never raises
             try:
                 await self.attempts.learner.learn_final(request_data, original_exception, find_metadata(request_data) or {})
                 view = failure_view(request_data)
-                if (state := view.carried).escalated != "proactive" or state.origin is None or not bridge.unreachable(original_exception):
+                if (state := view.carried).escalated != "proactive" or not bridge.target_failed(original_exception, state.origin):
                     return None
                 return bridge.http_error(400, self.effects.unreachable_target(state.origin, view.model, original_exception))
             except Exception:

@@ -5,6 +5,8 @@ the only modules that import them; imports are deferred to the call so this modu
 * :func:`litellm_messages`: the developer-role translation LiteLLM applies per provider;
 * :func:`resolve_secret`: LiteLLM's ``os.environ/NAME`` (and secret-manager) references;
 * :func:`unreachable`: whether a LiteLLM exception means the backend could not be reached;
+* :func:`source_refused` / :func:`target_failed`: whether a proactive escalation's error is the one LiteLLM alone
+  would have answered with the source's context-length 400;
 * :func:`context_window_error` / :func:`http_error`: the exceptions the hooks raise or return;
 * :func:`proxy_master_key` / :func:`proxy_router`: the running proxy's master key and Router.
 
@@ -17,9 +19,11 @@ from __future__ import annotations
 import inspect
 
 import logging
+import re
 from collections.abc import Mapping
 from typing import Any
 
+from .context_errors import parse_context_error
 from .router_view import RouterView
 
 logger = logging.getLogger("litellm_kvwarm")
@@ -45,6 +49,46 @@ def unreachable(exc: Exception) -> bool:
     # LiteLLM 1.108.7 raises a refused connection (aiohttp transport) as InternalServerError
     # "Cannot connect to host ...", httpx's as APIConnectionError
     return isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError)) and any(w in text for w in UNREACHABLE_WORDS)
+
+
+#: LiteLLM's Router, giving up, appends what its fallbacks did to the error it re-raises
+#: (``router_utils.common_utils.format_fallback_outcome_message``, 1.108.7-1.109.3).
+_FALLBACK_FAILED = re.compile(r"Fallback to (?P<targets>[^\n]+?) also failed: (?P<detail>.*)", re.DOTALL)
+
+
+def source_refused(exc: BaseException, source: object) -> bool:
+    """Whether the error LiteLLM's Router re-raised says its fallback to the model group ``source`` was
+    attempted and refused the request on length ("Fallback to fast also failed:
+    litellm.ContextWindowExceededError: ..."; any wording :func:`parse_context_error` reads): the error
+    LiteLLM alone, which tries ``source`` first, would have answered. Never raises."""
+    try:
+        if not isinstance(source, str) or not source:
+            return False
+        found = _FALLBACK_FAILED.search(str(exc))
+        if found is None:
+            return False
+        targets = found.group("targets")
+        if source not in [t.strip() for t in targets.split(",")] and f"'model': '{source}'" not in targets:
+            return False
+        detail = found.group("detail")
+        return "ContextWindowExceededError" in detail[:200] or parse_context_error(detail) is not None
+    except Exception:
+        return False
+
+
+def target_failed(exc: BaseException, origin: object) -> bool:
+    """Whether the final error of a request proactively escalated away from ``origin["source"]`` (the
+    escalation's origin record; not a mapping: False) stands for the context-length 400 LiteLLM alone
+    would have answered (it tries the source first, falls back to the
+    target and re-raises the source's refusal whatever the target did): the target could not be reached
+    (:func:`unreachable`), or it failed in any way while the request's fallback to the source was refused on
+    length (:func:`source_refused`). Never raises."""
+    try:
+        if not isinstance(origin, Mapping):
+            return False
+        return unreachable(exc) or source_refused(exc, origin.get("source"))  # type: ignore[arg-type]
+    except Exception:
+        return False
 
 
 def litellm_messages(messages: list, provider: str, model: str = "", api_base: str | None = None,

@@ -15,7 +15,7 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OUTPUT_FIELDS", "OutputBudget", "cap_output", "read_output_budget", "set_output"]
+__all__ = ["OUTPUT_FIELDS", "OutputBudget", "cap_output", "min_output", "read_output_budget", "set_output"]
 
 #: Output-budget fields, in the order the server prefers them (first wins): chat's
 #: ``max_completion_tokens`` over ``max_tokens`` (vLLM), Responses' ``max_output_tokens``,
@@ -46,6 +46,15 @@ def read_output_budget(payload: Mapping[str, Any]) -> OutputBudget:
     if not all(_positive_int(v) for v in present):
         return OutputBudget(sent=True, valid=False, effective=None)
     return OutputBudget(sent=True, valid=True, effective=present[0])
+
+
+def min_output(payload: Mapping[str, Any]) -> int:
+    """The least output the request asks for, tokens: vLLM's ``min_tokens`` (in the body, or in ``extra_body``
+    as the OpenAI SDK sends it), which a server refuses above the output budget ("min_tokens must be less than
+    or equal to max_tokens"), so no cut may go below it; 0 when absent or not a positive integer."""
+    extra = payload.get("extra_body")
+    values = [payload.get("min_tokens"), extra.get("min_tokens") if isinstance(extra, Mapping) else None]
+    return max([v for v in values if _positive_int(v)], default=0)
 
 
 def cap_output(payload: MutableMapping[str, Any], cap: int) -> None:

@@ -257,11 +257,17 @@ class ClampPlan:
     reason: str = field(default="")
 
 
-def plan_clamp(requested: int, window: int, safe_estimate: int, exact: int | None, settings: Settings) -> ClampPlan:
+def plan_clamp(requested: int, window: int, safe_estimate: int, exact: int | None, settings: Settings,
+               min_output: int = 0) -> ClampPlan:
     """Lower the output budget so prompt + output fits ``window``. Cuts only on an ``exact`` count:
     without one, a cut the safe estimate suggests is answered with ``needs_exact`` (the routing
-    estimate over-counts code and JSON by up to ~1.6x; the server's own numbers correct the rest)."""
-    floor = settings.output_floor_tokens
+    estimate over-counts code and JSON by up to ~1.6x; the server's own numbers correct the rest).
+    ``min_output``: the request's ``min_tokens`` (tokens), which a server refuses above the budget: never
+    cut below it, and not at all where the room is under it (the request goes as sent: a server that
+    refuses it on length is escalated by the backstop with the whole budget, as by LiteLLM alone)."""
+    floor = max(settings.output_floor_tokens, min_output)
+    if exact is not None and min_output > 0 and window - exact < min_output:
+        return ClampPlan(reason=f"exact {exact}tok leaves under the request's min_tokens {min_output} in window {window}: no cut")
     if exact is None:
         first = clamp_output(requested=requested, prompt_tokens=safe_estimate, window=window, output_floor_tokens=floor, exact=False)
         return ClampPlan(needs_exact=first.changed, reason=first.reason)

@@ -6,7 +6,10 @@ Pure functions over plain mappings; no I/O.
   tool_choice, response_format, chat-template arguments), ``"completion"`` (text completions)
   copies ``prompt`` and ``suffix``; so the escalated request's prompt starts with the warm's
   prompt token for token. Every output field is 1 (``max_tokens``, and
-  ``max_completion_tokens`` when the request had it), not streamed, no fallbacks or retries.
+  ``max_completion_tokens`` when the request had it), not streamed, no fallbacks or retries, and
+  ``cooldown_time=0`` (LiteLLM's per-call cooldown, seconds): a warm the deployment refuses (a 404 from a
+  server without that API, a 429, a 401) never makes LiteLLM's Router take the deployment out of
+  rotation for live requests, as it does for a failed live request.
 * :func:`warm_metadata` is the warm's LiteLLM ``metadata``: the warm marker, the keyed hash of
   the session (never the raw id), the plugin's affinity and cache-salt keys, and the caller's
   identity as the proxy set it (:data:`SPEND_IDENTITY_KEYS`), so LiteLLM's spend tracking
@@ -110,7 +113,8 @@ def warm_request(
     renders to the same prompt): the prompt keys of ``kind`` (:data:`PROMPT_KEYS`) copied from
     ``data`` as they are, the API's output field 1 (:data:`WARM_OUTPUT_FIELD`; and
     ``max_completion_tokens=1`` when ``data`` has it; the same inside ``extra_body``, where
-    ``min_tokens`` is dropped), ``stream=False``, no retries or fallbacks, and ``metadata`` under
+    ``min_tokens`` is dropped), ``stream=False``, no retries or fallbacks, ``cooldown_time=0`` (a failed
+    warm never cools the deployment down for live requests), and ``metadata`` under
     the API's metadata field (:data:`WARM_METADATA_FIELD`).
 
     Raises:
@@ -122,7 +126,7 @@ def warm_request(
     body: dict[str, Any] = {key: data[key] for key in keys if data.get(key) is not None}
     if isinstance(body.get("extra_body"), Mapping):
         body["extra_body"] = _one_token(body["extra_body"])
-    body.update(model=target, stream=False, num_retries=0, fallbacks=[], context_window_fallbacks=[])
+    body.update(model=target, stream=False, num_retries=0, fallbacks=[], context_window_fallbacks=[], cooldown_time=0)
     body[WARM_OUTPUT_FIELD[kind]] = 1
     body[WARM_METADATA_FIELD[kind]] = dict(metadata)
     if kind == "chat" and data.get("max_completion_tokens") is not None:

@@ -8,8 +8,9 @@ at once without it) and forgotten after ``ttl_s`` (a restarted server may have t
 
 Only warms ever carry the field (:func:`with_priority`, in ``extra_body``: LiteLLM's Router reads a
 top-level ``priority`` as its own scheduler's). A refusal is recognised only in the error of the
-plugin's own warm, and only when the warm's prompt does not itself hold that text (a server that
-quotes the request back cannot teach it). Clock injected; the store is in-process and bounded.
+plugin's own warm, and only when no field the warm sends holds that text (a server that quotes the
+request back cannot teach it: the warm copies client-chosen fields beyond the prompt, and one tenant's
+text must not turn priority off for every tenant's warms on that deployment). Clock injected; the store is in-process and bounded.
 """
 
 from __future__ import annotations
@@ -167,11 +168,17 @@ class WarmPriority:
 
 
 def _quoted(body: Mapping[str, Any]) -> bool:
-    """Whether the warm's own request holds the refusal's text anywhere a server might quote back (prompt,
-    system text, tool schemas and choice): then an error quoting it is not a refusal."""
+    """Whether the warm's own request holds the refusal's text anywhere a server might quote back: every
+    field it sends (prompt, system text, tools, and what else the warm copied from the live request:
+    ``chat_template_kwargs``, ``response_format``, ``thinking``, ``reasoning``, ``extra_body``, ...; vLLM's
+    400 for an invalid field quotes its input), all but the plugin's own metadata (never sent to a
+    backend). Then an error quoting it is not a refusal; a body that cannot be serialised counts as quoting."""
     try:
-        text = json.dumps([body.get(k) for k in ("messages", "input", "prompt", "system", "instructions", "tools",
-                                                 "functions", "tool_choice")], ensure_ascii=False)
-    except (TypeError, ValueError):
+        text = json.dumps({k: v for k, v in body.items() if k not in _UNSENT}, ensure_ascii=False, default=str)
+    except (TypeError, ValueError, RecursionError):
         return True
     return is_priority_refusal(text)
+
+
+#: Warm-body fields LiteLLM keeps to itself (its metadata: hashes, the caller's identity), never sent.
+_UNSENT = frozenset({"metadata", "litellm_metadata"})

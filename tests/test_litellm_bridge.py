@@ -3,7 +3,7 @@
 import litellm
 import pytest
 
-from litellm_kvwarm.litellm_bridge import litellm_messages, unreachable
+from litellm_kvwarm.litellm_bridge import litellm_messages, target_failed, unreachable
 from litellm_kvwarm.view import provider_of
 
 
@@ -40,3 +40,32 @@ def test_provider_of():
     assert provider_of({"model": "hosted_vllm/Qwen/Qwen3-8B"}) == "hosted_vllm"
     assert provider_of({"model": "x", "custom_llm_provider": "sglang"}) == "sglang"
     assert provider_of({"model": "gpt-4o"}) is None
+
+
+_TAIL = ("\n\nLiteLLM: model group 'slow' failed with the error above. Fallback to {targets} also failed: {detail}")
+_REFUSAL = ("litellm.ContextWindowExceededError: litellm.BadRequestError: ContextWindowExceededError: Hosted_vllmException - "
+            "This model's maximum context length is 4096 tokens. However, your prompt contains at least 4097 input tokens")
+
+
+@pytest.mark.parametrize("exc, expected", [
+    # LiteLLM 1.108.7's final error of a proactive escalation to a target answering 500 / 429 / 413 (breaker round):
+    # the source fallback ``fast`` refused on length, so LiteLLM alone (fast first) answers that 400
+    (litellm.InternalServerError("Hosted_vllmException - EngineCore encountered an issue." + _TAIL.format(targets="fast", detail=_REFUSAL),
+                                 "hosted_vllm", "x"), True),
+    (litellm.RateLimitError("Hosted_vllmException - slow down" + _TAIL.format(targets="fast", detail=_REFUSAL), "hosted_vllm", "x"), True),
+    (litellm.APIError(413, "Request Entity Too Large" + _TAIL.format(targets="fast", detail=_REFUSAL), "hosted_vllm", "x"), True),
+    (litellm.RateLimitError("x" + _TAIL.format(targets="{'model': 'fast', 'max_tokens': 512}", detail=_REFUSAL), "hosted_vllm", "x"), True),
+    # the fallback to the source failed otherwise (LiteLLM alone would have answered that), or went elsewhere
+    (litellm.InternalServerError("boom" + _TAIL.format(targets="fast", detail="litellm.InternalServerError: boom"), "hosted_vllm", "x"), False),
+    (litellm.InternalServerError("boom" + _TAIL.format(targets="faster", detail=_REFUSAL), "hosted_vllm", "x"), False),
+    (litellm.InternalServerError("boom\n\nLiteLLM: model group 'slow' failed with the error above. No fallback was attempted.",
+                                 "hosted_vllm", "x"), False),
+    (litellm.RateLimitError("slow down", "hosted_vllm", "x"), False),
+])
+def test_a_failed_target_stands_for_the_source_s_400_only_where_the_source_refused_on_length(exc, expected):
+    assert target_failed(exc, {"source": "fast", "window": 4096, "tokens": 6000}) is expected
+    assert target_failed(exc, None) is False
+
+
+def test_an_unreachable_target_stands_for_the_source_s_400():
+    assert target_failed(litellm.APIConnectionError("All connection attempts failed", "hosted_vllm", "x"), {"source": "fast"})

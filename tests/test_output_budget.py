@@ -60,3 +60,12 @@ def test_strip_client_keys_finds_the_prefix_among_many_keys_and_beside_non_strin
     odd = {"metadata": {1: "a", ("t",): "b", "kvwarm_tenant": "forged", "kvwarm": 2}}
     assert strip_client_keys(odd) == 1 and odd["metadata"] == {1: "a", ("t",): "b", "kvwarm": 2}
     assert strip_client_keys({"metadata": {}}) == 0
+
+
+def test_min_output_reads_vllm_s_min_tokens_where_a_client_sends_it():
+    from litellm_kvwarm.output_budget import min_output
+    assert min_output({"min_tokens": 300}) == 300
+    assert min_output({"extra_body": {"min_tokens": 500}}) == 500
+    assert min_output({"min_tokens": 300, "extra_body": {"min_tokens": 500}}) == 500
+    assert min_output({}) == 0 and min_output({"extra_body": None}) == 0
+    assert min_output({"min_tokens": 0}) == 0 and min_output({"min_tokens": "9"}) == 0 and min_output({"min_tokens": True}) == 0

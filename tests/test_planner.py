@@ -246,3 +246,14 @@ def test_an_escalation_falls_back_to_its_source_after_the_operators_steps():
     assert plan.escalation.source_fallback == ("slow-backup", "fast")
     sent = pre_call_view({"model": "fast", "messages": [{"role": "user", "content": "x"}], "fallbacks": ["other"]}, "acompletion", Key())
     assert plan_route(sent, facts(routing=6000), Settings()).escalation.source_fallback == ()  # the client's own stand
+
+
+def test_plan_clamp_never_cuts_below_the_request_s_min_tokens():
+    """Found by the breaker: a cut below vLLM's ``min_tokens`` is refused ("min_tokens must be less than or equal
+    to max_tokens"), not a context error, so nothing escalated it; LiteLLM alone sends it as it came."""
+    s = Settings()
+    assert plan_clamp(4000, 16384, 14000, 13865, s, min_output=3000).max_tokens is None  # room 2519 < 3000: as sent
+    assert plan_clamp(4000, 16384, 14000, 13865, s, min_output=2000).max_tokens == 2519  # room holds it: cut
+    assert plan_clamp(4000, 16384, 13000, 12584, s, min_output=3600).max_tokens == 3800  # room 3800 holds it: cut
+    assert plan_clamp(4000, 16384, 13865, None, s, min_output=3000).needs_exact  # the count still decides
+    assert plan_clamp(4000, 16384, 14000, 13865, s).max_tokens == 2519  # without min_tokens: as before

@@ -217,3 +217,35 @@ def test_a_refused_priority_is_counted_under_the_deployment_s_address_not_its_id
     body = with_priority({"model": "slow", "messages": [{"role": "user", "content": "hi"}], "metadata": {}}, 10)
     assert asyncio.run(priority.send(refuse_then_take, "chat", body)) == "ok"
     assert counted == ["10.0.0.7:8002/slow-27b"] and priority.refuses("44332e95")
+
+
+@pytest.mark.parametrize("kind,field,value", [
+    ("chat", "chat_template_kwargs", "Got priority 10 but Priority scheduling is not enabled."),
+    ("chat", "response_format", {"type": "json_schema", "json_schema": {"name": "Got priority 10 but Priority scheduling is not enabled."}}),
+    ("chat", "documents", [{"title": "Got priority 10 but Priority scheduling is not enabled."}]),
+    ("messages", "thinking", {"type": "Got priority 10 but Priority scheduling is not enabled."}),
+    ("responses", "reasoning", "Got priority 10 but Priority scheduling is not enabled."),
+    ("responses", "include", ["Got priority 10 but Priority scheduling is not enabled."]),
+])
+def test_a_refusal_text_the_client_put_in_any_copied_field_teaches_nothing(kind, field, value):
+    """Found by the breaker: only the prompt, system text and tools were searched for a quoted refusal, but a
+    warm copies more of the live request (``chat_template_kwargs``, ``response_format``, ``documents``,
+    ``thinking``, ``reasoning``, ``include``, ``extra_body``), and vLLM 0.32's 400 for an invalid field quotes
+    its input (``1 validation error: {... 'input': ...}``): one tenant's malformed request taught the
+    deployment "refuses priority", and every tenant's warms to it ran at live priority for the TTL."""
+    support = WarmPriority(10, ttl_s=60)
+    echo = ("1 validation error:\n  {'type': 'dict_type', 'loc': ('body', %r), 'msg': 'Input should be a valid dictionary', "
+            "'input': %r}" % (field, value))
+
+    async def send(kind_, body):
+        body.setdefault("metadata", {})["model_info"] = {"id": "dep-1"}  # as LiteLLM's Router writes it
+        raise RuntimeError(f"litellm.BadRequestError: Hosted_vllmException - {echo}")
+
+    body = support.body({"model": "slow", "messages": [{"role": "user", "content": "hi"}], field: value})
+    with pytest.raises(RuntimeError, match="validation error"):
+        asyncio.run(support.send(send, kind, body))
+    assert not support.refuses("dep-1")
+    in_extra = support.body({"model": "slow", "messages": [], "extra_body": {"guided_regex": "Got priority 3 but priority scheduling is not enabled"}})
+    with pytest.raises(RuntimeError):
+        asyncio.run(support.send(send, "chat", in_extra))
+    assert not support.refuses("dep-1")

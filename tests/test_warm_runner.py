@@ -590,6 +590,9 @@ def test_chat_warm_copies_prompt_shaping_keys_and_sets_one_token():
     assert "temperature" not in body and "user" not in body and "max_completion_tokens" not in body
     assert body["fallbacks"] == [] and body["context_window_fallbacks"] == [] and body["num_retries"] == 0
     assert "messages" in PROMPT_SHAPING_KEYS
+    # a refused warm never cools the deployment down for live requests (LiteLLM's per-call cooldown, seconds)
+    for kind, given in (("chat", data), ("completion", {"prompt": "x"}), ("messages", {"messages": []}), ("responses", {"input": "x"})):
+        assert warm_request(given, target="slow", metadata={}, kind=kind)["cooldown_time"] == 0
 
 
 def test_text_completion_warm_carries_its_prompt():

@@ -8,7 +8,7 @@ runtime part (what is pending, hanging, dripping) lives in ``fault_state``.
 
 Shape (every key optional; a key absent or ``null`` means no fault there)::
 
-    {"models": MODE, "tokenize": MODE, "drip_interval_s": 0.5,
+    {"models": MODE, "tokenize": MODE, "responses": "status:NNN", "drip_interval_s": 0.5,
      "completions": {"status": 429, "count": 2, "hang": false, "delay_s": 0}}
 
 * ``MODE`` (``GET /v1/models``, ``POST /tokenize``): ``"hang"`` (accept, never answer until
@@ -16,6 +16,9 @@ Shape (every key optional; a key absent or ``null`` means no fault there)::
   byte every ``drip_interval_s`` seconds, for at least :data:`DRIP_MIN_DURATION_S`),
   ``"junk"`` (200, ``application/json``, a body that is not JSON) or ``"status:NNN"``
   (that status, 400-599, with :func:`status_reply`'s body).
+* ``responses`` (``POST /v1/responses``): ``"status:NNN"`` only: every Responses request gets that
+  status (``"status:404"``: a server without the Responses API, e.g. vLLM before 0.10 or TGI), logged
+  in the request log; chat and text completions are served as usual.
 * ``completions`` (``/v1/chat/completions``, ``/v1/completions`` and ``/v1/responses``):
   ``status`` (400-599) answers that status; ``hang: true`` never answers (until changed / client gone);
   ``delay_s`` (seconds, not scaled by ``--time-scale``) waits first, then answers as the
@@ -118,6 +121,7 @@ class FaultSet:
 
     models: EndpointFault | None = None
     tokenize: EndpointFault | None = None
+    responses: EndpointFault | None = None
     completions: CompletionFault | None = None
     drip_interval_s: float = DEFAULT_DRIP_INTERVAL_S
 
@@ -129,6 +133,7 @@ class FaultSet:
         return {
             "models": None if self.models is None else self.models.to_json(),
             "tokenize": None if self.tokenize is None else self.tokenize.to_json(),
+            "responses": None if self.responses is None else self.responses.to_json(),
             "completions": None if self.completions is None else self.completions.to_json(),
             "drip_interval_s": self.drip_interval_s,
         }
@@ -157,6 +162,13 @@ def _endpoint_fault(value: object, key: str) -> EndpointFault | None:
             raise FaultSpecError(f"{key}: {value!r} is not status:NNN")
         return EndpointFault("status", _status(int(number), key))
     raise FaultSpecError(f"{key} must be one of {', '.join(ENDPOINT_MODES)} or null, got {value!r}")
+
+
+def _responses_fault(value: object) -> EndpointFault | None:
+    fault = _endpoint_fault(value, "responses")
+    if fault is not None and fault.mode != "status":
+        raise FaultSpecError(f"responses must be status:NNN or null, got {value!r}")
+    return fault
 
 
 def _completion_fault(value: object) -> CompletionFault | None:
@@ -205,7 +217,7 @@ def parse_faults(spec: object) -> FaultSet:
     """
     if not isinstance(spec, Mapping):
         raise FaultSpecError(f"faults must be a JSON object, got {spec!r}")
-    known = (*_ENDPOINTS, "completions", "drip_interval_s")
+    known = (*_ENDPOINTS, "responses", "completions", "drip_interval_s")
     unknown = sorted(set(spec) - set(known))
     if unknown:
         raise FaultSpecError(f"unknown fault key(s) {unknown}; known: {list(known)}")
@@ -216,6 +228,7 @@ def parse_faults(spec: object) -> FaultSet:
     return FaultSet(
         models=_endpoint_fault(spec.get("models"), "models"),
         tokenize=_endpoint_fault(spec.get("tokenize"), "tokenize"),
+        responses=_responses_fault(spec.get("responses")),
         completions=_completion_fault(spec.get("completions")),
         drip_interval_s=interval,
     )

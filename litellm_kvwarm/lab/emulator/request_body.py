@@ -20,6 +20,7 @@ __all__ = [
     "adapter_key",
     "cache_salt",
     "chat_prompt_ids",
+    "check_min_tokens",
     "check_priority",
     "check_model",
     "completion_prompt",
@@ -110,6 +111,20 @@ def request_priority(body: dict[str, Any]) -> int:
     if isinstance(value, bool) or not isinstance(value, int):
         raise Rejected(validation_error("body.priority", "int_parsing", "Input should be a valid integer", value))
     return value
+
+
+def check_min_tokens(body: dict[str, Any], max_tokens: int) -> None:
+    """Refuse a ``min_tokens`` above the ``max_tokens`` the request runs with (tokens: as sent, or as
+    vLLM 0.32+ trims it to the window) with vLLM's 400 (``SamplingParams._verify_args``); a negative
+    one too. Absent or not an integer: nothing to check here."""
+    value = body.get("min_tokens")
+    if isinstance(value, bool) or not isinstance(value, int):
+        return
+    if value < 0:
+        raise Rejected(bad_request(f"min_tokens must be greater than or equal to 0, got {value}.", "min_tokens"))
+    if value > max_tokens:
+        raise Rejected(bad_request(
+            f"min_tokens must be less than or equal to max_tokens={max_tokens}, got {value}.", "min_tokens"))
 
 
 def check_priority(priority: int, config: EmulatorConfig) -> None:

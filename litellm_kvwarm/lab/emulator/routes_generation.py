@@ -35,6 +35,7 @@ from .request_body import (
     adapter_key,
     cache_salt,
     chat_prompt_ids,
+    check_min_tokens,
     check_model,
     check_priority,
     completion_prompt,
@@ -143,6 +144,8 @@ class Generation(JobServer):
                 raise Rejected(decision)
             reply = None
             if isinstance(decision, LengthDecision):
+                if requested is not None:  # the budget it runs with: as sent, or trimmed to the window (0.32+)
+                    check_min_tokens(body, decision.output_tokens)
                 check_priority(priority, config)
                 reply = self._plan_reply(endpoint, body, decision, requested is not None, prompt_ids)
         except Rejected as rejected:

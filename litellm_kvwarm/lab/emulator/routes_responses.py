@@ -1,7 +1,8 @@
 """The emulator's ``POST /v1/responses``: vLLM 0.32's Responses API over the same engine as chat.
 
 A request meets what a chat request meets (see ``routes_generation``): the injected completions
-fault, the API-key middleware, validation, the length check, then the engine, whose prefix
+fault (and the ``responses`` fault: every Responses request answered with that status, as by a
+server without the Responses API), the API-key middleware, validation, the length check, then the engine, whose prefix
 cache, timing and Prometheus counters are shared with ``/v1/chat/completions``. The input is
 turned into the chat messages vLLM builds (``responses_input``) and rendered with the chat
 template, so a conversation sent to either route hits the blocks the other one cached.
@@ -25,6 +26,7 @@ message), exactly the output tokens.
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from http import HTTPStatus
 from typing import Any
 
 from fastapi import FastAPI, Request
@@ -88,6 +90,8 @@ class ResponsesGeneration(Generation):
         prompt_tokens: int | None = None
         try:
             body = await json_body(request)
+            if (absent := self.state.faults.current.responses) is not None and absent.status is not None:
+                raise Rejected(ApiError(absent.status, HTTPStatus(absent.status).phrase, HTTPStatus(absent.status).phrase))
             if config.strict_fields and (unknown := unknown_responses_fields(body)):
                 raise Rejected(unrecognized_arguments(unknown))
             _check_request(body, config)

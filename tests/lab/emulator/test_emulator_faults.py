@@ -61,9 +61,11 @@ def test_parse_faults_reads_every_key_and_round_trips():
         models=EndpointFault("drip"), tokenize=EndpointFault("status", 401),
         completions=CompletionFault(status=429, count=2, hang=False, delay_s=1.5), drip_interval_s=0.25,
     )
-    assert faults.to_json() == spec
+    assert faults.to_json() == {**spec, "responses": None}
     assert parse_faults({}) == FaultSet()
-    assert parse_faults({}).to_json() == {"models": None, "tokenize": None, "completions": None, "drip_interval_s": 0.5}
+    assert parse_faults({}).to_json() == {"models": None, "tokenize": None, "responses": None, "completions": None,
+                                          "drip_interval_s": 0.5}
+    assert parse_faults({"responses": "status:404"}).responses == EndpointFault("status", 404)
 
 
 @pytest.mark.parametrize(("spec", "names"), [
@@ -77,6 +79,7 @@ def test_parse_faults_reads_every_key_and_round_trips():
     ({"completions": {"delay_s": -1}}, "completions.delay_s must be a number of seconds >= 0"),
     ({"completions": {"status": 500, "hang": True}}, "status and hang exclude each other"),
     ({"drip_interval_s": 0}, "drip_interval_s must be > 0"),
+    ({"responses": "hang"}, "responses must be status:NNN or null"),
     (["models"], "faults must be a JSON object"),
 ], ids=lambda value: str(value)[:40])
 def test_parse_faults_names_the_bad_key(spec, names):
@@ -183,6 +186,20 @@ async def test_drip_of_tokenize_keeps_the_normal_status(emulator_factory):
         assert bad.status_code == 404 and bad.json()["error"]["type"] == "NotFoundError"
         good = await emu.client.post("/tokenize", json=TOKENIZE)
         assert good.json()["count"] == count_chat_tokens(HELLO)
+
+
+async def test_a_responses_fault_refuses_every_responses_request_and_leaves_chat_alone(emulator_factory):
+    """``"responses": "status:404"``: a server without the Responses API (vLLM before 0.10, TGI)."""
+    async with emulator_factory() as emu:
+        await put_faults(emu, {"responses": "status:404"})
+        refused = await emu.client.post("/v1/responses", json={"model": "fast", "input": "hi", "max_output_tokens": 3})
+        assert refused.status_code == 404 and refused.json()["error"]["code"] == 404
+        assert (await emu.chat(HELLO, max_tokens=3)).status_code == 200
+        log = (await emu.client.get("/emulator/requests")).json()["requests"]
+        assert [(r["endpoint"], r["status"]) for r in log] == [("/v1/responses", 404), ("/v1/chat/completions", 200)]
+        await put_faults(emu, {})
+        served = await emu.client.post("/v1/responses", json={"model": "fast", "input": "hi", "max_output_tokens": 3})
+        assert served.status_code == 200
 
 
 # ------------------------------------------------------------------ completions
@@ -305,3 +322,13 @@ def test_faults_flag_is_parsed_and_checked(capsys):
     with pytest.raises(SystemExit):
         main(["--served-model-name", "m", "--max-model-len", "64", "--port", "1", "--faults", "{"])
     assert "--faults is not JSON" in capsys.readouterr().err
+
+
+async def test_min_tokens_above_the_budget_it_runs_with_is_refused_as_vllm_refuses_it(emulator_factory):
+    """vLLM's ``SamplingParams._verify_args``: ``min_tokens`` above ``max_tokens`` (as sent, or as 0.32+ trims it)."""
+    async with emulator_factory() as emu:
+        refused = await emu.chat(HELLO, max_tokens=10, min_tokens=20)
+        assert refused.status_code == 400
+        assert refused.json()["error"]["message"] == "min_tokens must be less than or equal to max_tokens=10, got 20."
+        assert (await emu.chat(HELLO, max_tokens=10, min_tokens=5)).status_code == 200
+        assert (await emu.chat(HELLO, max_tokens=10, min_tokens=-1)).status_code == 400
