@@ -2,7 +2,9 @@
 ``--scheduling-policy priority`` (a lower value first; live requests carry the default 0), so a
 warm's prefill waits behind live traffic instead of delaying it. A server without that policy
 refuses any non-default priority with HTTP 400, "Got priority 10 but Priority scheduling is not
-enabled." (vLLM 0.6.3 to 0.32, ``Processor``/``InputProcessor`` of the V1 engine); that deployment's
+enabled." (vLLM 0.6.3 to 0.32, ``Processor``/``InputProcessor`` of the V1 engine), and a server that
+knows no ``priority`` field refuses it as an unknown argument (OpenAI-compatible servers that reject
+unknown fields: "Unrecognized request argument supplied: priority"); that deployment's
 warms are then sent without the field, learned from the first refusal (the refused warm is resent
 at once without it) and forgotten after ``ttl_s`` (a restarted server may have the policy).
 
@@ -33,12 +35,23 @@ logger = logging.getLogger("litellm_kvwarm.warm")
 
 #: vLLM's request field (``ChatCompletionRequest.priority``, ``CompletionRequest.priority``).
 PRIORITY_FIELD = "priority"
-_REFUSAL = re.compile(r"got priority -?\d+ but priority scheduling is not enabled", re.IGNORECASE)
+_REFUSAL = re.compile(
+    r"got priority -?\d+ but priority scheduling is not enabled"  # vLLM without --scheduling-policy priority
+    # a server that knows no such field: OpenAI and strict OpenAI-compatible servers ("Unrecognized request
+    # argument(s) supplied: cache_salt, priority"), serde's deny_unknown_fields (TGI's router: "unknown field
+    # `priority`"), pydantic's extra="forbid" (FastAPI servers: JSON detail or the ValidationError text)
+    r"|unrecognized request arguments? supplied:[^\n.]*?\bpriority\b"
+    r"|unknown field [`'\"]priority[`'\"]"
+    r"|extra_forbidden['\"]?\s*,\s*['\"]loc['\"]\s*:\s*[\[(]\s*['\"]body['\"]\s*,\s*['\"]priority['\"]"
+    r"|(?:^|\n)\s*priority\s*\n\s*extra inputs are not permitted",
+    re.IGNORECASE,
+)
 DEFAULT_CAPACITY = 1024
 
 
 def is_priority_refusal(error: object) -> bool:
-    """Whether ``error`` (an exception or its text) is vLLM's refusal of a request priority."""
+    """Whether ``error`` (an exception or its text) refuses the request's ``priority``: vLLM's refusal
+    without the scheduling policy, or a server that knows no such field (see :data:`_REFUSAL`)."""
     return _REFUSAL.search(str(error)) is not None
 
 

@@ -249,3 +249,21 @@ def test_a_refusal_text_the_client_put_in_any_copied_field_teaches_nothing(kind,
     with pytest.raises(RuntimeError):
         asyncio.run(support.send(send, "chat", in_extra))
     assert not support.refuses("dep-1")
+
+
+@pytest.mark.parametrize("text, refusal", [
+    (REFUSAL, True),
+    ("litellm.BadRequestError: OpenAIException - Unrecognized request argument supplied: priority", True),
+    ("Error code: 400 - {'error': {'message': 'Unrecognized request arguments supplied: cache_salt, priority'}}", True),
+    ("Failed to deserialize the JSON body into the target type: unknown field `priority`, expected one of `model`", True),
+    ("{'detail': [{'type': 'extra_forbidden', 'loc': ('body', 'priority'), 'msg': 'Extra inputs are not permitted', 'input': 10}]}", True),
+    ('{"detail":[{"type":"extra_forbidden","loc":["body","priority"],"msg":"Extra inputs are not permitted","input":10}]}', True),
+    ("1 validation error for ChatCompletionRequest\npriority\n  Extra inputs are not permitted [type=extra_forbidden, input_value=10]", True),
+    ("Unrecognized request argument supplied: cache_salt", False),  # another field
+    ("Unrecognized request argument supplied: cache_salt. The priority of this request is low", False),
+    ("unknown field `prioritize`", False),
+    ("{'type': 'extra_forbidden', 'loc': ('body', 'cache_salt'), 'msg': 'Extra inputs are not permitted'} priority", False),
+    ("maximum context length is 16384 tokens", False),
+])
+def test_a_server_that_knows_no_priority_field_refuses_it_too(text, refusal):
+    assert is_priority_refusal(text) is refusal

@@ -46,6 +46,7 @@ def stack(tmp_path_factory):
         procs["slow_b"] = start_emulator("slow-27b", SLOW_WINDOW, extra_args=policy, **common)
         procs["slow_f1"] = start_emulator("slow-f", SLOW_WINDOW, **common)  # fcfs: refuses a priority
         procs["slow_f2"] = start_emulator("slow-f", SLOW_WINDOW, **common)
+        procs["slow_s"] = start_emulator("slow-s", SLOW_WINDOW, strict_fields=True, **common)  # knows no priority field
         qwen = ["--chat-template-mode", "qwen3"]
         procs["q_fast"] = start_emulator("Qwen/Qwen3-8B", FAST_WINDOW, extra_args=qwen, **common)
         procs["q_slow"] = start_emulator("Qwen/Qwen3-32B", SLOW_WINDOW, extra_args=[*qwen, *policy], **common)
@@ -54,14 +55,19 @@ def stack(tmp_path_factory):
             "slow": [BackendSpec.of(procs["slow_a"], "slow-27b"), BackendSpec.of(procs["slow_b"], "slow-27b")],
             "fast-f": [BackendSpec.of(procs["fast"], "fast-8b")],
             "slow-f": [BackendSpec.of(procs["slow_f1"], "slow-f"), BackendSpec.of(procs["slow_f2"], "slow-f")],
+            "fast-s": [BackendSpec.of(procs["fast"], "fast-8b")],
+            "slow-s": [BackendSpec.of(procs["slow_s"], "slow-s")],
             "q-fast": [BackendSpec.of(procs["q_fast"], "Qwen/Qwen3-8B")],
             "q-slow": [BackendSpec.of(procs["q_slow"], "Qwen/Qwen3-32B")],
         }
         config = proxy_config(
-            groups, fallbacks=[{"fast": ["slow"]}, {"fast-f": ["slow-f"]}, {"q-fast": ["q-slow"]}],
+            groups, fallbacks=[{"fast": ["slow"]}, {"fast-f": ["slow-f"]}, {"fast-s": ["slow-s"]}, {"q-fast": ["q-slow"]}],
             env_vars={"KVWARM_CACHE_SALT_SECRET": "test-secret-not-for-production", "KVWARM_REQUEST_BUDGET_MS": 2000},
             general_settings=CUSTOM_AUTH, callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
         )
+        for entry in config["model_list"]:
+            if entry["model_name"] == "slow-s":  # a strict OpenAI-compatible API, not vLLM
+                entry["litellm_params"]["model"] = "openai/slow-s"
         procs["proxy"] = start_proxy_with_keys(config, work, KEYS)
     except Exception:
         for proc in procs.values():
@@ -202,6 +208,29 @@ def test_warm_priority_refused_then_dropped_per_deployment_and_no_client_request
     assert all(not w.get("priority") for w in entries if w["status"] == 200)  # every refused warm resent without it
     assert metric(stack, "kvwarm_warm_priority_refused_total") - refused_before == len(refused)
     assert [r["status"] for r in backend_requests(stack["fast"])] == [200] * 6  # no client request failed
+
+
+def test_a_target_that_knows_no_priority_field_gets_warms_without_it_after_the_first_refusal(stack):
+    """A breaker's find: a strict OpenAI-compatible target refuses ``priority`` as an unknown argument
+    ("Unrecognized request argument supplied: priority"), a wording the refusal learning did not know, so
+    every warm to it failed. Now the first refusal is learned like vLLM's and each refused warm is resent
+    without the field."""
+    clear_backends(stack["fast"], stack["slow_s"])
+    refused_before = metric(stack, "kvwarm_warm_priority_refused_total")
+    for i in range(4):
+        first = [{"role": "user", "content": f"Strict session {i}. " + long_text(FIRST_CHARS)}]
+        assert send(stack, "fast-s", f"strict-{i}", first)[0] == 200
+        time.sleep(0.3)
+    assert wait_for(lambda: len([w for w in warm_entries(stack, "slow_s") if w["status"] == 200]) >= 4), warm_entries(stack, "slow_s")
+    time.sleep(1.0)
+    entries = warm_entries(stack, "slow_s")
+    refused = [w for w in entries if w["status"] == 400]
+    assert 1 <= len(refused) <= 2 and all("Unrecognized request argument supplied: priority" in (w.get("error") or "") for w in refused), entries
+    first_refusal = min(w["ts"] for w in refused)
+    after = [w for w in entries if w["ts"] > first_refusal + 0.25]
+    assert len(after) >= 3 and all(w["status"] == 200 and not w.get("priority") for w in after), after
+    assert metric(stack, "kvwarm_warm_priority_refused_total") - refused_before == len(refused)
+    assert [r["status"] for r in backend_requests(stack["fast"])] == [200] * 4  # no client request failed
 
 
 def test_reply_warm_of_an_anthropic_messages_session(stack):
