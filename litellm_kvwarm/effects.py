@@ -259,7 +259,7 @@ class Effects:
         self.count_warm(outcome, target, trigger)
         self.metrics.warm_seconds.labels(target).observe(duration_s)
 
-    def unreachable_target(self, origin: Mapping[str, Any], target: object, exc: Exception) -> str:
+    def failed_target(self, origin: Mapping[str, Any], target: object, exc: Exception) -> str:
         """Count and log a proactive escalation whose target could not be reached or failed (``exc``); returns
         the detail of the context-length error LiteLLM alone would have given (HTTP 400)."""
         source, window, tokens = origin.get("source"), origin.get("window"), origin.get("tokens")

@@ -157,7 +157,7 @@ class KVWarmHandler(CustomLogger):
                 view = failure_view(request_data)
                 if (state := view.carried).escalated != "proactive" or not bridge.target_failed(original_exception, state.origin):
                     return None
-                return bridge.http_error(400, self.effects.unreachable_target(state.origin, view.model, original_exception))
+                return bridge.http_error(400, self.effects.failed_target(state.origin, view.model, original_exception))
             except Exception:
                 logger.debug("failure hook skipped", exc_info=True)  # and None: LiteLLM's own error stands
 
