@@ -97,6 +97,7 @@ class Metrics:
     escalation_cached_ratio: Histogram
     warm_priority_refused: Counter
     warm_pieces: Counter
+    warm_pieces_enlarged: Counter
 
     @classmethod
     def create(cls, registry: CollectorRegistry = REGISTRY) -> Metrics:
@@ -227,6 +228,11 @@ class Metrics:
                 "outcome (succeeded; failed: a piece the server refused as sent, 400/404/422, is followed by the whole warm at "
                 "once, any other failure ends the warm).",
                 ["target", "outcome"], registry=registry,
+            ),
+            warm_pieces_enlarged=_Counter(
+                f"{p}_warm_pieces_enlarged", "Warms cut into pieces larger than KVWARM_WARM_PIECE_TOKENS because "
+                "KVWARM_WARM_MAX_PIECES bounds their number (a live request may wait for one such piece), by target.",
+                ["target"], registry=registry,
             ),
         )
 

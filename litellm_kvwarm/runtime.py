@@ -135,7 +135,7 @@ class Services:
         self._metrics = metrics
         #: sends each warm, in pieces when its uncached part is large (``KVWARM_WARM_PIECE_TOKENS``)
         self.pieces = PieceSender(settings.warm_piece_tokens, send_warm, on_piece=metrics.warm_pieces, served_model=served_model,
-                                  max_pieces=settings.warm_max_pieces)
+                                  max_pieces=settings.warm_max_pieces, on_enlarged=metrics.warm_pieces_enlarged)
         self._on_warm_done = on_warm_done
         self._on_warm_outcome = on_warm_outcome
         self._scrape_targets = scrape_targets

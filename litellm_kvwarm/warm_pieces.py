@@ -18,9 +18,8 @@ document, a tool result) at whitespace half a piece apart: the piece ends with t
 renders as the whole one up to the cut (the block holding the cut is prefilled again by the next piece). No
 piece leaves a tool call unanswered (between an assistant's calls and their results, parallel ones included:
 OpenAI and Anthropic refuse such a conversation), nor ends with an assistant message of an Anthropic body that
-has ``thinking`` on (a prefill, refused with thinking). A
-template that renders a turn differently once more follows (Qwen3's reasoning after the last user message)
-loses that piece's tail; the final warm is the whole body. For those families no piece ends inside an
+has ``thinking`` on (a prefill, refused with thinking). A template that renders a turn differently once more
+follows (Qwen3's reasoning after the last user message) loses that piece's tail; the final warm is the whole body. For those families no piece ends inside an
 assistant message (the template gives a last assistant message a ``<think>`` block). Text completions
 (``prompt``), a Responses ``input`` string, a part that is not text (an image) at the end of an item and text
 without whitespace are not cut inside; the request's tools and system prompt are in every piece (the first
@@ -41,6 +40,7 @@ runner's ``timeout_s`` bounds all of it together.
 
 from __future__ import annotations
 
+import contextlib
 import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from dataclasses import dataclass
@@ -158,7 +158,7 @@ def refused_as_sent(error: BaseException) -> bool:
 
 def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed_items: int = 0, warmed_chars: int = 0,
                 estimate: Estimate = routing_tokens, split_assistant: bool = True,
-                max_pieces: int = DEFAULT_WARM_MAX_PIECES) -> list[Piece]:
+                max_pieces: int = DEFAULT_WARM_MAX_PIECES, on_enlarged: Callable[[int], None] | None = None) -> list[Piece]:
     """The prefixes of the warm ``body`` to send before it, in order, each adding at most ``piece_tokens``
     tokens (estimated) over the one before (or over what was warmed: the first ``warmed_items`` items and
     ``warmed_chars`` characters of the next one's text), as few as that allows: the farthest candidate cut within
@@ -172,8 +172,10 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
     adds a few tokens before the whole body. ``[]`` when ``piece_tokens`` ≤ 0, for a kind or
     body without items, or when the uncached part is at most a piece. ``split_assistant=False``: no cut inside an assistant
     message (the target's template renders a last assistant message differently:
-    :func:`~litellm_kvwarm.reply_warm.drops_past_reasoning`). ``max_pieces`` (> 0): at most that many pieces; a
-    larger uncached part gets pieces of ``uncached ÷ (max_pieces + 1)`` tokens instead (see :data:`DEFAULT_MAX_PIECES`)."""
+    :func:`~litellm_kvwarm.reply_warm.drops_past_reasoning`). ``max_pieces`` (> 0): at most that many pieces; where
+    ``piece_tokens`` would take more, larger pieces (at least ``uncached ÷ (max_pieces + 1)`` tokens, see
+    :data:`DEFAULT_MAX_PIECES`), and ``on_enlarged`` (if given) is called with the piece size used (tokens,
+    > ``piece_tokens``); a warm the bound did not change is not reported."""
     field = ITEMS_FIELD.get(kind)
     items = body.get(field) if field else None
     if piece_tokens <= 0 or not isinstance(items, list) or not items or not well_formed(kind, items):
@@ -188,8 +190,7 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
         text = item_text(kind, items[warmed_items])
         if text:
             last += int(sizes[warmed_items] * min(warmed_chars / len(text), 1.0))
-    if max_pieces > 0:  # the proxy handles each piece's whole body: bound their number, not only their size
-        piece_tokens = max(piece_tokens, -(-(total - last) // (max_pieces + 1)))
+    asked = piece_tokens
     starts, closed = set(cut_points(kind, items)), closed_prefixes(kind, items)
     roles = _SPLIT_ROLES if split_assistant else _SPLIT_ROLES - {"assistant"}
     prefill_refused = kind == "messages" and thinking_on(body)  # Anthropic: no assistant prefill with thinking on
@@ -205,8 +206,10 @@ def plan_pieces(kind: str, body: Mapping[str, Any], piece_tokens: int, *, warmed
                            in _text_cuts(kind, items[k], sizes[k], piece_tokens, roles) if chars > skip]
         taken = _walk(candidates + [(len(items), None, total)], last, total, piece_tokens)
         if max_pieces <= 0 or len(taken) <= max_pieces:
-            break
-        piece_tokens += piece_tokens // 8 + 1
+            break  # the proxy handles each piece's whole body: their number is bounded, not only their size
+        piece_tokens = max(piece_tokens + piece_tokens // 8 + 1, -(-(total - last) // (max_pieces + 1)))
+    if piece_tokens > asked and on_enlarged is not None:  # only a warm the bound really cut larger
+        on_enlarged(piece_tokens)
     return [Piece(k, tokens, _prefix_body(kind, body, field, items, k, chars)) for k, chars, tokens in taken]  # type: ignore[arg-type]
 
 
@@ -223,18 +226,19 @@ class PieceSender:
         served_model: a model group's served model name: no cut inside an assistant message where its
             template drops past reasoning (:func:`~litellm_kvwarm.reply_warm.drops_past_reasoning`).
         max_pieces: pieces of one warm at most (``KVWARM_WARM_MAX_PIECES``; 0: no bound).
+        on_enlarged: ``(target)`` per warm whose pieces that bound made larger than ``piece_tokens``; or a counter
+            with that label (``kvwarm_warm_pieces_enlarged_total``). The first such warm of each target is logged.
     """
 
     def __init__(self, piece_tokens: int, send: Send, *, on_piece: Any = None, estimate: Estimate = routing_tokens,
                  capacity: int = DEFAULT_CAPACITY, served_model: Callable[[str], str | None] = lambda group: None,
-                 max_pieces: int = DEFAULT_WARM_MAX_PIECES):
+                 max_pieces: int = DEFAULT_WARM_MAX_PIECES, on_enlarged: Any = None):
         self.piece_tokens, self.max_pieces = piece_tokens, max_pieces
         self._send = send
         self._served_model = served_model
-        counter = on_piece
-        if counter is not None and hasattr(counter, "labels"):
-            on_piece = lambda target, outcome: counter.labels(target, outcome).inc()  # noqa: E731
-        self._on_piece = on_piece or (lambda target, outcome: None)
+        self._on_piece = _per_label(on_piece) or (lambda target, outcome: None)
+        self._on_enlarged = _per_label(on_enlarged) or (lambda target: None)
+        self._enlarged_logged: set[str] = set()
         self._estimate = estimate
         self.warmed = WarmedPrefixes(capacity)
 
@@ -243,14 +247,22 @@ class PieceSender:
         if self.piece_tokens <= 0 or kind not in ITEMS_FIELD:
             return []
         try:
-            held = self.warmed.held(kind, body)
+            held, target = self.warmed.held(kind, body), str(body.get("model"))
             return plan_pieces(kind, body, self.piece_tokens, warmed_items=held.items, warmed_chars=held.chars,
-                               estimate=self._estimate,
-                               split_assistant=not drops_past_reasoning(self._served_model(str(body.get("model")))),
-                               max_pieces=self.max_pieces)
+                               estimate=self._estimate, split_assistant=not drops_past_reasoning(self._served_model(target)),
+                               max_pieces=self.max_pieces, on_enlarged=lambda size: self._enlarged(target, size))
         except Exception:  # a body the planner cannot read is warmed whole, as without pieces
             logger.debug("warm pieces not planned", exc_info=True)
             return []
+
+    def _enlarged(self, target: str, size: int) -> None:
+        with contextlib.suppress(Exception):  # a metric's failure never changes how the warm is sent
+            self._on_enlarged(target)
+        if target not in self._enlarged_logged and len(self._enlarged_logged) < 1024:  # once per target, bounded
+            self._enlarged_logged.add(target)
+            logger.info("[KV-WARM] a warm of %r was cut into pieces of ~%d tokens, not KVWARM_WARM_PIECE_TOKENS=%d: "
+                        "KVWARM_WARM_MAX_PIECES=%d bounds their number (a live request may wait for one such piece; "
+                        "raise it, or 0, to keep the size)", target, size, self.piece_tokens, self.max_pieces)
 
     async def send(self, kind: str, body: dict[str, Any]) -> Any:
         """The pieces of ``body`` one after another, then ``body`` itself; returns what the whole warm
@@ -273,11 +285,14 @@ class PieceSender:
                     break  # a prefix the server would not take as the whole: the whole warm, as without pieces
                 self._on_piece(target, "succeeded")
                 done = piece
-            if pieces:
-                logger.debug("[KV-WARM] %d piece(s) before the whole warm of %r", len(pieces), target)
             result = await send(kind, body)
             done = Piece(0, 0, body)
             return result
         finally:  # also when the whole warm failed or the runner's timeout cancelled it
             if done is not None and kind in ITEMS_FIELD:
                 self.warmed.remember(kind, done.body)  # all of what it sent: a piece cut inside a message too
+
+
+def _per_label(counter: Any) -> Callable[..., None] | None:
+    """A callback from a prometheus counter (``counter.labels(*labels).inc()``), or the callback itself."""
+    return (lambda *labels: counter.labels(*labels).inc()) if hasattr(counter, "labels") else counter

@@ -5,6 +5,7 @@ sent for a piece size, what a session already warmed, and the sender's order and
 from __future__ import annotations
 
 import asyncio
+import logging
 
 import pytest
 
@@ -579,3 +580,43 @@ def test_the_sender_sends_at_most_the_bound_then_the_whole_warm():
     sender = warm_pieces.PieceSender(512, send, max_pieces=4)
     assert asyncio.run(sender.send("chat", chat_body(turns=40))) == "ok"
     assert 2 <= len(sent) - 1 <= 4 and sent[-1] == 82 and sent == sorted(sent)
+
+
+def test_pieces_the_bound_makes_larger_than_asked_are_counted_and_logged_once_per_target(caplog):
+    """An operator who sized KVWARM_WARM_PIECE_TOKENS for a slow server sees when KVWARM_WARM_MAX_PIECES overrides it:
+    a counter per target, and one INFO line per target saying which setting to raise."""
+    from prometheus_client import CollectorRegistry
+
+    from litellm_kvwarm.metrics import Metrics
+
+    metrics = Metrics.create(CollectorRegistry())
+    sent: list[int] = []
+
+    async def send(kind, body):
+        sent.append(len(body["messages"]))
+        return "ok"
+
+    enlarged: list[int] = []
+    pieces = warm_pieces.plan_pieces("chat", chat_body(turns=40), 256, max_pieces=16, on_enlarged=enlarged.append)
+    assert len(pieces) <= 16 and len(enlarged) == 1 and enlarged[0] > 256
+    assert max(b.tokens - a.tokens for a, b in zip(pieces, pieces[1:])) <= enlarged[0]
+    none: list[int] = []
+    warm_pieces.plan_pieces("chat", chat_body(turns=40), 256, max_pieces=0, on_enlarged=none.append)
+    warm_pieces.plan_pieces("chat", chat_body(turns=3), 512, max_pieces=16, on_enlarged=none.append)
+    uncut = chat_body(turns=4, chars=1_150)  # messages a little over a piece each: 8 pieces, at message boundaries
+    warm_pieces.plan_pieces("chat", uncut, 256, max_pieces=8, on_enlarged=none.append)
+    assert none == []  # no bound, or a bound the plan stays under (its pieces are what no bound gives): not reported
+    assert [p.tokens for p in warm_pieces.plan_pieces("chat", uncut, 256, max_pieces=8)] == \
+        [p.tokens for p in warm_pieces.plan_pieces("chat", uncut, 256, max_pieces=0)]
+
+    sender = warm_pieces.PieceSender(256, send, max_pieces=16, on_enlarged=metrics.warm_pieces_enlarged)
+    with caplog.at_level(logging.INFO, logger="litellm_kvwarm.warm"):
+        for target in ("slow", "slow", "other"):
+            asyncio.run(sender.send("chat", dict(chat_body(turns=40), model=target)))
+            sender.warmed = WarmedPrefixes(8)  # forget the warm: the next one is cut from the start again
+        asyncio.run(sender.send("chat", dict(chat_body(turns=3), model="small")))
+    value = lambda target: metrics.warm_pieces_enlarged.labels(target)._value.get()  # noqa: E731
+    assert (value("slow"), value("other"), value("small")) == (2, 1, 0)
+    lines = [r.getMessage() for r in caplog.records if "KVWARM_WARM_MAX_PIECES=16" in r.getMessage()]
+    assert len(lines) == 2 and "'slow'" in lines[0] and "'other'" in lines[1]
+    assert "not KVWARM_WARM_PIECE_TOKENS=256" in lines[0]
