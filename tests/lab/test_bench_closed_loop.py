@@ -303,13 +303,38 @@ def test_the_pieces_arm_against_whole_warms_labelled_from_each_arm_s_env():
          "warm_interval_s": 40, "warm_session_prompt_estimate": {"min": 11000, "max": 11000}, "chunk_tokens": 2048,
          "slow_prefill_tps": 750.0, "time_scale": 0.05, "slow_flags": list(InterferenceOptions().slow_flags())}
     text = "\n".join(interference_section({"interference": dict(out, options=o)}))
-    assert "| warms at low priority, in 512-token pieces (`KVWARM_WARM_PRIORITY=10` `KVWARM_WARM_PIECE_TOKENS=512`) |" in text
+    assert "| warms at low priority, in 512-token pieces, at most 16 a warm (`KVWARM_WARM_PRIORITY=10` `KVWARM_WARM_PIECE_TOKENS=512`) |" in text
     assert "| warms FCFS, whole (`KVWARM_WARM_PRIORITY=0` `KVWARM_WARM_PIECE_TOKENS=0`) |" in text
     assert "warms at low priority, whole, emulator `--prefill-order between-chunks`" in text
-    assert "low priority in 512-token pieces **1.02×**" in text and "low priority, whole warms 2.40×" in text
+    assert "low priority in 512-token pieces, at most 16 a warm **1.02×**" in text and "low priority, whole warms 2.40×" in text
     assert "in 256-token pieces (sized for this server: 750 tok/s × 5% of a ~7.7 s live TTFT) 1.01×" in text
-    assert "| warms at low priority, in 256-token pieces (`KVWARM_WARM_PRIORITY=10` `KVWARM_WARM_PIECE_TOKENS=256`) |" in text
-    live = {t["target"]: t for t in evaluate_targets({"meta": {}, "interference": out})}[
-        "live TTFT p99 with low-priority warms ≤ 1.05 × without warms"]
+    assert ("| warms at low priority, in 256-token pieces, as many as it takes (`KVWARM_WARM_PRIORITY=10` "
+            "`KVWARM_WARM_PIECE_TOKENS=256` `KVWARM_WARM_MAX_PIECES=0`) |") in text
+    targets = {t["target"]: t for t in evaluate_targets({"meta": {}, "interference": dict(out, arms=raw)})}
+    live = targets["live TTFT p99 with low-priority warms ≤ 1.05 × without warms"]
     assert live["met"] is True and live["value"] == pytest.approx(1.02) and "whole warms 2.40x" in live["note"]
     assert "in 256-token pieces 1.01x" in live["note"]
+    sized = targets["live TTFT p99 with low-priority warms in pieces sized for the server ≤ 1.05 × without warms"]
+    assert sized["met"] is True and sized["value"] == pytest.approx(1.01)
+    assert "KVWARM_WARM_PIECE_TOKENS=256" in sized["note"] and "KVWARM_WARM_MAX_PIECES=0" in sized["note"]
+    raw["low-priority-256"]["live_server_ttft_s"] = [0.27]  # a sized arm past the bound is reported as not met
+    late = {t["target"]: t for t in evaluate_targets({"meta": {}, "interference": summarize_interference(raw, 0.05)})}
+    sized = late["live TTFT p99 with low-priority warms in pieces sized for the server ≤ 1.05 × without warms"]
+    assert sized["met"] is False and sized["value"] == pytest.approx(1.08)
+
+
+def test_the_sized_arm_keeps_its_pieces_at_the_size_it_asks():
+    """The pieces arm sized for the benchmark's server lifts the bound on their number: with the default 16, a
+    10.7k-token warm would be cut into ~630-token pieces whatever size the arm asked."""
+    from litellm_kvwarm.lab.bench.interference import ARMS
+    from litellm_kvwarm.warm_pieces import plan_pieces
+
+    env = ARMS["low-priority-256"]
+    assert env["KVWARM_WARM_PIECE_TOKENS"] == "256" and env["KVWARM_WARM_MAX_PIECES"] == "0"
+    body = {"messages": [{"role": "user" if i % 2 == 0 else "assistant", "content": ("word " * 700).strip()}
+                         for i in range(14)]}
+    sized = plan_pieces("chat", body, 256, max_pieces=int(env["KVWARM_WARM_MAX_PIECES"]))
+    capped = plan_pieces("chat", body, 256)
+    steps = [b.tokens - a.tokens for a, b in zip(sized, sized[1:])]
+    assert len(sized) > 16 and max(steps) <= 256
+    assert len(capped) <= 16 and max(b.tokens - a.tokens for a, b in zip(capped, capped[1:])) > 256

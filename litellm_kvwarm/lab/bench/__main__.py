@@ -13,6 +13,7 @@ from pathlib import Path
 from .arms import ARM_KEYS
 from .runner import BenchOptions, quick_options, run_bench
 from .scales import SCALES
+from .sweep import DEFAULT_THRESHOLDS
 from .vllm_scale import VllmScaleUnavailable, check
 
 DEFAULT_OUT = {"emulator": "docs", "vllm": "docs/vllm"}
@@ -48,6 +49,10 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip the interference benchmark (live requests on slow while warms arrive)")
     parser.add_argument("--interference-only", action="store_true",
                         help="run only the interference benchmark (no replay, cost or throughput; ~2 min)")
+    parser.add_argument("--thresholds", default=",".join(f"{t:g}" for t in DEFAULT_THRESHOLDS), metavar="T,T,...",
+                        help="warm thresholds (fractions of the fast window) at which arm f is replayed again, besides "
+                             "the default's, to show what warms cost and save at each; '' for none; needs arm f, "
+                             "emulator scale, not --quick (default %(default)s)")
     parser.add_argument("--think-time", type=float, default=0.0, metavar="SECONDS",
                         help="pause between a response and the session's next request, in emulated seconds (scaled "
                              "by the time scale; real seconds at --scale vllm), as the demo's --think-time; warms "
@@ -76,6 +81,14 @@ def bench_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
         parser.error("--think-time must be >= 0")
     if args.think_time:
         options = replace(options, replay=replace(options.replay, think_time_s=args.think_time))
+    try:
+        thresholds = tuple(sorted({float(t) for t in args.thresholds.split(",") if t.strip()}))  # each once
+    except ValueError:
+        parser.error(f"--thresholds takes fractions separated by commas, got {args.thresholds!r}")
+    if any(not 0 < t <= 1 for t in thresholds):
+        parser.error(f"--thresholds must be fractions of the window in (0, 1], got {args.thresholds!r}")
+    if not real:
+        options = replace(options, threshold_sweep=thresholds)
     if args.quick:
         options = quick_options(options)
     if args.no_throughput or real:
@@ -85,7 +98,7 @@ def bench_options(parser: argparse.ArgumentParser, args: argparse.Namespace,
     if args.interference_only:
         if real:
             parser.error("--interference-only runs at the emulator scale only")
-        options = replace(options, arms=(), cost=False, throughput=None)
+        options = replace(options, arms=(), cost=False, throughput=None, threshold_sweep=())
     return options
 
 

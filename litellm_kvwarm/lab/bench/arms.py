@@ -49,6 +49,7 @@ class BenchArm:
     replayed: bool = True  # False: measured inside another arm's run (a floor)
     reply_warm: bool = False  # the plugin's reply-warm (its default); False sets KVWARM_REPLY_WARM=0
     closed_loop: bool = False  # send back the replies the backend produced (demo.reply)
+    extra_env: tuple[tuple[str, str], ...] = ()  # more KVWARM_* settings of a plugin arm (the threshold sweep's)
 
     def demo_arm(self) -> demo.Arm:
         """The demo's arm type, for :func:`litellm_kvwarm.lab.demo.replay_conversation` and ``env``."""
@@ -57,7 +58,7 @@ class BenchArm:
 
     def env(self, time_scale: float) -> dict[str, str]:
         """``KVWARM_*`` settings for the proxy's ``environment_variables`` (empty without the plugin)."""
-        return self.demo_arm().env(time_scale)
+        return {**self.demo_arm().env(time_scale), **dict(self.extra_env)} if self.plugin else {}
 
     def router_settings(self) -> dict[str, Any]:
         settings: dict[str, Any] = {"num_retries": 0}

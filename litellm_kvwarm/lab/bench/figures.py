@@ -6,7 +6,8 @@
   per round with and without the plugin;
 * ``bench-estimator.png``: both estimates against the backend's prompt tokens in the replay;
 * ``bench-interference.png``: live requests' TTFT on slow with no warms, FCFS warms and
-  low-priority warms, in pieces and whole (p50/p90/p99 bars, and every live request's TTFT sorted).
+  low-priority warms, in pieces and whole (p50/p90/p99 bars, and every live request's TTFT sorted);
+* ``bench-threshold.png``: the warm threshold sweep (:mod:`.report_sweep`).
 
 Needs ``matplotlib`` (the ``test`` extra installs it). A section missing from the results draws
 no figure.
@@ -17,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
+
+from .report_sweep import threshold_chart
 
 __all__ = ["draw_all", "footer"]
 
@@ -225,6 +228,7 @@ def draw_all(results: Mapping[str, Any], out: Path) -> list[Path]:
         _cost(results, out / "bench-cost.png"),
         _estimator(results, out / "bench-estimator.png"),
         _interference(results, out / "bench-interference.png"),
+        threshold_chart(results, out / "bench-threshold.png", _plt, _save),
     ]
     if drawn:
         _plt().close("all")

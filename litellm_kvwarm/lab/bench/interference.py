@@ -24,8 +24,10 @@ warm traffic is warm-ahead's alone): ``no-warm`` (``KVWARM_WARM_AHEAD=0``), ``fc
 with live requests by arrival: what warms cost unmitigated), ``low-priority`` (the plugin's
 defaults: ``KVWARM_WARM_PRIORITY=10``, warms carry ``priority: 10`` in ``extra_body`` where live
 requests have vLLM's default 0, and ``KVWARM_WARM_PIECE_TOKENS=512``: each warm sent as successive
-prefixes of at most 512 tokens, :mod:`litellm_kvwarm.warm_pieces`), ``low-priority-256`` (pieces of at most
-256 tokens: the README's sizing rule for this server, prefill rate × the delay a live request may take),
+prefixes of at most 512 tokens, at most 16 of them, :mod:`litellm_kvwarm.warm_pieces`: a 10.7k-token warm gets
+pieces of ~630), ``low-priority-256`` (pieces of at most 256 tokens: the README's sizing rule for this server,
+prefill rate × the delay a live request may take, with ``KVWARM_WARM_MAX_PIECES=0`` so that no bound on their
+number makes them larger),
 ``low-priority-whole`` (the same warms
 sent whole: what priority alone gives under V1's order) and ``low-priority-between-chunks`` (whole,
 on a slow emulator whose ``--prefill-order between-chunks`` lets a better waiting request take the
@@ -63,7 +65,8 @@ __all__ = ["ARMS", "ARM_PREFILL_ORDER", "InterferenceOptions", "LIVE_MAX_TOKENS"
 NO_WARM, FCFS, LOW_PRIORITY = "no-warm", "fcfs", "low-priority"
 LOW_PRIORITY_WHOLE, LOW_PRIORITY_CHUNKS = "low-priority-whole", "low-priority-between-chunks"
 #: pieces sized by the README's rule for this server: prefill rate × the delay a live request may take
-#: (750 tok/s × 5% of the largest live request's ~7.7 s ≈ 290 tokens)
+#: (750 tok/s × 5% of the largest live request's ~7.7 s ≈ 290 tokens), and no bound on their number: with the
+#: default 16, a 10.7k-token warm is cut into pieces of ~630 tokens whatever the size asked
 LOW_PRIORITY_SIZED = "low-priority-256"
 #: warms sent whole (no pieces)
 WHOLE = {"KVWARM_WARM_PIECE_TOKENS": "0"}
@@ -72,7 +75,7 @@ ARMS: dict[str, dict[str, str]] = {
     NO_WARM: {"KVWARM_WARM_AHEAD": "0"},
     FCFS: {"KVWARM_WARM_PRIORITY": "0", **WHOLE},
     LOW_PRIORITY: {"KVWARM_WARM_PRIORITY": "10", "KVWARM_WARM_PIECE_TOKENS": "512"},
-    LOW_PRIORITY_SIZED: {"KVWARM_WARM_PRIORITY": "10", "KVWARM_WARM_PIECE_TOKENS": "256"},
+    LOW_PRIORITY_SIZED: {"KVWARM_WARM_PRIORITY": "10", "KVWARM_WARM_PIECE_TOKENS": "256", "KVWARM_WARM_MAX_PIECES": "0"},
     LOW_PRIORITY_WHOLE: {"KVWARM_WARM_PRIORITY": "10", **WHOLE},
     LOW_PRIORITY_CHUNKS: {"KVWARM_WARM_PRIORITY": "10", **WHOLE},
 }

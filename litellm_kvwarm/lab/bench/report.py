@@ -20,6 +20,7 @@ from typing import Any
 from .report_cells import is_real, met, num, table
 from .report_closed import closed_loop_section, interference_section
 from .report_sections import accuracy_section, cost_section, economics_section
+from .report_sweep import threshold_section
 from .report_ttft import ttft_section
 
 __all__ = ["render"]
@@ -149,6 +150,6 @@ def render(results: Mapping[str, Any], figures: Sequence[str] = ()) -> str:
     for name in figures:
         lines += [f"![{name}]({name})", ""]
     for section in (ttft_section, closed_loop_section, cost_section, accuracy_section, economics_section,
-                    interference_section, _method):
+                    interference_section, threshold_section, _method):
         lines += section(results)
     return "\n".join(lines).rstrip() + "\n"

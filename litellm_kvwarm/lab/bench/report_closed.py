@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
+from ...config_defaults import DEFAULT_WARM_MAX_PIECES
 from .report_cells import is_real, num, table
 
 __all__ = ["closed_loop_section", "interference_section"]
@@ -99,7 +100,11 @@ def _arm_label(name: str, env: Mapping[str, str]) -> str:
     how = "FCFS" if priority == "0" else "at low priority"
     pieces = env.get("KVWARM_WARM_PIECE_TOKENS")
     shape = "" if pieces is None else (", whole" if pieces == "0" else f", in {pieces}-token pieces")
-    flags = f"`KVWARM_WARM_PRIORITY={priority}`" + (f" `KVWARM_WARM_PIECE_TOKENS={pieces}`" if pieces is not None else "")
+    most = env.get("KVWARM_WARM_MAX_PIECES")
+    flags = (f"`KVWARM_WARM_PRIORITY={priority}`" + (f" `KVWARM_WARM_PIECE_TOKENS={pieces}`" if pieces is not None else "")
+             + (f" `KVWARM_WARM_MAX_PIECES={most}`" if most is not None else ""))
+    if pieces not in (None, "0"):  # the bound on their number makes a long warm's pieces larger than asked
+        shape += ", as many as it takes" if most == "0" else f", at most {most or DEFAULT_WARM_MAX_PIECES} a warm"
     order = ", emulator `--prefill-order between-chunks`" if name.endswith("between-chunks") else ""
     return f"warms {how}{shape}{order} ({flags})"
 
@@ -121,8 +126,7 @@ def interference_section(results: Mapping[str, Any]) -> list[str]:
         "tokens, past the warm threshold), whose warm (`max_tokens=1`: the whole prompt at once, or in pieces "
         "where the arm says) lands on `slow`. The slow "
         f"emulator runs `{' '.join(o['slow_flags'])}`: one prefill at a time in {o['chunk_tokens']:,}-token chunks. "
-        + _order_text(o) + " Reply-warm is off in every "
-
+        + _order_text(o) + " Reply-warm is off in every arm. *Server* = the "
         "emulator's own TTFT (arrival to first token, queueing included) in emulated seconds; *client* = real seconds "
         f"through the proxy (time scale {o['time_scale']}).", "",
     ]
@@ -141,7 +145,9 @@ def interference_section(results: Mapping[str, Any]) -> list[str]:
     whole, chunks = ratios.get("low-priority-whole") or {}, ratios.get("low-priority-between-chunks") or {}
     sized = ratios.get("low-priority-256") or {}
     pieces = (arms.get("low-priority") or {}).get("env", {}).get("KVWARM_WARM_PIECE_TOKENS")
-    low_name = f"low priority in {pieces}-token pieces" if pieces and pieces != "0" else "low priority"
+    most = (arms.get("low-priority") or {}).get("env", {}).get("KVWARM_WARM_MAX_PIECES") or DEFAULT_WARM_MAX_PIECES
+    low_name = (f"low priority in {pieces}-token pieces, at most {most} a warm" if pieces and pieces != "0"
+                else "low priority")
     lines += ["", f"Live TTFT p99 ÷ the no-warm arm's: {low_name} **{num(low.get('server_ttft_s'), '.2f')}×** "
               f"(client {num(low.get('client_ttft_s'), '.2f')}×), FCFS {num(fcfs.get('server_ttft_s'), '.2f')}× "
               f"(client {num(fcfs.get('client_ttft_s'), '.2f')}×)"

@@ -3,7 +3,8 @@
 Order: select sessions → (``--scale vllm``: start the two real vLLM servers once, measure the
 recording tap's overhead) → replay every arm on fresh processes (the floor ``e`` inside arm ``d``,
 ``ef`` inside the closed-loop arm ``f``) → plugin cost in-process → proxy throughput with/without the
-plugin → interference of warms with live traffic on slow (emulator scale) → analysis (pure modules) →
+plugin → interference of warms with live traffic on slow (emulator scale) → arm ``f`` again at other warm
+thresholds (``threshold_sweep``, emulator scale) → analysis (pure modules) →
 ``bench-results.json``, ``benchmarks.md`` and ``bench-*.png`` into the output directory.
 Progress goes to ``say`` line by line.
 """
@@ -33,6 +34,7 @@ from .interference import InterferenceOptions, run_interference
 from .replay import ArmRun, ReplayOptions, run_arm
 from .scales import Scale
 from .sessions import SessionPlan, select_sessions
+from .sweep import run_threshold_sweep
 from .targets import evaluate_targets
 from .throughput import ThroughputOptions, run_throughput
 from ..vllm_server import VllmPair
@@ -61,14 +63,16 @@ class BenchOptions:
     workdir: Path | None = None
     vllm: VllmPair | None = None  # --scale vllm: running servers to reuse (the tier's); None: start them for the run
     interference: InterferenceOptions | None = field(default_factory=InterferenceOptions)  # emulator scale only
+    threshold_sweep: tuple[float, ...] = ()  # warm thresholds to replay arm f at too (sweep.py); () = none
 
 
 def quick_options(options: BenchOptions) -> BenchOptions:
     """``--quick``: 2 escalating ShareGPT sessions, the BFCL one, 1 non-escalating, short throughput and
-    interference runs."""
+    interference runs, no threshold sweep."""
     from dataclasses import replace
 
     return replace(options, quick=True, sessions=SessionPlan(sharegpt=2, bfcl=1, non_escalating=1, non_escalating_bfcl=0),
+                   threshold_sweep=(),
                    throughput=ThroughputOptions(rounds=2, requests_per_round=20, warmup=4),
                    interference=None if options.interference is None else options.interference.quick())
 
@@ -189,6 +193,10 @@ def run_bench(options: BenchOptions, say: Callable[[str], None] = print) -> dict
                 results["economics"] = warm_economics(runs["d"].rows)
             if "f" in runs:
                 results["closed_loop"] = _closed_loop_section(runs, results["ttft"]["arms"])
+            if options.threshold_sweep and "f" in runs and not real:
+                say(f"[bench] warm threshold sweep ({time.monotonic() - began:.0f}s elapsed)")
+                results["threshold_sweep"] = run_threshold_sweep(options.threshold_sweep, runs["f"], conversations, starts,
+                                                                 scale, options.replay, workdir / "sweep", say)
             results["rows"] = {k: [_row_dict(r) for r in run.rows] for k, run in runs.items()}
         if options.cost:
             say(f"[bench] plugin cost, in-process ({time.monotonic() - began:.0f}s elapsed)")
