@@ -255,6 +255,19 @@ Other servers
     (INPUT_BUDGET); ``candle-vllm`` "Requested max tokens C larger than available tokens L
     ... (P tokens reserved for prompt)" (L = W − P: OUTPUT_BUDGET); ``deepseek-max-tokens``
     "the valid range of max_tokens is [1, L]" (OUTPUT_LIMIT).
+  * ``prompt-length-over-max-model-len`` "Prompt length P exceeds max_model_len W" (also "The prompt
+    length (P) exceeds the max_model_len (W)"): vLLM-derived servers and gateways.
+  * ``tgi-input-plus-new-tokens`` "input length (P) + max_new_tokens (C) > max_total_tokens (W)".
+  * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
+    tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
+    below would have read T as the window).
+  * ``generic-prompt-over-window`` "The prompt (P tokens) exceeds the context window (W tokens)", "Input length
+    P exceeds the model's max sequence length W", "prompt length P > max_model_len W";
+    ``generic-count-over-window`` "token count T exceeds max context length W", "requested T tokens but the
+    model supports W", "maximum context window of W tokens (requested T)", "context window: T > W",
+    "context length exceeded, max_seq_len W, got T"; ``generic-prompt-plus-output`` "The total number of
+    tokens (prompt + max_tokens) must not exceed W; got T": gateways and home-grown servers (a breaker's
+    sweep, 2026-12), each a count against the window with its subject named.
   * ``generic`` — no usable numbers ("context_length_exceeded", "exceeds the context window",
     "prompt is too long", MiniMax "context window exceeds limit", LM Studio "greater than the
     context length", "too many tokens", LiteLLM's own "ContextWindowExceededError", z.ai
@@ -665,6 +678,42 @@ ROWS: tuple[Row, ...] = (
     Row("ctransformers",
         r"Number of tokens \((?P<total>{n})\) exceeded maximum context length \((?P<window>{n})\)",
         {"window": W, "total": T}, K.UNKNOWN),
+    Row("prompt-length-over-max-model-len",
+        r"prompt length \(?(?P<prompt>{n})\)? exceeds (?:the )?(?:model'?s )?max_model_len \(?(?P<window>{n})\)?",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("tgi-input-plus-new-tokens",
+        r"input length \((?P<prompt>{n})\) ?\+ ?max_new_tokens \((?P<output>{n})\) ?> ?max_total_tokens \((?P<window>{n})\)",
+        {"window": W, "prompt": P, "output": C}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("generic-comparison",
+        r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of )?\(?(?P<total>{n})(?: tokens?)? ?"
+        r"(?:> ?|requested,? ?(?:vs\.?|versus|but|while|,)? (?:only )?)(?P<window>{n})",
+        {"window": W, "total": T}, K.UNKNOWN),
+    # ---- generic forms with numbers (gateways and home-grown servers): the subject says what the count is
+    Row("generic-prompt-over-window",
+        r"(?:prompt|input)(?: length| tokens?| token count)?(?: is)? \(?(?P<prompt>{n})(?: tokens?)?\)? "
+        r"(?:exceeds?|exceeded|is longer than|>) (?:the )?(?:model'?s )?(?:maximum |max )?"
+        r"(?:context (?:length|window|size)|max_model_len|max(?:imum)? sequence length|max_seq_len)"
+        r"(?: of| is)? \(?(?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("generic-count-over-window",
+        r"(?:token count|number of tokens|total tokens)(?: is)? \(?(?P<total>{n})\)? (?:tokens? )?(?:exceeds?|exceeded|>) "
+        r"(?:the )?(?:model'?s )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)(?: of| is)? \(?(?P<window>{n})",
+        {"window": W, "total": T}, K.UNKNOWN),
+    Row("generic-count-over-window",
+        r"requested (?P<total>{n}) tokens?,? but (?:the )?model (?:only )?supports (?:up to )?(?P<window>{n})",
+        {"window": W, "total": T}, K.UNKNOWN),
+    Row("generic-count-over-window",
+        r"maximum context (?:window|length) of (?P<window>{n}) tokens? \(requested (?P<total>{n})",
+        {"window": W, "total": T}, K.UNKNOWN),
+    Row("generic-count-over-window",
+        r"context (?:window|length|size) ?: ?(?P<total>{n})(?: tokens?)? ?> ?(?P<window>{n})",
+        {"window": W, "total": T}, K.UNKNOWN),
+    Row("generic-count-over-window",
+        r"context length exceeded,? max_seq_len ?:? ?(?P<window>{n}),? got (?P<total>{n})",
+        {"window": W, "total": T}, K.UNKNOWN),
+    Row("generic-prompt-plus-output",
+        r"total number of tokens \(prompt \+ max_tokens\) must not exceed (?P<window>{n})[;,.]? got (?P<total>{n})",
+        {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     # ---- LiteLLM's own refusal (router pre-call check): LiteLLM's configured limit and its own count
     Row("litellm-pre-call",
         r"Got ?= ?(?P<prompt>{n}) ?Model ?=.{0,300}?Max Input Tokens ?=",
@@ -675,10 +724,11 @@ ROWS: tuple[Row, ...] = (
     # ---- generic fallbacks (last)
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
     Row("generic",
-        r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of (?P<window>{n})|\((?P<window2>{n}))",
+        r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of (?P<window>{n})|\((?P<window2>{n}))"
+        r"(?! ?(?:tokens? ?)?(?:>|requested|given|provided|received|vs\b))",  # "(P > W)": P is the request, not W
         {"window": W, "window2": W}, K.UNKNOWN),
     Row("generic",
-        r"context[ _-]?(?:length|window)[ _-]?(?:exceeded|exceeds)|exceeds? (?:the |this |its )?(?:model's )?"
+        r"context[ _-]?(?:length|window|size)[ _-]?(?:exceeded|exceeds)|exceeds? (?:the |this |its )?(?:model's )?"
         r"(?:maximum |available )?context (?:window|length|size|limit)|(?:prompt|input) is too long|"
         r"greater than the context length|exceeded model token limit|too many (?:input )?tokens|"
         r"token limit exceeded|reduce the length of the (?:messages|input|prompt)|exceeds? context limit|"
@@ -686,7 +736,13 @@ ROWS: tuple[Row, ...] = (
         r"prompt exceeds max(?:imum)? length|input token length (?:is )?too long|input context is too long|"
         r"max_prompt_tokens_exceeded|exceeds the maximum number of tokens|tokens in request more than max tokens|"
         r"too_many_prompt_tokens|total length of all messages is too long|"
-        r"input tokens? exceeds? (?:the )?model'?s? token limit",
+        r"input tokens? exceeds? (?:the )?model'?s? token limit|"
+        # LiteLLM's own substrings (exception_mapping_utils, 1.108.7): Bedrock "prompt: length: 1..200000, got
+        # 210000" (a unit it does not name), Hugging Face "Input validation error: length limit exceeded", NLP
+        # Cloud "Input text length should not exceed 1024", Bedrock Nova "Input Tokens Exceeded: Number of input
+        # tokens exceeds maximum length"
+        r"prompt: length: 1\.\.|input validation error: length limit exceeded|input text length should not exceed|"
+        r"input tokens exceeded|number of input tokens exceeds? (?:the )?maximum",
         {}, K.UNKNOWN),
 )
 

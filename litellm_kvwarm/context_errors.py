@@ -29,6 +29,9 @@ How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with
    unwrapping: rows are searched anywhere in the text.
 2. :data:`NEGATIVES` (known look-alikes: rate limits, TPM, quota, budget, auth, content
    filter, string-length and tool-count validation) are checked first: any hit → ``None``.
+   What a validation error quotes of the client's own input (pydantic's ``input_value=``, the ``input``
+   of a FastAPI/pydantic error list) is dropped first: a malformed request whose content holds an old
+   context-length error text is the client's error, not a refusal on length.
 3. :data:`ROWS` are tried in order; the first whose pattern matches wins. A row names its
    family, maps named regex groups to meanings and certainties, and may add a refinement.
    A new wording is one more row.
@@ -57,6 +60,7 @@ import re
 import unicodedata
 
 from .context_error_model import Certainty, ContextError, ErrorKind, Limit, LimitMeaning, Number, with_kind
+from .context_error_echoes import without_echoes
 from .context_error_rows import Row, to_int
 from .context_error_wordings import NEGATIVES, ROWS
 
@@ -205,6 +209,8 @@ def _may_be_cut(s: str, start: int, end: int) -> bool:
         return False
     sep = s[end]
     digits = s[start:end].lstrip("-")
+    if digits == "0":  # "got 0." ends a sentence: no digit group follows a lone zero
+        return False
     return re.fullmatch(r"\d{1,3}(?:" + re.escape(sep) + r"\d{3})*", digits) is not None
 
 
@@ -260,7 +266,7 @@ def parse_context_error(text: object) -> ContextError | None:
         text = bytes(text[: MAX_SCAN_CHARS * 4]).decode("utf-8", errors="replace")
     elif not isinstance(text, str):
         text = str(text)
-    s = _normalise(text)
+    s = without_echoes(_normalise(text))
     if any(neg.search(s) for neg in NEGATIVES):
         return None
     for row in ROWS:

@@ -43,8 +43,8 @@ __all__ = ["NOT_A_LENGTH_REFUSAL", "LimitLearner", "echoes_client"]
 logger = logging.getLogger("litellm_kvwarm")
 
 #: Where a request carries what the client sent (chat, completion, Responses), and its parameters.
-_CLIENT_KEYS = ("messages", "input", "prompt", "system", "instructions", "optional_params", "max_tokens",
-                "max_completion_tokens", "max_output_tokens")
+_CLIENT_KEYS = ("messages", "input", "prompt", "system", "instructions", "tools", "functions", "optional_params",
+                "max_tokens", "max_completion_tokens", "max_output_tokens")
 
 
 def echoes_client(observed: Observed, request: Mapping[str, Any]) -> bool:
