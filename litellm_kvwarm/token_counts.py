@@ -125,7 +125,7 @@ def _collect_messages(messages: object, into: Collected) -> tuple[int, bool]:
             collect_blocks(content, into)  # a lone block (with a type) is read as a block: its image is an image
         elif content is not None:
             into.text(content)  # not a chat content shape: its JSON text (a deliberate over-count)
-        for key in ("name", "tool_call_id", "reasoning_content"):
+        for key in ("name", "tool_call_id", "reasoning_content", "reasoning"):  # vLLM reads either reasoning field
             value = message.get(key)
             if isinstance(value, str):
                 into.parts.append(value)
