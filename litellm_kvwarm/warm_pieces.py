@@ -260,9 +260,10 @@ class PieceSender:
             self._on_enlarged(target)
         if target not in self._enlarged_logged and len(self._enlarged_logged) < 1024:  # once per target, bounded
             self._enlarged_logged.add(target)
-            logger.info("[KV-WARM] a warm of %r was cut into pieces of ~%d tokens, not KVWARM_WARM_PIECE_TOKENS=%d: "
-                        "KVWARM_WARM_MAX_PIECES=%d bounds their number (a live request may wait for one such piece; "
-                        "raise it, or 0, to keep the size)", target, size, self.piece_tokens, self.max_pieces)
+            logger.info("[KV-WARM] a warm of %r was cut into pieces of about %d estimated tokens, not KVWARM_WARM_PIECE_TOKENS=%d: "
+                        "KVWARM_WARM_MAX_PIECES=%d bounds their number (expected with the defaults when a warm is over "
+                        "%d × %d tokens; a live request may wait for one such piece: raise the bound, or 0, to keep the "
+                        "size)", target, size, self.piece_tokens, self.max_pieces, self.max_pieces, self.piece_tokens)
 
     async def send(self, kind: str, body: dict[str, Any]) -> Any:
         """The pieces of ``body`` one after another, then ``body`` itself; returns what the whole warm
