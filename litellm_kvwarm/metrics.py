@@ -50,6 +50,7 @@ ROUTE_KINDS = (
     "target_too_small",
     "client_output_error",  # the client's own output budget is invalid (<= 0, not an integer): passed on untouched
     "server_state",  # a Responses request continuing state stored on its server (previous_response_id): untouched
+    "client_malformed",  # a malformed conversation (a message that is no object, unknown role, bad content): untouched
     "target_unreachable",  # a proactive escalation whose target could not be reached: answered as a context error
 )
 #: Values of the ``request_kind`` label of the token counters.

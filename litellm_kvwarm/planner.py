@@ -125,6 +125,9 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     if not view.output.valid:
         return RoutePlan(Route.UNTOUCHED, "client_output_error", None,
                          "[CONTEXT-ROUTE] untouched: the client's own output budget is invalid", "debug")
+    if view.malformed:
+        return RoutePlan(Route.UNTOUCHED, "client_malformed", None,
+                         "[CONTEXT-ROUTE] untouched: a malformed conversation is the client's own error", "debug")
     if view.server_state:
         return RoutePlan(Route.UNTOUCHED, "server_state", None,
                          "[CONTEXT-ROUTE] untouched: the request continues state stored on its server (previous_response_id)", "debug")

@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from . import identity
+from .conversation_shape import body_well_formed
 from .call_adapters import ADAPTERS, CallAdapter, adapter_for, call_kind
 from .meta import (
     AFFINITY_KEY,
@@ -175,7 +176,8 @@ class PreCallView:
     client's ``context_window_fallbacks`` as sent (``None``: absent); ``generic_fallbacks_sent``:
     the body carries non-null ``fallbacks``. ``key``: LiteLLM's key object, opaque, for its access check.
     ``server_state``: a Responses body that continues state its server holds (``previous_response_id``,
-    ``conversation``, an ``item_reference`` input item): the planner leaves it untouched."""
+    ``conversation``, an ``item_reference`` input item): the planner leaves it untouched; so is a
+    ``malformed`` conversation (:func:`~litellm_kvwarm.conversation_shape.body_well_formed`: the client's error)."""
 
     adapter: CallAdapter | None
     group: str | None
@@ -189,6 +191,7 @@ class PreCallView:
     generic_fallbacks_sent: bool
     key: Any
     server_state: bool = False
+    malformed: bool = False
 
     @property
     def kind(self) -> str | None:
@@ -217,6 +220,7 @@ def pre_call_view(data: Mapping[str, Any], call_type: object, user_api_key_dict:
         generic_fallbacks_sent=data.get("fallbacks") is not None,
         key=user_api_key_dict,
         server_state=adapter is not None and adapter.kind == "responses" and _server_state(data),
+        malformed=adapter is not None and not body_well_formed(adapter.kind, data),
     )
 
 

@@ -141,7 +141,9 @@ def well_formed(kind: str, items: Sequence[object]) -> bool:
     for item in items:
         if not isinstance(item, Mapping):
             return False
-        if roles is not None and (item.get("role") not in roles or not isinstance(item.get("content"), (str, list, type(None)))):
+        content = item.get("content")
+        if roles is not None and (item.get("role") not in roles or not isinstance(content, (str, list, type(None)))
+                                  or (isinstance(content, list) and not all(isinstance(p, Mapping) for p in content))):
             return False
     return True
 

@@ -257,3 +257,24 @@ def test_plan_clamp_never_cuts_below_the_request_s_min_tokens():
     assert plan_clamp(4000, 16384, 13000, 12584, s, min_output=3600).max_tokens == 3800  # room 3800 holds it: cut
     assert plan_clamp(4000, 16384, 13865, None, s, min_output=3000).needs_exact  # the count still decides
     assert plan_clamp(4000, 16384, 14000, 13865, s).max_tokens == 2519  # without min_tokens: as before
+
+
+@pytest.mark.parametrize(("kind", "call_type", "items"), [
+    ("chat", "acompletion", [{"role": "user", "content": 123}, {"role": "user", "content": "x"}]),
+    ("chat", "acompletion", [{"role": "user", "content": ["a bare string part"]}]),
+    ("chat", "acompletion", ["not an object", {"role": "user", "content": "x"}]),
+    ("chat", "acompletion", "a string, not a list"),
+    ("messages", "anthropic_messages", [{"role": "user", "content": [{"type": "text", "text": "x"}, 7]}]),
+    ("responses", "aresponses", [{"role": "user", "content": "x"}, "loose string item"]),
+])
+def test_a_malformed_conversation_is_the_client_s_error_and_never_moved(kind, call_type, items):
+    """Fault (breaker, 2026-12): a malformed message in a conversation over the window was escalated, so LiteLLM ran
+    its whole retry sequence on slow and again on fast: the same 500 as LiteLLM alone in twice the time, naming
+    'slow'. Untouched now, however large it looks; the same body well formed is routed."""
+    field = "input" if kind == "responses" else "messages"
+    body = {"model": "fast", field: items, "max_tokens": 256}
+    big = facts(routing=30_000)
+    plan = plan_route(pre_call_view(body, call_type, Key()), big, Settings())
+    assert (plan.route, plan.label, plan.escalation, plan.warm, plan.backstop) == (Route.UNTOUCHED, "client_malformed", None, None, None)
+    sound = {**body, field: [{"role": "user", "content": "x"}, {"role": "custom-role", "content": [{"type": "text", "text": "y"}]}]}
+    assert plan_route(pre_call_view(sound, call_type, Key()), big, Settings()).route is Route.ESCALATE

@@ -137,6 +137,19 @@ def test_client_max_tokens_below_one_stays_the_clients_error(stack, value):
     assert [r["max_tokens"] for r in received(stack["fast"])] == [value, value]
 
 
+@pytest.mark.parametrize("bad", [{"role": "user", "content": 123}, {"role": "user", "content": ["bare"]}], ids=["int", "bare-part"])
+def test_a_malformed_conversation_over_the_window_stays_the_clients_error(stack, bad):
+    """Fault (breaker, 2026-12): a malformed message in a conversation too large for fast was escalated: the
+    same 500 as LiteLLM alone, after LiteLLM's retries on slow and then on fast (twice the time), naming 'slow'."""
+    body = {"model": "fast", "messages": [bad, *user(90_000, "malformed")], "max_tokens": 8}
+    alone = send(stack["without"], body)
+    plugin = send(stack["with"], body)
+    assert alone.status_code >= 400
+    assert plugin.status_code == alone.status_code
+    assert "slow" not in plugin.json()["error"]["message"]
+    assert received(stack["slow"], warms=True) == []  # neither moved nor warmed
+
+
 def _metric(proxy, name, **labels) -> float:
     text = httpx.get(proxy.base_url + "/metrics", timeout=30, follow_redirects=True,
                      headers={"Authorization": f"Bearer {proxy.master_key}"}).text
