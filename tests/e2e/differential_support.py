@@ -565,6 +565,12 @@ def client_budget(body: Any, endpoint: str = CHAT) -> Any:
     return body.get("max_tokens") if value is None else value
 
 
+def _fits_no_window(windows: Mapping[str, int], prompt_tokens: Callable[[str], int | None]) -> bool:
+    """Whether the prompt alone is longer than every backend's window (each backend's own count)."""
+    counts = {base: prompt_tokens(base) for base in windows}
+    return bool(counts) and all(n is not None and n >= windows[base] for base, n in counts.items())
+
+
 def _is_int(value: Any) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -643,6 +649,14 @@ def judge(
                                                f"client's {asked!r} (room {room})")
             return Verdict("plugin_better", f"LiteLLM alone {plain.status} context overflow ({(plain.error or '')[:120]}); "
                                             f"plugin 200 from {plugin_served.backend}")
+        if (plain.status or 0) >= 500 and plugin.status == 400 and is_context_overflow(plugin.error, case_budget):
+            # LiteLLM alone failed on its own after the source's length refusal (a 5xx of its fallback path, no
+            # answer), where the plugin answers that refusal: the request fits no backend's window, or neither
+            # side's request ever reached slow (what the client gets from LiteLLM alone is no answer either)
+            reached_slow = any(a.backend == "slow" for a in (*plain_attempts, *plugin_attempts))
+            if _fits_no_window(windows, prompt_tokens) or not reached_slow:
+                return Verdict("plugin_better", f"LiteLLM alone {plain.status} ({plain.error_type}: {(plain.error or '')[:120]}); "
+                                                "plugin 400 context overflow (the prompt fits no window, or no side reached slow)")
         return Verdict("plugin_worse", f"status differs: LiteLLM alone {plain.status}"
                                        f"{' +stream error' if plain.stream_error else ''} "
                                        f"({plain.error_type}: {(plain.error or '')[:160]}); plugin {plugin.status}"

@@ -204,6 +204,15 @@ OVERFLOW_400 = Outcome(400, "invalid_request_error", "This model's maximum conte
         pytest.param(512, Outcome(200, api_base=FAST + "/v1"), Outcome(200, api_base=SLOW + "/v1"),
                      [_a(FAST, 200, 512, 3_000)], [_a(SLOW, 200, None, 3_000)], 3_000, "plugin_worse", "dropped",
                      id="budget-dropped"),
+        # LiteLLM alone 500s in its own fallback path after fast's length refusal (seed 71: a Messages body it cannot
+        # translate); the plugin answers that refusal. Worse only where LiteLLM alone reached slow and the prompt fits it
+        pytest.param(256, Outcome(500, "api_error", "'str' object has no attribute 'get'"), OVERFLOW_400,
+                     [_a(FAST, 400, 256)], [_a(FAST, 400, 256)], None, "plugin_better", "no side reached slow",
+                     id="litellm-alone-crashes-on-its-fallback"),
+        pytest.param(256, Outcome(500, "api_error", "boom"), OVERFLOW_400, [_a(FAST, 400, 256), _a(SLOW, 500, 256)],
+                     [_a(FAST, 400, 256)], 140_000, "plugin_better", "fits no window", id="fits-no-window"),
+        pytest.param(256, Outcome(500, "api_error", "boom"), OVERFLOW_400, [_a(FAST, 400, 256), _a(SLOW, 500, 256)],
+                     [_a(FAST, 400, 256)], 20_000, "plugin_worse", "status differs", id="slow-reached-and-fits"),
         pytest.param(None, Outcome(400, "invalid_request_error", "bad"), Outcome(400, "invalid_request_error", "bad"),
                      [], [], 0, "identical", "both 400", id="same-error"),
         pytest.param(None, Outcome(200, stream_error=True, error="boom"), Outcome(200, api_base=FAST + "/v1"),
