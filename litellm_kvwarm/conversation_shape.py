@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .warm_prefixes import ITEMS_FIELD
+from .warm_prefixes import ITEMS_FIELD, item_sound
 
 __all__ = ["body_well_formed"]
 
@@ -21,15 +21,4 @@ def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
     if field is None or field not in body or (kind == "responses" and isinstance(body[field], str)):
         return True
     items = body[field]
-    return isinstance(items, list) and all(_sound(kind, item) for item in items)
-
-
-def _sound(kind: str | None, item: object) -> bool:
-    if not isinstance(item, Mapping):
-        return False
-    if kind == "responses":
-        return True
-    content = item.get("content")
-    if isinstance(content, list):
-        return all(isinstance(part, Mapping) for part in content)
-    return isinstance(content, (str, type(None)))
+    return isinstance(items, list) and all(item_sound(kind, item) for item in items)

@@ -138,14 +138,20 @@ def well_formed(kind: str, items: Sequence[object]) -> bool:
     content): pieces are cut only from such a body. A malformed one (LiteLLM refuses the whole request) would
     otherwise reach the server as the valid prefixes before its bad item."""
     roles = _WELL_FORMED_ROLES.get(kind)
-    for item in items:
-        if not isinstance(item, Mapping):
-            return False
-        content = item.get("content")
-        if roles is not None and (item.get("role") not in roles or not isinstance(content, (str, list, type(None)))
-                                  or (isinstance(content, list) and not all(isinstance(p, Mapping) for p in content))):
-            return False
-    return True
+    return all(item_sound(kind, item) and (roles is None or item.get("role") in roles) for item in items)  # type: ignore[union-attr]
+
+
+def item_sound(kind: str | None, item: object) -> bool:
+    """Whether ``item`` is an object whose ``content`` (chat, Messages; a Responses item's ``type`` decides its
+    shape) is text, a list of objects, or absent: the shape an API takes, whatever its role."""
+    if not isinstance(item, Mapping):
+        return False
+    if kind == "responses":
+        return True
+    content = item.get("content")
+    if isinstance(content, list):
+        return all(isinstance(part, Mapping) for part in content)
+    return isinstance(content, (str, type(None)))
 
 
 def role(item: object) -> object:

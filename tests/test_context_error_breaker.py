@@ -13,7 +13,7 @@ import json
 
 import pytest
 
-from context_error_view import SLOTS, view as _view
+from context_error_view import expected as _expected, view as _view
 from litellm_kvwarm.context_errors import Certainty, ErrorKind, Limit, LimitMeaning, Number, parse_context_error
 from litellm_kvwarm.learned_limits import limit_from_error
 from litellm_kvwarm.reactive import BackstopPlan, HopAction, decide_hop
@@ -21,13 +21,6 @@ from litellm_kvwarm.reactive import BackstopPlan, HopAction, decide_hop
 EXACT, LB, UB, APPROX = Certainty.EXACT, Certainty.LOWER_BOUND, Certainty.UPPER_BOUND, Certainty.APPROXIMATE
 K = ErrorKind
 M = LimitMeaning
-
-
-def _expected(family, kind, fields: dict) -> tuple | None:
-    if family is None:
-        return None
-    assert not set(fields) - set(SLOTS), fields
-    return (family, kind) + tuple(fields.get(s) for s in SLOTS)
 
 
 VLLM_BODY = 'litellm.BadRequestError: Hosted_vllmException - {{"error":{{"message":"{}","type":"BadRequestError","code":400}}}}'

@@ -9,18 +9,12 @@ import json
 
 import pytest
 
-from context_error_view import SLOTS, view as _view
+from context_error_view import expected as _expected, view as _view
 from litellm_kvwarm.context_errors import Certainty, ErrorKind, Number, parse_context_error
 from litellm_kvwarm.learned_limits import limit_from_error
 
 K = ErrorKind
 LB = Certainty.LOWER_BOUND
-
-
-def _expected(family, kind, fields: dict) -> tuple | None:
-    if family is None:
-        return None
-    return (family, kind) + tuple(fields.get(s) for s in SLOTS)
 
 
 CASES = [

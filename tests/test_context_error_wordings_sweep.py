@@ -27,18 +27,12 @@ from litellm_kvwarm.context_errors import (
     is_context_error,
     parse_context_error,
 )
-from context_error_view import FIELDS, SLOTS, view as _view  # noqa: F401
+from context_error_view import FIELDS, SLOTS, expected as _expected, view as _view  # noqa: F401
 from litellm_kvwarm.learned_limits import LimitKind, limit_from_error
 
 EXACT, LB, UB, APPROX = Certainty.EXACT, Certainty.LOWER_BOUND, Certainty.UPPER_BOUND, Certainty.APPROXIMATE
 K = ErrorKind
 M = LimitMeaning
-
-
-def _expected(family: str, kind: ErrorKind, fields: dict) -> tuple:
-    unknown = set(fields) - set(SLOTS)
-    assert not unknown, unknown
-    return (family, kind) + tuple(fields.get(s) for s in SLOTS)
 
 
 GROQ_BODY = (
