@@ -30,6 +30,7 @@ from .deadline import RequestBudget
 from .facts_estimator import EstimatorMemo
 from .facts_groups import GroupFacts, GroupMemo, TargetGroupsMemo, target_groups  # noqa: F401 (target_groups re-exported)
 from .facts_windows import DeploymentWindows
+from .litellm_window_memo import LiteLLMWindowMemo
 from .output_budget import OUTPUT_FIELDS
 from .planner import wants_exact_count
 from .reactive import allowed_by_client
@@ -104,6 +105,7 @@ class Facts:
         self.router_getter = router_getter
         self._estimators = EstimatorMemo()
         self._groups = GroupMemo()
+        self._litellm_windows = LiteLLMWindowMemo()
         #: the groups escalations reach, for session pinning (:class:`TargetGroupsMemo`)
         self.targets = TargetGroupsMemo()
 
@@ -114,7 +116,7 @@ class Facts:
     def windows(self, router: RouterLike | None, tenant: str | None = None) -> DeploymentWindows:
         """The window reader of one request (:mod:`.facts_windows`) with ``tenant``'s (hashed) learned limits."""
         return DeploymentWindows(self.services.windows, router, window_ttl_s=self.settings.window_ttl_s,
-                                 learned=self.services.learned, tenant=tenant)
+                                 learned=self.services.learned, tenant=tenant, litellm_windows=self._litellm_windows)
 
     def group(self, router: RouterLike, name: str) -> GroupFacts:
         """The group's deployments: one router read (:meth:`RouterView.deployments`), parsed again

@@ -40,6 +40,7 @@ from .catalog import DeploymentInfo
 from .deadline import RequestBudget
 from .learned_limits import NONE, LearnedLimits, Limits
 from .litellm_model_info import litellm_windows_usable, window_of_id
+from .litellm_window_memo import LiteLLMWindowMemo
 from .windows import MISS, Miss, WindowCache
 
 
@@ -53,11 +54,15 @@ class DeploymentWindows:
             least LiteLLM's refresh interval (see the module docstring).
         learned: limits learned from rejections (``None``: none are used).
         tenant: the hashed tenant whose learned limits apply (``None``: none).
+        litellm_windows: LiteLLM's discovered windows remembered for a second across requests
+            (:class:`~litellm_kvwarm.litellm_window_memo.LiteLLMWindowMemo`; ``None``: asked each time).
     """
 
     def __init__(self, cache: WindowCache, router: object = None, *, window_ttl_s: float,
-                 learned: LearnedLimits | None = None, tenant: str | None = None):
+                 learned: LearnedLimits | None = None, tenant: str | None = None,
+                 litellm_windows: LiteLLMWindowMemo | None = None):
         self.cache = cache
+        self._litellm_windows = litellm_windows
         self._router = router if litellm_windows_usable(window_ttl_s) else None
         self._learned = learned
         self._tenant = tenant
@@ -76,6 +81,8 @@ class DeploymentWindows:
         """LiteLLM's discovered window of ``info`` (tokens), ``None`` when it has none or is not used."""
         if self._router is None or info.model_id is None:
             return None
+        if self._litellm_windows is not None:
+            return self._litellm_windows.get(info.model_id, self._router)
         return window_of_id(info.model_id, self._router)
 
     def cached(self, info: DeploymentInfo) -> int | None | Miss:
