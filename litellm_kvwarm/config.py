@@ -31,7 +31,7 @@ from .config_defaults import (  # noqa: F401  (the defaults, importable from her
     DEFAULT_UNKNOWN_WINDOW_RETRY_S, DEFAULT_WARM_THRESHOLD, DEFAULT_WARM_COOLDOWN_S,
     DEFAULT_WARM_MAX_CONCURRENCY, DEFAULT_WARM_TIMEOUT_S, DEFAULT_WARM_MEMORY_SESSIONS,
     DEFAULT_WARM_QUEUE_SIZE, DEFAULT_WARM_TENANT_RATE, DEFAULT_REDIS_MAX_CONNECTIONS,
-    DEFAULT_WARM_REWARM_STEP, DEFAULT_WARM_PRIORITY, DEFAULT_WARM_PIECE_TOKENS, DEFAULT_WARM_MAX_PIECES,
+    DEFAULT_WARM_REWARM_STEP, DEFAULT_WARM_PRIORITY, DEFAULT_WARM_PIECE_TOKENS, DEFAULT_WARM_PIECE_SHARE, DEFAULT_WARM_MAX_PIECES,
     DEFAULT_WARM_HEAD_TOKENS, DEFAULT_DECODE_WARM_TOKENS,
 )
 
@@ -49,12 +49,8 @@ class Settings(BaseSettings):
 
     model_config = SettingsConfigDict(env_prefix=ENV_PREFIX, frozen=True, extra="forbid", case_sensitive=True)
 
-    proactive_routing: bool = Field(
-        True, description="Route a request that cannot fit the group's window to its escalation target before dispatch."
-    )
-    clamp_output: bool = Field(
-        True, description="Lower max_tokens / max_completion_tokens so prompt + output fits the chosen deployment."
-    )
+    proactive_routing: bool = Field(True, description="Route a request that cannot fit the group's window to its escalation target before dispatch.")
+    clamp_output: bool = Field(True, description="Lower max_tokens / max_completion_tokens so prompt + output fits the chosen deployment.")
     keep_output_budget: bool = Field(False, description=(
         "Where a step of the chain is known to hold prompt + the whole output budget, never cut it on the source: the source "
         "trims or refuses it as without the plugin, a refusal escalates with the whole budget (as LiteLLM's "
@@ -181,9 +177,11 @@ class Settings(BaseSettings):
         "A warm whose uncached part is larger is sent as successive prefixes of its conversation (cut at message "
         "boundaries, and inside long plain text), each adding at most this many tokens, the next after the previous "
         "returned: a live request waits for one piece at most (vLLM V1 runs a started prefill to its end); 0 = whole warms."))
+    warm_piece_share: float = Field(DEFAULT_WARM_PIECE_SHARE, ge=0, le=1, description=(
+        "Warm pieces at a group are this share of the median prompt of its recent live (not warm) requests, within [128, KVWARM_WARM_PIECE_TOKENS]: a live request waits ~this share of its own prefill for a piece; 0 = always KVWARM_WARM_PIECE_TOKENS."))
     warm_max_pieces: int = Field(DEFAULT_WARM_MAX_PIECES, ge=0, description=(
         "Pieces of one warm at most: a larger uncached part gets larger pieces (uncached / (this + 1)); the proxy "
-        "handles each piece's whole body, so this bounds its work per warm (~8.5 whole warms at 16); 0 = no bound."))
+        "handles each piece's whole body, so this bounds its work per warm (~24.5 whole warms at 48); 0 = no bound."))
     decode_warm_tokens: int = Field(DEFAULT_DECODE_WARM_TOKENS, ge=0, description=(
         "While a reply to a session past the warm threshold streams (chat completions), warm the target with the reply "
         "so far every this many tokens, so the escalated turn that sends it back prefills little of it; needs "

@@ -25,9 +25,14 @@ DEFAULT_WARM_PRIORITY = 10
 #: Tokens a warm piece adds at most: a started prefill keeps vLLM V1's GPU to its end, so a warm's
 #: uncached part is sent as prefixes that each add at most this much (:mod:`litellm_kvwarm.warm_pieces`).
 DEFAULT_WARM_PIECE_TOKENS = 512
+#: A warm piece's size as a share of its target group's median live prompt (:mod:`litellm_kvwarm.warm_piece_size`):
+#: a live request that waits for one piece waits ~5% of its own prefill.
+DEFAULT_WARM_PIECE_SHARE = 0.05
 #: Pieces of one warm at most: each piece's whole body passes through the proxy, so their number bounds the
-#: proxy's work per warm (~8.5 whole warms at 16; :data:`litellm_kvwarm.warm_pieces.DEFAULT_MAX_PIECES`).
-DEFAULT_WARM_MAX_PIECES = 16
+#: proxy's work per warm (~24.5 whole warms at 48; :data:`litellm_kvwarm.warm_pieces.DEFAULT_MAX_PIECES`).
+#: 48 lets a 10k-token warm (the threshold's, on a 16k window) go in ~210-token pieces, the size
+#: :data:`DEFAULT_WARM_PIECE_SHARE` gives a group whose live prompts are ~4k tokens.
+DEFAULT_WARM_MAX_PIECES = 48
 #: Tokens (routing estimate) a session's head (prompt fields + items up to its first user message,
 #: :mod:`litellm_kvwarm.warm_head`) needs before it is warmed on first sight: ≈0.2 s of prefill saved on a
 #: GPU prefilling ~10k tok/s (a 27B model), 2.7 s at the benchmark's emulated 750 tok/s.

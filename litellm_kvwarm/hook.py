@@ -180,7 +180,7 @@ class KVWarmHandler(CustomLogger):
         """Per successful attempt (warms too): usage metrics, and (``learn_from_usage``) the learned correction."""
         with self.metrics.plugin_seconds.labels("success").time():
             try:
-                record_usage(self.metrics, kwargs, response_obj)
+                record_usage(self.metrics, kwargs, response_obj, self.services.live_prompts.observe)
                 if self.settings.learn_from_usage:
                     learn(self.correction, self.metrics, kwargs, response_obj)
             except Exception:

@@ -99,6 +99,7 @@ class Metrics:
     warm_priority_refused: Counter
     warm_pieces: Counter
     warm_pieces_enlarged: Counter
+    warm_piece_tokens: Gauge
 
     @classmethod
     def create(cls, registry: CollectorRegistry = REGISTRY) -> Metrics:
@@ -233,6 +234,11 @@ class Metrics:
             warm_pieces_enlarged=_Counter(
                 f"{p}_warm_pieces_enlarged", "Warms cut into pieces larger than KVWARM_WARM_PIECE_TOKENS because "
                 "KVWARM_WARM_MAX_PIECES bounds their number (a live request may wait for one such piece), by target.",
+                ["target"], registry=registry,
+            ),
+            warm_piece_tokens=_Gauge(
+                f"{p}_warm_piece_tokens", "Tokens a warm piece adds at most for the last warm planned at each target group: "
+                "KVWARM_WARM_PIECE_SHARE of its median live prompt, within [128, KVWARM_WARM_PIECE_TOKENS].",
                 ["target"], registry=registry,
             ),
         )

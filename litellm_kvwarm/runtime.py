@@ -25,6 +25,7 @@ from .learned_limits import LearnedLimits, LimitKind
 from .metrics import Metrics, deployment_label
 from .scrape import BackendScraper, PrefixCacheStats
 from .warm import WarmOutcome, WarmRunner
+from .warm_piece_size import LivePromptSizes
 from .warm_pieces import PieceSender
 from .backend_call import Deployment
 from .window_fetch import HttpWindowFetcher
@@ -134,8 +135,11 @@ class Services:
         self._settings = settings
         self._metrics = metrics
         #: sends each warm, in pieces when its uncached part is large (``KVWARM_WARM_PIECE_TOKENS``)
+        #: recent live prompt sizes per group: the piece size of warms at it (``KVWARM_WARM_PIECE_SHARE``)
+        self.live_prompts = LivePromptSizes(settings.warm_piece_share)
         self.pieces = PieceSender(settings.warm_piece_tokens, send_warm, on_piece=metrics.warm_pieces, served_model=served_model,
-                                  max_pieces=settings.warm_max_pieces, on_enlarged=metrics.warm_pieces_enlarged)
+                                  max_pieces=settings.warm_max_pieces, on_enlarged=metrics.warm_pieces_enlarged,
+                                  piece_size=self._piece_size)
         self._on_warm_done = on_warm_done
         self._on_warm_outcome = on_warm_outcome
         self._scrape_targets = scrape_targets
@@ -241,6 +245,11 @@ class Services:
             on_error=lambda deployment, error: self._discovery_error(deployment, f"scrape_{error}"),
         )
         self._scraper.start()
+
+    def _piece_size(self, target: str, configured: int) -> int:
+        size = self.live_prompts.piece_tokens(target, configured)
+        self._metrics.warm_piece_tokens.labels(target).set(size)
+        return size
 
     def _discovery_error(self, deployment: Deployment, error: str) -> None:
         self._metrics.discovery_errors.labels(deployment_label(deployment.api_base, deployment.served_model), error).inc()

@@ -8,7 +8,7 @@ the hit rate honest: warms create cache, they do not find it.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from .correction import EstimateCorrection
@@ -43,8 +43,10 @@ def request_kind(meta: Mapping[str, Any]) -> str:
     return "normal"
 
 
-def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any) -> bool:
-    """Record one successful attempt from LiteLLM's success-callback arguments.
+def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any,
+                 live_prompt: Callable[[str, int], None] | None = None) -> bool:
+    """Record one successful attempt from LiteLLM's success-callback arguments; ``live_prompt(group,
+    prompt_tokens)`` for one that is not a warm (:class:`~litellm_kvwarm.warm_piece_size.LivePromptSizes`).
     Returns ``False`` (records nothing) when usage or metadata is missing."""
     meta = find_metadata(kwargs)
     if meta is None:
@@ -54,6 +56,8 @@ def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any) -> bool:
         return False
     group = str(meta.get("model_group") or kwargs.get("model_group") or kwargs.get("model"))
     kind = request_kind(meta)
+    if live_prompt is not None and kind != "warm":
+        live_prompt(group, prompt)
     metrics.prompt_tokens.labels(group, kind).inc(prompt)
     metrics.cached_prompt_tokens.labels(group, kind).inc(cached if isinstance(cached, int) and cached > 0 else 0)
     if kind == "escalated":

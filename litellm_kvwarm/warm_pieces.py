@@ -60,14 +60,11 @@ __all__ = ["DEFAULT_PIECE_TOKENS", "ITEMS_FIELD", "Piece", "PieceSender", "Warme
 
 logger = logging.getLogger("litellm_kvwarm.warm")
 
-#: Pieces of one warm at most (``KVWARM_WARM_MAX_PIECES``; 0 = no bound). The proxy handles each piece's whole
-#: body (LiteLLM's request copies, logging and JSON encoding: ~10 ms of proxy CPU for a 16k-token body, measured
-#: here), so n pieces of a conversation of S tokens cost the proxy ~n·S/2 tokens of work: 512-token pieces make
-#: that quadratic in S (a 100k-token warm: ~200 pieces, ~10M tokens through the proxy). With at most 16 pieces a
-#: warm costs the proxy ~8.5 whole warms, and a piece is max(KVWARM_WARM_PIECE_TOKENS, uncached ÷ 17) tokens.
+#: Pieces of one warm at most (``KVWARM_WARM_MAX_PIECES``; 0 = no bound). The proxy handles each piece's whole body
+#: (~10 ms of proxy CPU for a 16k-token body, measured here), so n pieces of S tokens cost it ~n·S/2 tokens of work,
+#: quadratic in S for a fixed size: at most 48 cost ~24.5 whole warms; a piece is max(its size, uncached ÷ 49) tokens.
 DEFAULT_MAX_PIECES = DEFAULT_WARM_MAX_PIECES
-#: Tokens a piece adds at most (``KVWARM_WARM_PIECE_TOKENS``; 0 = whole warms). 512 tokens hold an H100
-#: running a 27B model for ~50 ms and the calibrated CPU-scale engine of the benchmark for 0.7 s.
+#: Tokens a piece adds at most (``KVWARM_WARM_PIECE_TOKENS``; 0 = whole warms; less where :mod:`.warm_piece_size` says).
 DEFAULT_PIECE_TOKENS = DEFAULT_WARM_PIECE_TOKENS
 #: Roles of messages whose long text may be cut inside (every template renders their content as sent).
 _SPLIT_ROLES = frozenset({"system", "developer", "user", "tool", "assistant"})
@@ -228,12 +225,15 @@ class PieceSender:
         max_pieces: pieces of one warm at most (``KVWARM_WARM_MAX_PIECES``; 0: no bound).
         on_enlarged: ``(target)`` per warm whose pieces that bound made larger than ``piece_tokens``; or a counter
             with that label (``kvwarm_warm_pieces_enlarged_total``). The first such warm of each target is logged.
+        piece_size: ``(target, piece_tokens)`` → the piece size (tokens) for warms of that group (default ``piece_tokens``).
     """
 
     def __init__(self, piece_tokens: int, send: Send, *, on_piece: Any = None, estimate: Estimate = routing_tokens,
                  capacity: int = DEFAULT_CAPACITY, served_model: Callable[[str], str | None] = lambda group: None,
-                 max_pieces: int = DEFAULT_WARM_MAX_PIECES, on_enlarged: Any = None):
+                 max_pieces: int = DEFAULT_WARM_MAX_PIECES, on_enlarged: Any = None,
+                 piece_size: Callable[[str, int], int] = lambda target, configured: configured):
         self.piece_tokens, self.max_pieces = piece_tokens, max_pieces
+        self._piece_size = piece_size
         self._send = send
         self._served_model = served_model
         self._on_piece = _per_label(on_piece) or (lambda target, outcome: None)
@@ -248,7 +248,8 @@ class PieceSender:
             return []
         try:
             held, target = self.warmed.held(kind, body), str(body.get("model"))
-            return plan_pieces(kind, body, self.piece_tokens, warmed_items=held.items, warmed_chars=held.chars,
+            size = self._piece_size(target, self.piece_tokens)
+            return plan_pieces(kind, body, size, warmed_items=held.items, warmed_chars=held.chars,
                                estimate=self._estimate, split_assistant=not drops_past_reasoning(self._served_model(target)),
                                max_pieces=self.max_pieces, on_enlarged=lambda size: self._enlarged(target, size))
         except Exception:  # a body the planner cannot read is warmed whole, as without pieces

@@ -175,3 +175,19 @@ def test_short_prompts_teach_nothing():
     for _ in range(8):
         c.observe("fast", A, routing=100, safe=200, prompt_tokens=300)  # at the limit: learned
     assert c.factors("fast", A).routing == pytest.approx(3.0)
+
+
+def test_record_usage_hands_live_prompts_on_and_never_a_warms():
+    from prometheus_client import CollectorRegistry
+
+    from litellm_kvwarm.meta import WARM_MARKER
+    from litellm_kvwarm.metrics import Metrics
+    from litellm_kvwarm.usage import record_usage
+
+    metrics, seen = Metrics.create(CollectorRegistry()), []
+    response = {"usage": {"prompt_tokens": 4_321}}
+    assert record_usage(metrics, _kwargs({"model_group": "slow"}), response, lambda g, t: seen.append((g, t)))
+    assert record_usage(metrics, _kwargs({"model_group": "slow", ESCALATED_KEY: "proactive"}), response, lambda g, t: seen.append((g, t)))
+    assert record_usage(metrics, _kwargs({"model_group": "slow", WARM_MARKER: True}), response, lambda g, t: seen.append((g, t)))
+    assert not record_usage(metrics, _kwargs({"model_group": "slow"}), {"usage": {}}, lambda g, t: seen.append((g, t)))
+    assert seen == [("slow", 4_321), ("slow", 4_321)]

@@ -1,5 +1,6 @@
 """Warms in pieces and decode warms, end to end: a real ``litellm --config`` proxy with the plugin at
-its defaults (``KVWARM_WARM_PIECE_TOKENS`` 512, ``KVWARM_DECODE_WARM_TOKENS`` 256) in front of real
+its defaults (``KVWARM_WARM_PIECE_TOKENS`` 512, not sized from the live prompts: ``KVWARM_WARM_PIECE_SHARE=0``;
+``KVWARM_DECODE_WARM_TOKENS`` 256) in front of real
 emulator processes (fast 4,096 / slow 16,384 as two replicas run with ``--scheduling-policy priority``;
 ``fast-paced`` decodes at 100 tokens/s of real time).
 
@@ -52,7 +53,9 @@ def stack(tmp_path_factory):
                   "slow": [BackendSpec.of(procs["slow_a"], "slow-27b"), BackendSpec.of(procs["slow_b"], "slow-27b")]}
         config = proxy_config(
             groups, fallbacks=[{"fast": ["slow"]}, {"fast-paced": ["slow"]}],
-            env_vars={"KVWARM_CACHE_SALT_SECRET": "test-secret-not-for-production", "KVWARM_REQUEST_BUDGET_MS": 2000},
+            # pieces of a fixed 512 tokens here (not sized from slow's live prompts: test_warm_piece_size.py)
+            env_vars={"KVWARM_CACHE_SALT_SECRET": "test-secret-not-for-production", "KVWARM_REQUEST_BUDGET_MS": 2000,
+                      "KVWARM_WARM_PIECE_SHARE": 0},
             general_settings=CUSTOM_AUTH, callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
         )
         procs["proxy"] = start_proxy_with_keys(config, work, KEYS)

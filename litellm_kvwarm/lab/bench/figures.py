@@ -26,7 +26,7 @@ __all__ = ["draw_all", "footer"]
 ARM_COLORS = {"a": "tab:red", "b": "tab:orange", "c": "0.55", "d": "tab:green", "e": "tab:blue", "f": "tab:purple",
               "ef": "tab:cyan"}
 INTERFERENCE_COLORS = {"no-warm": "0.55", "fcfs": "tab:red", "low-priority": "tab:green",
-                       "low-priority-256": "tab:cyan", "low-priority-whole": "tab:orange", "low-priority-between-chunks": "tab:olive"}
+                       "low-priority-fixed": "tab:cyan", "low-priority-whole": "tab:orange", "low-priority-between-chunks": "tab:olive"}
 
 
 def footer(results: Mapping[str, Any]) -> str:

@@ -23,11 +23,11 @@ warm traffic is warm-ahead's alone): ``no-warm`` (``KVWARM_WARM_AHEAD=0``), ``fc
 (``KVWARM_WARM_PRIORITY=0 KVWARM_WARM_PIECE_TOKENS=0``: whole warms without ``priority``, queued
 with live requests by arrival: what warms cost unmitigated), ``low-priority`` (the plugin's
 defaults: ``KVWARM_WARM_PRIORITY=10``, warms carry ``priority: 10`` in ``extra_body`` where live
-requests have vLLM's default 0, and ``KVWARM_WARM_PIECE_TOKENS=512``: each warm sent as successive
-prefixes of at most 512 tokens, at most 16 of them, :mod:`litellm_kvwarm.warm_pieces`: a 10.7k-token warm gets
-pieces of ~630), ``low-priority-256`` (pieces of at most 256 tokens: the README's sizing rule for this server,
-prefill rate × the delay a live request may take, with ``KVWARM_WARM_MAX_PIECES=0`` so that no bound on their
-number makes them larger),
+requests have vLLM's default 0, and each warm sent as successive prefixes,
+:mod:`litellm_kvwarm.warm_pieces`, of ``KVWARM_WARM_PIECE_SHARE`` (5%) of the median live prompt `slow` served
+lately, :mod:`litellm_kvwarm.warm_piece_size`: ~210 tokens for these ~4k-token live prompts, at most 48 a warm),
+``low-priority-fixed`` (the pieces of the defaults before they followed the live prompts: 512 tokens, at most 16 a
+warm, so a 10.7k-token warm gets pieces of ~630: ``KVWARM_WARM_PIECE_SHARE=0 KVWARM_WARM_MAX_PIECES=16``),
 ``low-priority-whole`` (the same warms
 sent whole: what priority alone gives under V1's order) and ``low-priority-between-chunks`` (whole,
 on a slow emulator whose ``--prefill-order between-chunks`` lets a better waiting request take the
@@ -64,18 +64,16 @@ __all__ = ["ARMS", "ARM_PREFILL_ORDER", "InterferenceOptions", "LIVE_MAX_TOKENS"
 
 NO_WARM, FCFS, LOW_PRIORITY = "no-warm", "fcfs", "low-priority"
 LOW_PRIORITY_WHOLE, LOW_PRIORITY_CHUNKS = "low-priority-whole", "low-priority-between-chunks"
-#: pieces sized by the README's rule for this server: prefill rate × the delay a live request may take
-#: (750 tok/s × 5% of the largest live request's ~7.7 s ≈ 290 tokens), and no bound on their number: with the
-#: default 16, a 10.7k-token warm is cut into pieces of ~630 tokens whatever the size asked
-LOW_PRIORITY_SIZED = "low-priority-256"
+#: the pieces of the defaults before they followed the live prompts: 512 tokens, at most 16 a warm
+LOW_PRIORITY_FIXED = "low-priority-fixed"
 #: warms sent whole (no pieces)
 WHOLE = {"KVWARM_WARM_PIECE_TOKENS": "0"}
 #: arm -> plugin env (besides the scaled cooldown and KVWARM_REPLY_WARM=0)
 ARMS: dict[str, dict[str, str]] = {
     NO_WARM: {"KVWARM_WARM_AHEAD": "0"},
     FCFS: {"KVWARM_WARM_PRIORITY": "0", **WHOLE},
-    LOW_PRIORITY: {"KVWARM_WARM_PRIORITY": "10", "KVWARM_WARM_PIECE_TOKENS": "512"},
-    LOW_PRIORITY_SIZED: {"KVWARM_WARM_PRIORITY": "10", "KVWARM_WARM_PIECE_TOKENS": "256", "KVWARM_WARM_MAX_PIECES": "0"},
+    LOW_PRIORITY: {"KVWARM_WARM_PRIORITY": "10"},
+    LOW_PRIORITY_FIXED: {"KVWARM_WARM_PRIORITY": "10", "KVWARM_WARM_PIECE_SHARE": "0", "KVWARM_WARM_MAX_PIECES": "16"},
     LOW_PRIORITY_WHOLE: {"KVWARM_WARM_PRIORITY": "10", **WHOLE},
     LOW_PRIORITY_CHUNKS: {"KVWARM_WARM_PRIORITY": "10", **WHOLE},
 }
@@ -96,10 +94,13 @@ SESSION_PREFIX = "kvwarm-bench-interference-"
 class InterferenceOptions:
     """The schedule, in emulated seconds (× time scale = real)."""
 
-    duration_s: float = 300.0
+    #: 100 live requests: a p99 that is not just the largest of a few dozen
+    duration_s: float = 1000.0
     live_interval_s: float = 10.0
     warm_interval_s: float = 40.0
-    warm_offset_s: float = 5.0  # the first warm session starts this long after the first live request
+    #: the first warm session starts this long after the first live request: warms meet a server whose live
+    #: traffic runs already (the plugin sizes pieces from it after 8 live prompts)
+    warm_offset_s: float = 100.0
     workers: int = 16
     arms: tuple[str, ...] = tuple(ARMS)  # which of ARMS to run, in order
     #: the slow emulator's ``--prefill-order`` in every arm but those of :data:`ARM_PREFILL_ORDER`:
@@ -111,7 +112,7 @@ class InterferenceOptions:
         return (*SLOW_FLAGS, "--prefill-order", ARM_PREFILL_ORDER.get(arm or "", self.prefill_order))
 
     def quick(self) -> "InterferenceOptions":
-        return replace(self, duration_s=200.0)
+        return replace(self, duration_s=400.0)
 
     def counts(self) -> tuple[int, int]:
         """(live requests, warm sessions) of the schedule."""
@@ -263,7 +264,7 @@ def summarize_interference(arms: Mapping[str, Mapping[str, Any]], time_scale: fl
         }
     base = out.get(NO_WARM)
     ratios = {}
-    for name in (FCFS, LOW_PRIORITY, LOW_PRIORITY_SIZED, LOW_PRIORITY_WHOLE, LOW_PRIORITY_CHUNKS):
+    for name in (FCFS, LOW_PRIORITY, LOW_PRIORITY_FIXED, LOW_PRIORITY_WHOLE, LOW_PRIORITY_CHUNKS):
         if name in out and base is not None:
             ratios[name] = {clock: ratio(out[name][clock]["p99"], base[clock]["p99"])
                             for clock in ("server_ttft_s", "client_ttft_s")}

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ...config_defaults import DEFAULT_WARM_MAX_PIECES
+from ...config_defaults import DEFAULT_WARM_MAX_PIECES, DEFAULT_WARM_PIECE_SHARE, DEFAULT_WARM_PIECE_TOKENS
 from .report_cells import is_real, num, table
 
 __all__ = ["closed_loop_section", "interference_section"]
@@ -98,12 +98,18 @@ def _arm_label(name: str, env: Mapping[str, str]) -> str:
         return "no warms (`KVWARM_WARM_AHEAD=0`)"
     priority = env.get("KVWARM_WARM_PRIORITY", "10")
     how = "FCFS" if priority == "0" else "at low priority"
-    pieces = env.get("KVWARM_WARM_PIECE_TOKENS")
-    shape = "" if pieces is None else (", whole" if pieces == "0" else f", in {pieces}-token pieces")
+    pieces, share = env.get("KVWARM_WARM_PIECE_TOKENS"), env.get("KVWARM_WARM_PIECE_SHARE")
     most = env.get("KVWARM_WARM_MAX_PIECES")
+    if pieces == "0":
+        shape = ", whole"
+    elif share == "0" or "KVWARM_WARM_PIECE_SHARE" not in env and pieces is not None:  # fixed-size pieces
+        shape = f", in {pieces or DEFAULT_WARM_PIECE_TOKENS}-token pieces"
+    else:
+        shape = f", in pieces of {float(share or DEFAULT_WARM_PIECE_SHARE):.0%} of the median live prompt (the defaults)"
     flags = (f"`KVWARM_WARM_PRIORITY={priority}`" + (f" `KVWARM_WARM_PIECE_TOKENS={pieces}`" if pieces is not None else "")
+             + (f" `KVWARM_WARM_PIECE_SHARE={share}`" if share is not None else "")
              + (f" `KVWARM_WARM_MAX_PIECES={most}`" if most is not None else ""))
-    if pieces not in (None, "0"):  # the bound on their number makes a long warm's pieces larger than asked
+    if pieces != "0":  # the bound on their number makes a long warm's pieces larger than asked
         shape += ", as many as it takes" if most == "0" else f", at most {most or DEFAULT_WARM_MAX_PIECES} a warm"
     order = ", emulator `--prefill-order between-chunks`" if name.endswith("between-chunks") else ""
     return f"warms {how}{shape}{order} ({flags})"
@@ -143,16 +149,14 @@ def interference_section(results: Mapping[str, Any]) -> list[str]:
     ratios = inter.get("p99_ratio") or {}
     low, fcfs = ratios.get("low-priority") or {}, ratios.get("fcfs") or {}
     whole, chunks = ratios.get("low-priority-whole") or {}, ratios.get("low-priority-between-chunks") or {}
-    sized = ratios.get("low-priority-256") or {}
-    pieces = (arms.get("low-priority") or {}).get("env", {}).get("KVWARM_WARM_PIECE_TOKENS")
-    most = (arms.get("low-priority") or {}).get("env", {}).get("KVWARM_WARM_MAX_PIECES") or DEFAULT_WARM_MAX_PIECES
-    low_name = (f"low priority in {pieces}-token pieces, at most {most} a warm" if pieces and pieces != "0"
-                else "low priority")
+    fixed = ratios.get("low-priority-fixed") or {}
+    low_env = (arms.get("low-priority") or {}).get("env")
+    low_name = _arm_label("low-priority", low_env).split(" (`")[0].removeprefix("warms ") if low_env else "low priority"
     lines += ["", f"Live TTFT p99 ÷ the no-warm arm's: {low_name} **{num(low.get('server_ttft_s'), '.2f')}×** "
               f"(client {num(low.get('client_ttft_s'), '.2f')}×), FCFS {num(fcfs.get('server_ttft_s'), '.2f')}× "
               f"(client {num(fcfs.get('client_ttft_s'), '.2f')}×)"
-              + (f"; in 256-token pieces (sized for this server: 750 tok/s × 5% of a ~7.7 s live TTFT) "
-                 f"{num(sized.get('server_ttft_s'), '.2f')}× (client {num(sized.get('client_ttft_s'), '.2f')}×)" if sized else "")
+              + (f"; in fixed 512-token pieces, at most 16 a warm (the defaults before pieces followed the live prompts) "
+                 f"{num(fixed.get('server_ttft_s'), '.2f')}× (client {num(fixed.get('client_ttft_s'), '.2f')}×)" if fixed else "")
               + (f"; low priority, whole warms {num(whole.get('server_ttft_s'), '.2f')}× "
                  f"(client {num(whole.get('client_ttft_s'), '.2f')}×)" if whole else "")
               + (f"; low priority if a running prefill yielded at chunk boundaries "

@@ -99,32 +99,17 @@ def _interference_target(results: Mapping[str, Any]) -> dict[str, Any]:
     fcfs = (ratios.get("fcfs") or {}).get("server_ttft_s")
     chunks = (ratios.get("low-priority-between-chunks") or {}).get("server_ttft_s")
     whole = (ratios.get("low-priority-whole") or {}).get("server_ttft_s")
-    sized = (ratios.get("low-priority-256") or {}).get("server_ttft_s")
-    note = (f"FCFS warms {fcfs:.2f}x; client clock: low-priority "
-            f"{(ratios.get('low-priority') or {}).get('client_ttft_s') or 0:.2f}x, FCFS "
+    fixed = (ratios.get("low-priority-fixed") or {}).get("server_ttft_s")
+    note = (f"defaults: pieces of 5% of the median live prompt (KVWARM_WARM_PIECE_SHARE); FCFS warms {fcfs:.2f}x; "
+            f"client clock: low-priority {(ratios.get('low-priority') or {}).get('client_ttft_s') or 0:.2f}x, FCFS "
             f"{(ratios.get('fcfs') or {}).get('client_ttft_s') or 0:.2f}x"
-            + (f"; in 256-token pieces {sized:.2f}x" if sized is not None else "")
+            + (f"; fixed 512-token pieces, at most 16 a warm (the earlier defaults) {fixed:.2f}x" if fixed is not None else "")
             + (f"; low priority, whole warms {whole:.2f}x" if whole is not None else "")
             + (f"; low priority if a running prefill yielded at chunk boundaries (not vLLM V1) {chunks:.2f}x"
                if chunks is not None else "") if low is not None and fcfs is not None
             else "not measured")
     return _target("live TTFT p99 with low-priority warms ≤ 1.05 × without warms", f"≤ {INTERFERENCE_FACTOR}", low,
                    None if low is None else low <= INTERFERENCE_FACTOR, note)
-
-
-def _sized_interference_target(results: Mapping[str, Any]) -> dict[str, Any] | None:
-    """The same target for the arm whose pieces follow the README's sizing rule for the benchmark's server (prefill
-    rate × the delay a live request may take, no bound on their number); ``None`` where the run has no such arm."""
-    inter = results.get("interference") or {}
-    sized = ((inter.get("p99_ratio") or {}).get("low-priority-256") or {}).get("server_ttft_s")
-    if sized is None:
-        return None
-    env = ((inter.get("arms") or {}).get("low-priority-256") or {}).get("env") or {}
-    most = env.get("KVWARM_WARM_MAX_PIECES", f"{DEFAULT_WARM_MAX_PIECES} (the default)")
-    return _target("live TTFT p99 with low-priority warms in pieces sized for the server ≤ 1.05 × without warms",
-                   f"≤ {INTERFERENCE_FACTOR}", sized, sized <= INTERFERENCE_FACTOR,
-                   f"KVWARM_WARM_PIECE_TOKENS={env.get('KVWARM_WARM_PIECE_TOKENS')} (750 tok/s × 5% of the largest live "
-                   f"TTFT), KVWARM_WARM_MAX_PIECES={most}; the defaults (512, sized for a GPU) are the row above")
 
 
 def evaluate_targets(results: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -159,9 +144,6 @@ def evaluate_targets(results: Mapping[str, Any]) -> list[dict[str, Any]]:
                            None, None, _NOT_HERE))
     out += _closed_loop_targets(results, clock)
     out.append(_interference_target(results))
-    sized = _sized_interference_target(results)
-    if sized is not None:
-        out.append(sized)
     out += _throughput_targets(results.get("throughput") or {})
     return out
 
