@@ -23,15 +23,12 @@ warm traffic is warm-ahead's alone): ``no-warm`` (``KVWARM_WARM_AHEAD=0``), ``fc
 (``KVWARM_WARM_PRIORITY=0 KVWARM_WARM_PIECE_TOKENS=0``: whole warms without ``priority``, queued
 with live requests by arrival: what warms cost unmitigated), ``low-priority`` (the plugin's
 defaults: ``KVWARM_WARM_PRIORITY=10``, warms carry ``priority: 10`` in ``extra_body`` where live
-requests have vLLM's default 0, and each warm sent as successive prefixes,
-:mod:`litellm_kvwarm.warm_pieces`, of ``KVWARM_WARM_PIECE_SHARE`` (5%) of the median live prompt `slow` served
-lately, :mod:`litellm_kvwarm.warm_piece_size`: ~210 tokens for these ~4k-token live prompts, at most 48 a warm),
-``low-priority-fixed`` (the pieces of the defaults before they followed the live prompts: 512 tokens, at most 16 a
-warm, so a 10.7k-token warm gets pieces of ~630: ``KVWARM_WARM_PIECE_SHARE=0 KVWARM_WARM_MAX_PIECES=16``),
-``low-priority-whole`` (the same warms
-sent whole: what priority alone gives under V1's order) and ``low-priority-between-chunks`` (whole,
-on a slow emulator whose ``--prefill-order between-chunks`` lets a better waiting request take the
-next chunk: what priority would give if a running prefill yielded, which vLLM V1 does not do).
+requests have vLLM's default 0, each warm sent in pieces (:mod:`litellm_kvwarm.warm_pieces`) of 5% of the median
+live prompt `slow` served lately (:mod:`litellm_kvwarm.warm_piece_size`: ~210 tokens here), at most 48 a warm),
+``low-priority-fixed`` (the earlier defaults: 512-token pieces, at most 16 a warm, so ~630 for a 10.7k-token warm),
+``low-priority-whole`` (the same warms sent whole: what priority alone gives under V1's order) and
+``low-priority-between-chunks`` (whole, on a slow emulator whose ``--prefill-order between-chunks`` lets a better
+waiting request take the next chunk: what priority would give if a running prefill yielded, which vLLM V1 does not do).
 
 Measured per live request: TTFT at the client (real seconds, proxy included) and at the slow
 emulator (its request log's ``ttft_s`` ÷ time scale: emulated seconds, arrival to first token,
@@ -224,6 +221,7 @@ def _run_arm(name: str, env: Mapping[str, str], live: list[dict[str, Any]], warm
         "live_errors": sum(1 for r in live_sent if r["status"] != 200 or r["error"]),
         "live_server_ttft_s": [e.get("ttft_s") for e in served],
         "live_queue_wait_s": [e.get("queue_wait_s") for e in served],
+        "live_prompt_tokens": [e.get("prompt_tokens") for e in served],
         "warm_sessions": len(warm),
         "warm_session_errors": sum(1 for k, r in sent.items() if "-warm-" in k and (r["status"] != 200 or r["error"])),
         "warms": [{"status": e.get("status"), "prompt_tokens": e.get("prompt_tokens"),
@@ -258,6 +256,10 @@ def summarize_interference(arms: Mapping[str, Mapping[str, Any]], time_scale: fl
             "warms": len(warms),
             "warms_failed": len(warms) - len(ok),
             "warm_prefill_tokens": sum((w.get("prompt_tokens") or 0) - (w.get("cached_tokens") or 0) for w in ok),
+            # what one warm request (a piece, or a whole warm) held the server for: its own prefill (tokens)
+            "warm_request_prefill_tokens": distribution(
+                (w.get("prompt_tokens") or 0) - (w.get("cached_tokens") or 0) for w in ok).as_dict(),
+            "live_prompt_tokens": distribution(raw.get("live_prompt_tokens") or []).as_dict(),
             "warm_priorities": sorted({w.get("priority") for w in warms}, key=lambda p: (p is None, p)),
             "env": dict(raw.get("env") or {}),
             "wall_s": raw.get("wall_s"),

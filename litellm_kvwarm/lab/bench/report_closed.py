@@ -115,6 +115,13 @@ def _arm_label(name: str, env: Mapping[str, str]) -> str:
     return f"warms {how}{shape}{order} ({flags})"
 
 
+def _held(arm: Mapping[str, Any]) -> str:
+    held = arm.get("warm_request_prefill_tokens") or {}
+    if not held.get("n"):
+        return "–"
+    return " / ".join(num(held.get(k), ",.0f") for k in ("p50", "p90", "max"))
+
+
 def interference_section(results: Mapping[str, Any]) -> list[str]:
     inter = results.get("interference")
     if not inter:
@@ -143,9 +150,15 @@ def interference_section(results: Mapping[str, Any]) -> list[str]:
         rows.append([labels.get(name, name), str(a["live"]), str(a["live_errors"]), num(s["p50"], ".2f"),
                      num(s["p90"], ".2f"), num(s["p99"], ".2f"), num(q["p99"], ".2f"), num(c["p50"], ".3f"),
                      num(c["p99"], ".3f"), f"{a['warms']} ({a['warms_failed']} failed)",
-                     f"{a['warm_prefill_tokens']:,}", ", ".join(str(p) for p in a["warm_priorities"]) or "–"])
+                     f"{a['warm_prefill_tokens']:,}", _held(a), ", ".join(str(p) for p in a["warm_priorities"]) or "–"])
     lines += table(["arm", "live", "errors", "server p50 s", "server p90 s", "server p99 s", "queue wait p99 s",
-                    "client p50 s", "client p99 s", "warm requests on slow", "warm prefill tokens", "warm priority"], rows)
+                    "client p50 s", "client p99 s", "warm requests on slow", "warm prefill tokens",
+                    "prefill per warm request p50 / p90 / max", "warm priority"], rows)
+    live_prompts = ((arms.get("no-warm") or {}).get("live_prompt_tokens") or {}).get("p50")
+    if live_prompts:
+        lines += ["", f"The live prompts' median on slow (its own count): {live_prompts:,.0f} tokens, so the defaults' "
+                  f"pieces are {DEFAULT_WARM_PIECE_SHARE:.0%} of it, ~{DEFAULT_WARM_PIECE_SHARE * live_prompts:,.0f} "
+                  "estimated tokens (*prefill per warm request*: what each warm request held the server for)."]
     ratios = inter.get("p99_ratio") or {}
     low, fcfs = ratios.get("low-priority") or {}, ratios.get("fcfs") or {}
     whole, chunks = ratios.get("low-priority-whole") or {}, ratios.get("low-priority-between-chunks") or {}
