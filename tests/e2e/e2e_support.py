@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import json
 import shutil
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -16,6 +18,16 @@ import pytest
 
 from litellm_kvwarm.lab.processes import ManagedProcess, start_proxy
 
+
+
+@contextmanager
+def stopped_at_exit(processes: dict[str, ManagedProcess]) -> Iterator[dict[str, ManagedProcess]]:
+    """``processes`` (filled inside the block), every one stopped when the block ends, a failed start included."""
+    try:
+        yield processes
+    finally:
+        for process in processes.values():
+            process.stop()
 
 
 def backend_requests(emulator: ManagedProcess, endpoint: str | None = "/v1/chat/completions") -> list[dict[str, Any]]:

@@ -18,7 +18,8 @@ import pytest
 
 from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator
 
-from e2e_support import CUSTOM_AUTH, backend_requests, clear_backends, long_text, start_proxy_with_keys, tokenize_count
+from e2e_support import (CUSTOM_AUTH, backend_requests, clear_backends, long_text, start_proxy_with_keys, stopped_at_exit,
+                          tokenize_count)
 from test_reply_warm import metric, wait_for
 from test_warm_in_pieces import conversation
 
@@ -31,8 +32,7 @@ KEYS = {"sk-a": {"team_id": "team-a"}, "sk-b": {"team_id": "team-b"}}
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
     work = tmp_path_factory.mktemp("warm-piece-size")
-    procs = {}
-    try:
+    with stopped_at_exit({}) as procs:
         common = {"workdir": work, "time_scale": 0, "block_size": BLOCK}
         procs["fast"] = start_emulator("fast-8b", FAST_WINDOW, **common)
         procs["slow"] = start_emulator("slow-27b", SLOW_WINDOW, extra_args=["--scheduling-policy", "priority"], **common)
@@ -43,13 +43,7 @@ def stack(tmp_path_factory):
             general_settings=CUSTOM_AUTH, callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
         )
         procs["proxy"] = start_proxy_with_keys(config, work, KEYS)
-    except Exception:
-        for proc in procs.values():
-            proc.stop()
-        raise
-    yield procs
-    for proc in procs.values():
-        proc.stop()
+        yield procs
 
 
 def _chat(stack, key: str, session: str, model: str, messages: list[dict]) -> httpx.Response:
