@@ -22,7 +22,10 @@ class BackstopPlan:
     ``fallbacks`` itself (the operator configured none for this group); ``step_output``: the
     output budget a step's own fallback entry sets (``{"model": "slow", "max_tokens": 512}``),
     which wins over ``requested`` on that step's hop; ``step_windows``: the window (tokens) the
-    pre-call hook knew for each step, where it knew one."""
+    pre-call hook knew for each step, where it knew one; ``walks_chain``: the request was escalated
+    ahead of time (``source`` is a step of another group's chain): LiteLLM alone would be walking that
+    group's ``context_window_fallbacks``, which moves on to the next step whatever error a step
+    answers, so a non-context failure here goes on along ``chain`` too."""
 
     source: str
     chain: tuple[str, ...]
@@ -30,6 +33,7 @@ class BackstopPlan:
     own_generic_fallbacks: bool
     step_output: Mapping[str, int] = field(default_factory=dict)
     step_windows: Mapping[str, int] = field(default_factory=dict)
+    walks_chain: bool = False
 
     @property
     def target(self) -> str | None:
@@ -59,6 +63,7 @@ class BackstopPlan:
             "own_generic_fallbacks": self.own_generic_fallbacks,
             "step_output": dict(self.step_output),
             "step_windows": dict(self.step_windows),
+            "walks_chain": self.walks_chain,
         }
 
     @classmethod
@@ -75,6 +80,7 @@ class BackstopPlan:
                 own_generic_fallbacks=bool(raw.get("own_generic_fallbacks")),
                 step_output=_positive_ints(raw.get("step_output")),
                 step_windows=_positive_ints(raw.get("step_windows")),
+                walks_chain=raw.get("walks_chain") is True,
             )
         except (KeyError, TypeError, AttributeError):
             return None

@@ -133,10 +133,14 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
                          "[CONTEXT-ROUTE] untouched: the request continues state stored on its server (previous_response_id)", "debug")
     floor, first = settings.output_floor_tokens, (facts.chain[0] if facts.chain else None)
     pin = view.session is not None and settings.session_pinning
+    # the plugin arms no generic fallbacks of its own on a streamed Messages request: with any set, LiteLLM's
+    # Messages stream reads ahead for an error before content, and a stream error a hop declines then reaches the
+    # client as a 500 JSON body, where LiteLLM alone streams a 200 with the error event (found by a breaker)
+    generic_sent = view.generic_fallbacks_sent or (view.kind == "messages" and view.stream)
     window, estimate, raw = facts.source_window, facts.estimate, facts.raw_estimate
     if window is None or estimate is None or raw is None:
         return RoutePlan(Route.UNTOUCHED, "unknown_window", first, f"[CONTEXT-ROUTE] untouched: window of {group!r} unknown", "debug",
-                         pin_session=pin, backstop=_backstop(group, facts.usable, None, None, view.output, facts, view.generic_fallbacks_sent, floor,
+                         pin_session=pin, backstop=_backstop(group, facts.usable, None, None, view.output, facts, generic_sent, floor,
                                                                   settings.keep_output_budget))
     record = {"safe": estimate.safe, "routing": estimate.routing, "group": group,
               "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": facts.tenant_hash}
@@ -149,7 +153,7 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
     # high): stay, and let the server's own numbers escalate if it must
     # (nor when the request holds messages some templates drop: only the server's count sizes it)
     unsettled = facts.exact_asked and facts.exact is None and (tokens + need <= 2 * window or estimate.counts.template_dependent)
-    backstop = _backstop(group, facts.usable, window, estimate, view.output, facts, view.generic_fallbacks_sent, floor, settings.keep_output_budget)
+    backstop = _backstop(group, facts.usable, window, estimate, view.output, facts, generic_sent, floor, settings.keep_output_budget)
     common = {"pin_session": pin, "estimate_record": record}
     if tokens + need <= window or unsettled:
         if unsettled:
@@ -174,7 +178,7 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
         return RoutePlan(Route.KEEP_LOCAL, label, first, reason, "info", backstop=backstop, **common)
     overrides = facts.step_params.get(target, {})
     output = read_output_budget({**view.output_values, **overrides})  # the body after the step's overrides
-    sent = overrides["fallbacks"] is not None if "fallbacks" in overrides else view.generic_fallbacks_sent
+    sent = overrides["fallbacks"] is not None if "fallbacks" in overrides else generic_sent
     rest = rest_after(facts.usable, target)
     warm = None
     if target_window is not None:
@@ -188,18 +192,24 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
         )
     return RoutePlan(
         Route.ESCALATE, "proactive", target, f"[CONTEXT-ROUTE] {decision.describe()}", "info",
-        escalation=Escalation(target, overrides, origin, source_fallback=_source_fallback(group, target, overrides, sent, facts)),
-        backstop=_backstop(target, rest, target_window, estimate, output, facts, sent, floor, settings.keep_output_budget),
+        escalation=Escalation(target, overrides, origin, source_fallback=_source_fallback(group, target, rest, overrides, sent, facts)),
+        backstop=_backstop(target, rest, target_window, estimate, output, facts, sent, floor, settings.keep_output_budget,
+                           walks_chain=True),
         warm=warm, **common,
     )
 
 
-def _source_fallback(source: str, target: str, overrides: Mapping[str, Any], sent: bool, facts: RouteFacts) -> tuple[Any, ...]:
-    """:attr:`Escalation.source_fallback`: the operator's generic fallbacks of ``target``, then ``source``."""
+def _source_fallback(source: str, target: str, rest: tuple[str, ...], overrides: Mapping[str, Any], sent: bool,
+                     facts: RouteFacts) -> tuple[Any, ...]:
+    """:attr:`Escalation.source_fallback`: the operator's generic fallbacks of ``target``, then the steps of the
+    chain after ``target`` (LiteLLM alone, walking ``source``'s context-window fallbacks, goes on to them when
+    ``target`` fails for any reason), then ``source``."""
     if sent or overrides:
         return ()
     operator = escalation_chain(target, overrides={}, context_window_fallbacks=facts.operator_fallbacks)  # type: ignore[arg-type]
-    return (*(g for g in operator if g != source), source)
+    steps = [g for g in operator if g != source]
+    later = [e for e in fallback_chain(target, tuple(g for g in rest if g not in steps and g != source), None, facts.step_params)]
+    return (*steps, *later, source)
 
 
 #: A server may refuse well below the window its ``/v1/models`` advertises (llama.cpp's context split
@@ -209,7 +219,7 @@ HIDDEN_LIMIT_FRACTION = 0.5
 
 
 def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: TokenEstimate | None, output: OutputBudget,
-              facts: RouteFacts, generic_sent: bool, floor: int, keep_budget: bool = False) -> Backstop | None:
+              facts: RouteFacts, generic_sent: bool, floor: int, keep_budget: bool = False, walks_chain: bool = False) -> Backstop | None:
     """LiteLLM's fallbacks for ``group``, only when it has escalation steps left (``chain``: in the
     model list, allowed for the key, not ruled out by the client): a retry slot on ``group`` when
     the client sent an output budget, then every step. The generic ``fallbacks`` (for context
@@ -234,7 +244,7 @@ def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: 
     step_output = {g: out for g in chain if (out := read_output_budget(params.get(g, {})).effective) is not None}
     step_windows = {g: w for g, w in facts.windows if g in chain and w is not None} if keep_budget else {}
     plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=generic, step_output=step_output,
-                        step_windows=step_windows)
+                        step_windows=step_windows, walks_chain=walks_chain)
     why = ("overflow possible by the safe estimate" if possible else "no overflow possible by the safe estimate") if not operator_generic else "the operator's own"
     reason = f"fallbacks of {group!r} → {list(chain)}; generic fallbacks {'armed' if generic else 'untouched'} ({why})"
     return Backstop(group, entries, generic, plan, reason, generic_retry=retry)

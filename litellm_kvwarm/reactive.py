@@ -165,6 +165,10 @@ def decide_hop(
     if error is not None and error.kind is ErrorKind.OUTPUT_BELOW_ONE and plan.requested is not None:
         error = None  # the client's own max_tokens <= 0 (never armed, but a later hop may still see it)
     if error is None:
+        if plan.walks_chain and hop_group in plan.chain:  # LiteLLM alone's context_window_fallbacks walk goes on
+            return HopDecision(HopAction.PASS)
+        if plan.walks_chain and hop_group == plan.source:  # the retry slot: a retry with less cannot help a 5xx/429
+            return HopDecision(HopAction.SKIP, reason="not a context-length error: no retry, on to the next step")
         if plan.own_generic_fallbacks and (hop_group == plan.source or hop_group in plan.chain):
             return HopDecision(HopAction.ABORT, reason="not a context-length error")
         return HopDecision(HopAction.PASS)

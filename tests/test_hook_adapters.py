@@ -133,7 +133,7 @@ async def test_stay_arms_the_backstop_without_generic_fallbacks(monkeypatch):
     assert "fallbacks" not in data
     plan = data["metadata"][PLAN_KEY]
     assert plan == {"source": "fast", "chain": ["slow"], "requested": 300, "own_generic_fallbacks": False, "step_output": {},
-                    "step_windows": {}}  # KVWARM_KEEP_OUTPUT_BUDGET off: no step window carried
+                    "step_windows": {}, "walks_chain": False}  # KVWARM_KEEP_OUTPUT_BUDGET off: no step window carried
     estimate = data["metadata"][ESTIMATE_KEY]
     assert estimate["group"] == "fast" and 1000 <= estimate["routing"] <= estimate["safe"] <= 1400
     assert decisions(registry) == {("stay", "fast", "slow"): 1}

@@ -129,7 +129,7 @@ def test_estimate_record_and_warm_numbers():
     # generic fallbacks are armed (for wordings LiteLLM does not classify)
     assert plan.backstop.plan.to_dict() == {"source": "fast", "chain": ["slow"], "requested": None,
                                             "own_generic_fallbacks": True, "step_output": {},
-                                            "step_windows": {}}
+                                            "step_windows": {}, "walks_chain": False}
     small = plan_route(pre_call_view(body, "acompletion", Key()), facts(routing=1000, safe=1200, raw_estimate=est(1000, 1200)), Settings())
     assert small.backstop.plan.own_generic_fallbacks is False  # 1,200 + 256 under half of 4,096
     # between half the window and the window the generic fallbacks skip the retry slot on the same
@@ -278,3 +278,35 @@ def test_a_malformed_conversation_is_the_client_s_error_and_never_moved(kind, ca
     assert (plan.route, plan.label, plan.escalation, plan.warm, plan.backstop) == (Route.UNTOUCHED, "client_malformed", None, None, None)
     sound = {**body, field: [{"role": "user", "content": "x"}, {"role": "custom-role", "content": [{"type": "text", "text": "y"}]}]}
     assert plan_route(pre_call_view(sound, call_type, Key()), big, Settings()).route is Route.ESCALATE
+
+
+def test_an_escalation_to_a_middle_step_falls_back_along_the_rest_of_the_chain_first():
+    """Found by a breaker: fast → [mid, slow], the request escalated ahead of time to mid, mid down (500 or 429):
+    LiteLLM alone, walking fast's context-window fallbacks, goes on to slow and answers 200; the plugin's fallbacks
+    for mid went straight back to fast (a 500). Now slow comes before the source, and the escalated request's
+    backstop plan walks the chain on any error."""
+    view = pre_call_view({"model": "fast", "messages": [{"role": "user", "content": "x"}], "max_tokens": 1000}, "acompletion", Key())
+    three = facts(window=16_384, routing=25_000, chain=("mid", "slow"), windows=(("mid", 32_768), ("slow", 131_072)))
+    plan = plan_route(view, three, Settings())
+    assert plan.route is Route.ESCALATE and plan.escalation.target == "mid"
+    assert plan.escalation.source_fallback == ("slow", "fast")
+    assert plan.backstop.plan.source == "mid" and plan.backstop.plan.chain == ("slow",) and plan.backstop.plan.walks_chain
+    with_ops = plan_route(view, facts(window=16_384, routing=25_000, chain=("mid", "slow"), windows=(("mid", 32_768), ("slow", 131_072)),
+                                      operator_fallbacks=[{"mid": ["mid-backup", "slow"]}]), Settings())
+    assert with_ops.escalation.source_fallback == ("mid-backup", "slow", "fast")  # the operator's first, slow once
+    stay = plan_route(view, facts(window=16_384, routing=1_000, chain=("mid", "slow")), Settings())
+    assert stay.route is Route.STAY and not stay.backstop.plan.walks_chain  # a request on its own group: as before
+
+
+def test_a_streamed_messages_request_gets_no_generic_fallbacks_of_the_plugins():
+    """A streamed Messages request near the window: LiteLLM's Messages stream reads ahead for an error once any
+    generic fallbacks are set, so the plugin sets none there (the context-window ones stay); a non-streamed one,
+    and a streamed chat one, keep them."""
+    near = facts(window=16_384, routing=12_000, safe=15_000, windows=(("slow", 131_072),))
+    body = {"model": "fast", "messages": [{"role": "user", "content": "x"}], "max_tokens": 2000}
+    streamed = plan_route(pre_call_view({**body, "stream": True}, "anthropic_messages", Key()), near, Settings())
+    plain = plan_route(pre_call_view(body, "anthropic_messages", Key()), near, Settings())
+    chat = plan_route(pre_call_view({**body, "stream": True}, "acompletion", Key()), near, Settings())
+    assert streamed.route is Route.STAY and streamed.backstop is not None and streamed.backstop.entries
+    assert streamed.backstop.generic is False and not streamed.backstop.plan.own_generic_fallbacks
+    assert plain.backstop.generic is True and chat.backstop.generic is True

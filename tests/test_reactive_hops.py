@@ -211,3 +211,16 @@ def test_no_client_budget_or_a_prompt_over_the_window_is_unchanged():
     none = BackstopPlan("fast", ("slow",), None, True, step_windows={"slow": 131_072})
     assert HELD.step_holding(14_000) == "slow" and none.step_holding(14_000) is None
     assert hop(V032, prompt=3_000, plan=HELD).action is HopAction.SKIP  # the prompt alone: skip as before
+
+
+def test_an_escalated_request_walks_its_chain_on_any_error():
+    """Escalated ahead of time to mid (fast → [mid, slow]): LiteLLM alone would be walking fast's context-window
+    fallbacks, which go on to slow whatever mid answers; the retry slot on mid is skipped (a retry with less cannot
+    help a 5xx or 429), slow is tried. A request on its own group still aborts its own fallbacks on such an error."""
+    walking = BackstopPlan("mid", ("slow",), 1000, own_generic_fallbacks=True, walks_chain=True)
+    assert hop("Internal Server Error", group="slow", plan=walking).action is HopAction.PASS
+    assert hop("Rate limit reached for requests", group="mid", plan=walking).action is HopAction.SKIP
+    assert hop("Internal Server Error", group="elsewhere", plan=walking).action is HopAction.PASS
+    staying = BackstopPlan("mid", ("slow",), 1000, own_generic_fallbacks=True)
+    assert hop("Internal Server Error", group="slow", plan=staying).action is HopAction.ABORT
+    assert BackstopPlan.from_dict(walking.to_dict()) == walking and BackstopPlan.from_dict(staying.to_dict()) == staying

@@ -170,3 +170,4 @@ def test_a_clamp_never_goes_below_the_request_s_min_tokens(stack, where, counted
     assert outcomes["with"][0] == 200, outcomes  # never worse than LiteLLM alone
     assert outcomes["with"][2] == [(4000, 200)], outcomes  # served by slow with the whole budget
     assert all(max_tokens >= 3000 for max_tokens, _, _ in outcomes["with"][3]), outcomes  # never cut below min_tokens
+

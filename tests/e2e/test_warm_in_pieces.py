@@ -53,7 +53,7 @@ def stack(tmp_path_factory):
                   "slow": [BackendSpec.of(procs["slow_a"], "slow-27b"), BackendSpec.of(procs["slow_b"], "slow-27b")]}
         config = proxy_config(
             groups, fallbacks=[{"fast": ["slow"]}, {"fast-paced": ["slow"]}],
-            # pieces of a fixed 512 tokens here (not sized from slow's live prompts: test_warm_piece_size.py)
+            # pieces of a fixed 512 tokens here (not sized from slow's live prompts: test_warm_pieces_sized.py)
             env_vars={"KVWARM_CACHE_SALT_SECRET": "test-secret-not-for-production", "KVWARM_REQUEST_BUDGET_MS": 2000,
                       "KVWARM_WARM_PIECE_SHARE": 0},
             general_settings=CUSTOM_AUTH, callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
