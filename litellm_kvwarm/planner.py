@@ -208,7 +208,7 @@ def _source_fallback(source: str, target: str, rest: tuple[str, ...], overrides:
         return ()
     operator = escalation_chain(target, overrides={}, context_window_fallbacks=facts.operator_fallbacks)  # type: ignore[arg-type]
     steps = [g for g in operator if g != source]
-    later = [e for e in fallback_chain(target, tuple(g for g in rest if g not in steps and g != source), None, facts.step_params)]
+    later = fallback_chain(target, tuple(g for g in rest if g not in steps and g != source), None, facts.step_params)
     return (*steps, *later, source)
 
 
