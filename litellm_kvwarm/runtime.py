@@ -134,9 +134,9 @@ class Services:
     ):
         self._settings = settings
         self._metrics = metrics
-        #: sends each warm, in pieces when its uncached part is large (``KVWARM_WARM_PIECE_TOKENS``)
         #: recent live prompt sizes per group: the piece size of warms at it (``KVWARM_WARM_PIECE_SHARE``)
         self.live_prompts = LivePromptSizes(settings.warm_piece_share)
+        #: sends each warm, in pieces when its uncached part is large (``KVWARM_WARM_PIECE_TOKENS``)
         self.pieces = PieceSender(settings.warm_piece_tokens, send_warm, on_piece=metrics.warm_pieces, served_model=served_model,
                                   max_pieces=settings.warm_max_pieces, on_enlarged=metrics.warm_pieces_enlarged,
                                   piece_size=self._piece_size)
