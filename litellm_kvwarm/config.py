@@ -32,7 +32,7 @@ from .config_defaults import (  # noqa: F401  (the defaults, importable from her
     DEFAULT_WARM_MAX_CONCURRENCY, DEFAULT_WARM_TIMEOUT_S, DEFAULT_WARM_MEMORY_SESSIONS,
     DEFAULT_WARM_QUEUE_SIZE, DEFAULT_WARM_TENANT_RATE, DEFAULT_REDIS_MAX_CONNECTIONS,
     DEFAULT_WARM_REWARM_STEP, DEFAULT_WARM_PRIORITY, DEFAULT_WARM_PIECE_TOKENS, DEFAULT_WARM_PIECE_SHARE, DEFAULT_WARM_MAX_PIECES,
-    DEFAULT_WARM_HEAD_TOKENS, DEFAULT_DECODE_WARM_TOKENS,
+    DEFAULT_WARM_HEAD_TOKENS, DEFAULT_DECODE_WARM_TOKENS, DEFAULT_WARM_LEAD_STEPS,
 )
 
 __all__ = ["ENV_PREFIX", "Settings", "SettingsError", "describe", "env_name", "settings_table"]
@@ -166,6 +166,10 @@ class Settings(BaseSettings):
     warm_jump: bool = Field(True, description=(
         "Warm a session below the threshold when its size + its largest growth step so far + the output floor overflows "
         "the window (tool results); 0 turns it off."))
+    warm_lead_steps: int = Field(DEFAULT_WARM_LEAD_STEPS, ge=0, description=(
+        "Past the threshold, a session whose growth steps are known is warmed once its size + this many of its largest "
+        "step so far + the output floor overflow the window: one that crosses the threshold and stops short pays no "
+        "warm; a session seen once, or one that jumps, warms as before; 0 = warm at the threshold."))
     warm_head_tokens: int = Field(DEFAULT_WARM_HEAD_TOKENS, ge=0, description=(
         "The first time a session below the threshold is seen, warm its head (system, tools and the items up to its first "
         "user message: what every later request starts with) when that is at least this many tokens: a session that "
@@ -181,7 +185,7 @@ class Settings(BaseSettings):
         "Warm pieces at a group are this share of the median prompt of its recent live (not warm) requests, within [128, KVWARM_WARM_PIECE_TOKENS]: a live request waits ~this share of its own prefill for a piece; 0 = always KVWARM_WARM_PIECE_TOKENS."))
     warm_max_pieces: int = Field(DEFAULT_WARM_MAX_PIECES, ge=0, description=(
         "Pieces of one warm at most: a larger uncached part gets larger pieces (uncached / (this + 1)); the proxy "
-        "handles each piece's whole body, so this bounds its work per warm (~24.5 whole warms at 48); 0 = no bound."))
+        "handles each piece's whole body, so this bounds its work per warm (~32.5 whole warms at 64); 0 = no bound."))
     decode_warm_tokens: int = Field(DEFAULT_DECODE_WARM_TOKENS, ge=0, description=(
         "While a reply to a session past the warm threshold streams (chat completions), warm the target with the reply "
         "so far every this many tokens, so the escalated turn that sends it back prefills little of it; needs "
@@ -269,11 +273,8 @@ class Settings(BaseSettings):
 
     @classmethod
     def settings_customise_sources(
-        cls,
-        settings_cls: type[BaseSettings],
-        init_settings: PydanticBaseSettingsSource,
-        env_settings: PydanticBaseSettingsSource,
-        dotenv_settings: PydanticBaseSettingsSource,
+        cls, settings_cls: type[BaseSettings], init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource, dotenv_settings: PydanticBaseSettingsSource,
         file_secret_settings: PydanticBaseSettingsSource,
     ) -> tuple[PydanticBaseSettingsSource, ...]:
         """Direct construction reads only its arguments; the environment is :meth:`from_env`'s."""

@@ -29,10 +29,15 @@ DEFAULT_WARM_PIECE_TOKENS = 512
 #: a live request that waits for one piece waits ~5% of its own prefill.
 DEFAULT_WARM_PIECE_SHARE = 0.05
 #: Pieces of one warm at most: each piece's whole body passes through the proxy, so their number bounds the
-#: proxy's work per warm (~24.5 whole warms at 48; :data:`litellm_kvwarm.warm_pieces.DEFAULT_MAX_PIECES`).
-#: 48 lets a 10k-token warm (the threshold's, on a 16k window) go in ~210-token pieces, the size
-#: :data:`DEFAULT_WARM_PIECE_SHARE` gives a group whose live prompts are ~4k tokens.
-DEFAULT_WARM_MAX_PIECES = 48
+#: proxy's work per warm (~32.5 whole warms at 64; :data:`litellm_kvwarm.warm_pieces.DEFAULT_MAX_PIECES`).
+#: 64 lets a 12k-token warm (a first warm a few steps before a 16k window) go in ~190-token pieces, the size
+#: :data:`DEFAULT_WARM_PIECE_SHARE` gives a group whose live prompts are ~4k tokens (48 made them ~290).
+DEFAULT_WARM_MAX_PIECES = 64
+#: Past the threshold, a session with known growth steps is warmed once its size + this many of its largest step so
+#: far + the output floor overflow the window (:func:`litellm_kvwarm.session_steps.lead_due`): a session that
+#: crosses the threshold and ends below the window pays no warm, and one that nears it gets its first warm this
+#: many steps ahead (a 12k-token warm prefills in ~1.5 s on a GPU prefilling ~10k tok/s, well inside one step).
+DEFAULT_WARM_LEAD_STEPS = 3
 #: Tokens (routing estimate) a session's head (prompt fields + items up to its first user message,
 #: :mod:`litellm_kvwarm.warm_head`) needs before it is warmed on first sight: ≈0.2 s of prefill saved on a
 #: GPU prefilling ~10k tok/s (a 27B model), 2.7 s at the benchmark's emulated 750 tok/s.

@@ -13,7 +13,7 @@ from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 
-__all__ = ["SessionSteps", "Steps", "jump_due"]
+__all__ = ["SessionSteps", "Steps", "jump_due", "lead_due"]
 
 #: Sessions remembered per process.
 DEFAULT_CAPACITY = 8192
@@ -75,3 +75,13 @@ def jump_due(tokens: int, largest_step: int, window: int, floor: int) -> bool:
     """Whether a session of ``tokens`` that has grown by ``largest_step`` in one step could
     overflow ``window`` with its next step (tokens + step + output floor > window)."""
     return largest_step > 0 and tokens + largest_step + floor > window
+
+
+def lead_due(tokens: int, largest_step: int, window: int, floor: int, steps: int) -> bool:
+    """Whether a session of ``tokens`` whose largest growth step so far is ``largest_step`` could
+    overflow ``window`` within ``steps`` more such steps (tokens + steps × step + output floor > window).
+    ``True`` when nothing is known (``largest_step`` ≤ 0) or ``steps`` ≤ 0 (no lead rule): the warm is
+    not held back on a guess."""
+    if steps <= 0 or largest_step <= 0:
+        return True
+    return tokens + steps * largest_step + floor > window

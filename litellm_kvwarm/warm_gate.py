@@ -5,7 +5,9 @@ Order (each outcome is a metric label): switched off → below the threshold (a 
 source group's window), unless the session's largest growth step so far would overflow the window
 (:mod:`~litellm_kvwarm.session_steps`: then it warms as a ``jump``), or, the first time this process
 sees the session, its head is at least ``warm_head_tokens`` (:mod:`~litellm_kvwarm.warm_head`: then
-the head alone warms as a ``head``) → target unknown (not in the model list, or no discovered window for
+the head alone warms as a ``head``) → past the threshold but, by its growth steps, more than
+``warm_lead_steps`` of its largest step away from the window (``skipped_far``: a session that
+stops short pays no warm; one seen once warms at the threshold) → target unknown (not in the model list, or no discovered window for
 its served model) → the caller's key may not use the target → no session to scope the cooldown
 → cooldown known to run in this process (the runner's memo) → tenant known to be at its warm
 rate (the memo) → queued. Admission itself (the session's cooldown and the tenant's warm rate,
@@ -41,7 +43,7 @@ from typing import Any
 
 from . import identity
 from .config import Settings
-from .session_steps import SessionSteps, jump_due
+from .session_steps import SessionSteps, jump_due, lead_due
 from .tokens import estimate_request
 from .warm_head import head_request
 from .warm import WarmJob, WarmOutcome, WarmRunner, WarmTrigger, warm_metadata, warm_request
@@ -163,7 +165,7 @@ class WarmGate:
                 else f" ≥ {self._settings.warm_threshold:.0%}",
                 candidate.source_window, candidate.target,
             )
-        elif outcome is not WarmOutcome.SKIPPED_BELOW_THRESHOLD:
+        elif outcome not in (WarmOutcome.SKIPPED_BELOW_THRESHOLD, WarmOutcome.SKIPPED_FAR):
             logger.info(
                 "[KV-WARM] %s (%s): est≈%dtok, window %d, target %r",
                 outcome.value, trigger.value, candidate.tokens, candidate.source_window, candidate.target,
@@ -229,6 +231,9 @@ class WarmGate:
                 return WarmOutcome.SKIPPED_BELOW_THRESHOLD, trigger
             if trigger is WarmTrigger.AHEAD:
                 trigger = WarmTrigger.JUMP
+        elif trigger is not WarmTrigger.HEAD and not lead_due(c.tokens, largest_step, c.source_window,
+                                                               s.output_floor_tokens, s.warm_lead_steps):
+            return WarmOutcome.SKIPPED_FAR, trigger
         if not c.target_known or c.target_window is None:
             return WarmOutcome.SKIPPED_UNKNOWN_MODEL, trigger
         if may_use is not None and not await may_use():

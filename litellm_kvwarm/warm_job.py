@@ -28,6 +28,8 @@ class WarmOutcome(str, Enum):
     TIMED_OUT = "timed_out"
     SKIPPED_DISABLED = "skipped_disabled"
     SKIPPED_BELOW_THRESHOLD = "skipped_below_threshold"
+    #: past the threshold, but the session's steps put the window more than ``warm_lead_steps`` largest steps away
+    SKIPPED_FAR = "skipped_far"
     SKIPPED_UNKNOWN_MODEL = "skipped_unknown_model"
     SKIPPED_FORBIDDEN = "skipped_forbidden"
     SKIPPED_COOLDOWN = "skipped_cooldown"

@@ -62,7 +62,7 @@ logger = logging.getLogger("litellm_kvwarm.warm")
 
 #: Pieces of one warm at most (``KVWARM_WARM_MAX_PIECES``; 0 = no bound). The proxy handles each piece's whole body
 #: (~10 ms of proxy CPU for a 16k-token body, measured here), so n pieces of S tokens cost it ~n·S/2 tokens of work,
-#: quadratic in S for a fixed size: at most 48 cost ~24.5 whole warms; a piece is max(its size, uncached ÷ 49) tokens.
+#: quadratic in S for a fixed size: at most 64 cost ~32.5 whole warms; a piece is max(its size, uncached ÷ 65) tokens.
 DEFAULT_MAX_PIECES = DEFAULT_WARM_MAX_PIECES
 #: Tokens a piece adds at most (``KVWARM_WARM_PIECE_TOKENS``; 0 = whole warms; less where :mod:`.warm_piece_size` says).
 DEFAULT_PIECE_TOKENS = DEFAULT_WARM_PIECE_TOKENS

@@ -11,7 +11,7 @@ from litellm import ModelResponse
 
 from litellm_kvwarm.pending_replies import PendingReplies, PendingReply
 from litellm_kvwarm.reply_warm import Reply, ToolCall, drops_past_reasoning, keeps_reasoning, reply_of, with_reply
-from litellm_kvwarm.session_steps import SessionSteps, jump_due
+from litellm_kvwarm.session_steps import SessionSteps, jump_due, lead_due
 from litellm_kvwarm.warm_priority import WarmPriority, deployment_of, is_priority_refusal, strip_priority, with_priority
 
 CALL = {"id": "call_1", "type": "function", "function": {"name": "cat", "arguments": "{\"file\": \"a.txt\"}"}}
@@ -85,6 +85,9 @@ def test_session_steps_largest_growth_and_jump():
     assert jump_due(5_000, 7_900, 16_384, 4_096) is True
     assert jump_due(5_000, 1_000, 16_384, 4_096) is False
     assert jump_due(15_000, 0, 16_384, 4_096) is False
+    # the lead rule: 3 steps of 1,000 + floor 256 from 13,000 overflow 16,384 (16,256 does not)
+    assert lead_due(13_200, 1_000, 16_384, 256, 3) is True and lead_due(13_000, 1_000, 16_384, 256, 3) is False
+    assert lead_due(9_000, 0, 16_384, 256, 3) is True and lead_due(9_000, 100, 16_384, 256, 0) is True
     now[0] = 11.0
     assert steps.largest_step("s") == 0  # expired
     steps.observe("a", 1)

@@ -145,7 +145,7 @@ async def test_rate_key_is_one_per_tenant_and_absent_without_a_rate():
 
 async def test_growth_step_changes_the_cooldown_key_not_the_admission_key():
     runner = Captured()
-    gate, _ = gate_with(Settings(warm_rewarm_step=0.05), runner)
+    gate, _ = gate_with(Settings(warm_rewarm_step=0.05, warm_lead_steps=0), runner)  # lead rule off: steps of 205
     s = session()
     await gate.consider(candidate(s, growth=3_000), chat_data(), allowed)
     await gate.consider(candidate(s, growth=3_000 + 205), chat_data(), allowed)  # 5% of 4,096 ≈ 205 tokens more
@@ -256,3 +256,39 @@ async def test_decode_warms_have_their_own_cooldown_per_state_and_take_no_tenant
     assert reply.rate_key is not None and reply.cooldown_key != decode.cooldown_key and reply.key == decode.key
     gate, _ = gate_with(Settings(reply_warm=False), Captured())
     assert await gate.consider(candidate(s), {}, trigger=WarmTrigger.DECODE, body=body) is WarmOutcome.SKIPPED_DISABLED
+
+
+async def test_past_the_threshold_a_session_far_from_the_window_by_its_steps_waits_for_its_lead():
+    """An 8B at 16,384 (threshold 9,830, output floor 256), the default lead of 3 steps: a session growing
+    ~500 tokens a turn is skipped as ``skipped_far`` past the threshold until size + 3 × its largest step
+    + 256 overflows the window; then ahead and reply warms queue. One seen once, or with the lead off,
+    warms at the threshold as before (nothing is held back on a guess)."""
+    from dataclasses import replace
+    from litellm_kvwarm.warm_job import WarmTrigger
+
+    base = WarmCandidate("slow", True, 131_072, 0, 16_384, session("steady"), None)
+    gate, counted = gate_with(Settings(output_floor_tokens=256), runner := Captured())
+    assert Settings().warm_lead_steps == 3
+    got = [await gate.consider(replace(base, tokens=t), chat_data("steady"), allowed)
+           for t in (9_000, 9_500, 10_000, 12_000, 14_000, 14_500)]
+    # largest step 2,000 from 12,000 on: 12,000 + 6,000 + 256 > 16,384 → due; 10,000 + 3 × 500 + 256 is not
+    assert got == [WarmOutcome.SKIPPED_BELOW_THRESHOLD, WarmOutcome.SKIPPED_BELOW_THRESHOLD, WarmOutcome.SKIPPED_FAR,
+                   WarmOutcome.QUEUED, WarmOutcome.QUEUED, WarmOutcome.QUEUED]
+    assert [j.trigger for j in runner.jobs] == ["ahead"] * 3
+    # a reply-warm of the same far session is held back too, and queues once near
+    far = replace(base, session=session("far-reply"))
+    gate, _ = gate_with(Settings(output_floor_tokens=256), runner := Captured())
+    for t in (9_000, 9_400):
+        await gate.consider(replace(far, tokens=t), chat_data("far-reply"), allowed)
+    body = {"model": "slow", "messages": [{"role": "user", "content": "q"}], "metadata": {}}
+    assert await gate.consider(replace(far, tokens=10_000), {}, allowed, trigger=WarmTrigger.REPLY, body=body) \
+        is WarmOutcome.SKIPPED_FAR
+    assert await gate.consider(replace(far, tokens=15_000), {}, allowed, trigger=WarmTrigger.REPLY, body=body) \
+        is WarmOutcome.QUEUED
+    # seen once: warms at the threshold; lead off: warms at the threshold whatever the steps
+    gate, _ = gate_with(Settings(output_floor_tokens=256), Captured())
+    assert await gate.consider(replace(base, session=session("once"), tokens=10_000), chat_data("once"), allowed) \
+        is WarmOutcome.QUEUED
+    gate, _ = gate_with(Settings(output_floor_tokens=256, warm_lead_steps=0), Captured())
+    for t, want in ((9_500, WarmOutcome.SKIPPED_BELOW_THRESHOLD), (10_000, WarmOutcome.QUEUED)):
+        assert await gate.consider(replace(base, tokens=t), chat_data("steady"), allowed) is want

@@ -567,7 +567,7 @@ def test_the_number_of_pieces_is_bounded_and_the_pieces_grow_instead():
             assert piece.body["messages"] == body["messages"][:piece.items]
     assert [p.items for p in warm_pieces.plan_pieces("chat", chat_body(turns=3), 512)] == \
         [p.items for p in plan_pieces("chat", chat_body(turns=3), 512)]  # under the bound: the same pieces
-    assert warm_pieces.DEFAULT_MAX_PIECES == Settings().warm_max_pieces == 48
+    assert warm_pieces.DEFAULT_MAX_PIECES == Settings().warm_max_pieces == 64
 
 
 def test_the_sender_sends_at_most_the_bound_then_the_whole_warm():

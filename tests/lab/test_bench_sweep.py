@@ -26,6 +26,7 @@ def _row(conv, request, group, prompt, cached, warms=(), source="sharegpt", serv
 
 
 def test_the_sweep_arm_is_arm_f_with_the_threshold_in_the_plugin_env():
+    assert dict(sweep_arm(0.6, 0).extra_env) == {"KVWARM_WARM_THRESHOLD": "0.6", "KVWARM_WARM_LEAD_STEPS": "0"}
     arm = sweep_arm(0.8)
     assert (arm.key, arm.closed_loop, arm.reply_warm, arm.warm_ahead) == ("f", True, True, True)
     env = arm.env(SCALE.time_scale)
@@ -54,9 +55,11 @@ def test_a_higher_threshold_that_skips_a_session_which_never_escalates_counts_le
         _row("idle", 1, "fast", 10_500, 0),
         _row("idle", 2, "fast", 13_800, 0),
     ]
-    out = summarize_sweep({0.8: high, 0.6: low}, SCALE, default=0.6)
-    assert [p["threshold"] for p in out["points"]] == [0.6, 0.8] and out["default"] == 0.6
-    at_low, at_high = out["points"]
+    out = summarize_sweep({(0.8, 3): high, (0.6, 3): low, (0.6, 0): low}, SCALE, default=0.6, default_lead=3)
+    assert [(p["threshold"], p["lead_steps"]) for p in out["points"]] == [(0.6, 3), (0.6, 0), (0.8, 3)]
+    assert out["default"] == 0.6 and out["default_lead"] == 3
+    at_low, lead_off, at_high = out["points"]
+    assert lead_off["unpaid_share_all"] == at_low["unpaid_share_all"]
     assert (at_low["warms"], at_low["warm_prefill_tokens"], at_low["never_escalated_warm_prefill_tokens"]) == (4, 26_804, 13_804)
     assert at_low["unpaid_tokens"] == 13_804 + 8 and at_low["unpaid_share_all"] == pytest.approx(13_812 / 26_804)
     assert (at_high["warms"], at_high["warm_prefill_tokens"], at_high["unpaid_share_all"]) == (1, 13_000, pytest.approx(8 / 13_000))
@@ -65,8 +68,9 @@ def test_a_higher_threshold_that_skips_a_session_which_never_escalates_counts_le
     assert at_low["median_emulated_ttft_sharegpt_s"] == pytest.approx(0.02 / SCALE.time_scale)
     text = "\n".join(threshold_section({"threshold_sweep": out}))
     assert "## 6. The warm threshold" in text and "`KVWARM_WARM_THRESHOLD`" in text
-    assert "| 0.6 (default) | 1 of 2 | 4 | 26,804 | 13,804 | 51.5% |" in text
-    assert "| 0.8 | 1 of 2 | 1 | 13,000 | 0 | 0.1% |" in text
+    assert "| 0.6, lead 3 steps (default) | 1 of 2 | 4 | 26,804 | 13,804 | 51.5% |" in text
+    assert "| 0.6, lead off (at the threshold) | 1 of 2 | 4 | 26,804 | 13,804 | 51.5% |" in text
+    assert "| 0.8, lead 3 steps | 1 of 2 | 1 | 13,000 | 0 | 0.1% |" in text
     assert threshold_section({}) == [] and threshold_section({"threshold_sweep": {"points": []}}) == []
 
 
@@ -77,6 +81,11 @@ def test_the_chart_draws_one_point_per_threshold(tmp_path):
     points = [{"threshold": t, "unpaid_share_all": u, "prefilled_tokens": p}
               for t, u, p in ((0.6, 0.135, 52_591), (0.8, 0.05, 60_000), (0.9, 0.02, 90_000))]
     results = {"meta": {}, "threshold_sweep": {"default": 0.6, "points": points}}
+    path = threshold_chart(results, tmp_path / "bench-threshold-old.png", _plt, _save)  # results without lead steps
+    assert path is not None and path.stat().st_size > 10_000
+    points = [dict(p, lead_steps=3) for p in points] + [{"threshold": 0.6, "lead_steps": 0, "unpaid_share_all": 0.145,
+                                                         "prefilled_tokens": 52_000}]
+    results = {"meta": {}, "threshold_sweep": {"default": 0.6, "default_lead": 3, "points": points}}
     path = threshold_chart(results, tmp_path / "bench-threshold.png", _plt, _save)
     assert path is not None and path.stat().st_size > 10_000
     assert threshold_chart({"meta": {}}, tmp_path / "none.png", _plt, _save) is None

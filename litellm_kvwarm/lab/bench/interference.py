@@ -24,7 +24,7 @@ warm traffic is warm-ahead's alone): ``no-warm`` (``KVWARM_WARM_AHEAD=0``), ``fc
 with live requests by arrival: what warms cost unmitigated), ``low-priority`` (the plugin's
 defaults: ``KVWARM_WARM_PRIORITY=10``, warms carry ``priority: 10`` in ``extra_body`` where live
 requests have vLLM's default 0, each warm sent in pieces (:mod:`litellm_kvwarm.warm_pieces`) of 5% of the median
-live prompt `slow` served lately (:mod:`litellm_kvwarm.warm_piece_size`: ~210 tokens here), at most 48 a warm),
+live prompt `slow` served lately (:mod:`litellm_kvwarm.warm_piece_size`: ~190 tokens here), at most 64 a warm),
 ``low-priority-fixed`` (the earlier defaults: 512-token pieces, at most 16 a warm, so ~630 for a 10.7k-token warm),
 ``low-priority-whole`` (the same warms sent whole: what priority alone gives under V1's order) and
 ``low-priority-between-chunks`` (whole, on a slow emulator whose ``--prefill-order between-chunks`` lets a better

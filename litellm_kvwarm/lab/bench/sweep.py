@@ -6,7 +6,9 @@ finishes) gets warms that never pay off; a higher threshold warms fewer such ses
 escalate less time, and one bulk warm instead of incremental ones. The issue's waste target (≤ 10% of all warm
 prefill) and its TTFT target pull against each other through this one setting; this section shows by how much,
 so an operator can choose it. Sessions that jump (``trigger="jump"``) and a session's head (``"head"``) are
-warmed below any threshold: the sweep leaves them on, as the defaults do.
+warmed below any threshold: the sweep leaves them on, as the defaults do. One more point replays the default
+threshold with ``KVWARM_WARM_LEAD_STEPS=0`` (every session warmed from the threshold on, not a few of its steps
+ahead of the window): what the lead saves and costs.
 
 * :func:`sweep_arm`: arm ``f`` with the threshold set (pure);
 * :func:`summarize_sweep` (pure): per threshold, over the replayed sessions: escalated sessions, the escalated
@@ -35,22 +37,26 @@ from .replay import ArmRun, ReplayOptions, run_arm
 from .scales import Scale
 from .stats import percentile
 
-__all__ = ["DEFAULT_THRESHOLDS", "THRESHOLD_ENV", "run_threshold_sweep", "summarize_sweep", "sweep_arm"]
+__all__ = ["DEFAULT_THRESHOLDS", "LEAD_ENV", "THRESHOLD_ENV", "run_threshold_sweep", "summarize_sweep", "sweep_arm"]
 
 THRESHOLD_ENV = "KVWARM_WARM_THRESHOLD"
+LEAD_ENV = "KVWARM_WARM_LEAD_STEPS"
 #: thresholds replayed besides the default's (arm ``f`` itself, 0.6): above it only (the replay starts at the last
 #: request below 50% of the fast window, so a threshold under ~0.55 would be crossed at the first request)
 DEFAULT_THRESHOLDS = (0.7, 0.8, 0.9)
 
 
-def sweep_arm(threshold: float) -> BenchArm:
-    """Arm ``f`` with ``KVWARM_WARM_THRESHOLD`` = ``threshold`` (a fraction of the fast window)."""
+def sweep_arm(threshold: float, lead_steps: int | None = None) -> BenchArm:
+    """Arm ``f`` with ``KVWARM_WARM_THRESHOLD`` = ``threshold`` (a fraction of the fast window) and, unless
+    ``None``, ``KVWARM_WARM_LEAD_STEPS`` = ``lead_steps``. Raises ``ValueError`` for a threshold outside (0, 1]."""
     if not 0 < threshold <= 1:
         raise ValueError(f"a warm threshold is a fraction of the window in (0, 1], got {threshold}")
-    return replace(ARMS["f"], extra_env=((THRESHOLD_ENV, f"{threshold:g}"),))
+    lead = () if lead_steps is None else ((LEAD_ENV, str(lead_steps)),)
+    return replace(ARMS["f"], extra_env=((THRESHOLD_ENV, f"{threshold:g}"), *lead))
 
 
-def _point(threshold: float, rows: Sequence[TurnRow], scale: Scale) -> dict[str, Any]:
+def _point(key: tuple[float, int], rows: Sequence[TurnRow], scale: Scale) -> dict[str, Any]:
+    threshold, lead_steps = key
     costs = escalated_warm_costs(rows)["totals"]
     samples = turn_samples(rows, scale.time_scale, scale.slow_prefill_tps)
     turns = escalated_warm_costs(rows)["turns"]
@@ -59,7 +65,7 @@ def _point(threshold: float, rows: Sequence[TurnRow], scale: Scale) -> dict[str,
     sharegpt = [s.emulated_ttft_s for s in samples if s.source == "sharegpt" and s.emulated_ttft_s is not None]
     warms = sum(1 for r in rows for w in r.warms if w.get("status") == 200)
     return {
-        "threshold": threshold, "sessions": len({r.conversation for r in rows}), "escalated": costs["turns"],
+        "threshold": threshold, "lead_steps": lead_steps, "sessions": len({r.conversation for r in rows}), "escalated": costs["turns"],
         "prompt_tokens": costs["prompt_tokens"], "cached_tokens": costs["cached_tokens"],
         "cached_fraction": costs["cached_tokens"] / costs["prompt_tokens"] if costs["prompt_tokens"] else None,
         "prefilled_tokens": costs["prefilled_tokens"], "median_prefilled_tokens": median_prefilled,
@@ -73,12 +79,12 @@ def _point(threshold: float, rows: Sequence[TurnRow], scale: Scale) -> dict[str,
     }
 
 
-def summarize_sweep(rows_by_threshold: Mapping[float, Sequence[TurnRow]], scale: Scale,
-                    default: float | None = None) -> dict[str, Any]:
-    """One point per threshold (ascending; see the module docstring for the fields); ``default`` names the
-    plugin's default threshold among them (arm ``f``'s run)."""
-    points = [_point(t, rows_by_threshold[t], scale) for t in sorted(rows_by_threshold)]
-    return {"default": default, "env": THRESHOLD_ENV, "points": points}
+def summarize_sweep(rows_by_threshold: Mapping[tuple[float, int], Sequence[TurnRow]], scale: Scale,
+                    default: float | None = None, default_lead: int | None = None) -> dict[str, Any]:
+    """One point per (threshold, lead steps) (ascending; see the module docstring for the fields); ``default`` and
+    ``default_lead`` name the plugin's defaults among them (arm ``f``'s run)."""
+    points = [_point(k, rows_by_threshold[k], scale) for k in sorted(rows_by_threshold, key=lambda k: (k[0], -k[1]))]
+    return {"default": default, "default_lead": default_lead, "env": THRESHOLD_ENV, "lead_env": LEAD_ENV, "points": points}
 
 
 def run_threshold_sweep(thresholds: Sequence[float], base: ArmRun, conversations: list[Conversation],
@@ -87,12 +93,17 @@ def run_threshold_sweep(thresholds: Sequence[float], base: ArmRun, conversations
     """Replay arm ``f`` at each of ``thresholds`` (fresh processes each), then :func:`summarize_sweep` with
     ``base`` (arm ``f``'s run, at the threshold its proxy read: ``KVWARM_WARM_THRESHOLD`` of this process's
     environment, which the proxies inherit, else the default) as that threshold's point."""
-    default = Settings.from_env().warm_threshold
-    rows: dict[float, Sequence[TurnRow]] = {default: base.rows}
+    settings = Settings.from_env()
+    default, lead = settings.warm_threshold, settings.warm_lead_steps
+    rows: dict[tuple[float, int], Sequence[TurnRow]] = {(default, lead): base.rows}
     for threshold in thresholds:
         if threshold == default:
             continue
         say(f"[bench] warm threshold {threshold:g} (arm f again, {THRESHOLD_ENV}={threshold:g})")
         run = run_arm(sweep_arm(threshold), conversations, starts, scale, replay, workdir / f"t{threshold:g}", say)
-        rows[threshold] = run.rows
-    return summarize_sweep(rows, scale, default)
+        rows[(threshold, lead)] = run.rows
+    if lead > 0:
+        say(f"[bench] warm threshold {default:g} with {LEAD_ENV}=0 (arm f again)")
+        run = run_arm(sweep_arm(default, 0), conversations, starts, scale, replay, workdir / f"t{default:g}-lead0", say)
+        rows[(default, 0)] = run.rows
+    return summarize_sweep(rows, scale, default, lead)

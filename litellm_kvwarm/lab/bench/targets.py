@@ -87,7 +87,8 @@ def _closed_loop_targets(results: Mapping[str, Any], clock: str) -> list[dict[st
     sweep = [p for p in (results.get("threshold_sweep") or {}).get("points") or [] if p.get("unpaid_share_all") is not None]
     if sweep:
         note += "; by KVWARM_WARM_THRESHOLD (section 6): " + ", ".join(
-            f"{p['threshold']:g} {p['unpaid_share_all']:.1%}" for p in sweep)
+            f"{p['threshold']:g}{' lead off' if p.get('lead_steps') == 0 else ''} {p['unpaid_share_all']:.1%}"
+            for p in sweep)
     out.append(_target("(f) warm prefill that never paid off ≤ 10% of all warm prefill", f"≤ {UNPAID_SHARE:.0%}", share,
                        None if share is None else share <= UNPAID_SHARE, note if share is not None else "not measured"))
     return out
