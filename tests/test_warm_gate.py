@@ -285,6 +285,13 @@ async def test_past_the_threshold_a_session_far_from_the_window_by_its_steps_wai
         is WarmOutcome.SKIPPED_FAR
     assert await gate.consider(replace(far, tokens=15_000), {}, allowed, trigger=WarmTrigger.REPLY, body=body) \
         is WarmOutcome.QUEUED
+    # sized on the steps' own scale (the routing estimate), not an exact count that may be larger
+    near = replace(base, session=session("exact"))
+    gate, _ = gate_with(Settings(output_floor_tokens=256), Captured())
+    for t in (9_000, 10_000):
+        await gate.consider(replace(near, tokens=t, growth_tokens=t), chat_data("exact"), allowed)
+    assert await gate.consider(replace(near, tokens=13_500, growth_tokens=11_000), chat_data("exact"), allowed) \
+        is WarmOutcome.SKIPPED_FAR  # 13,500 + 3 × 1,000 + 256 would be due; 11,000 + 3 × 1,000 + 256 is not
     # seen once: warms at the threshold; lead off: warms at the threshold whatever the steps
     gate, _ = gate_with(Settings(output_floor_tokens=256), Captured())
     assert await gate.consider(replace(base, session=session("once"), tokens=10_000), chat_data("once"), allowed) \
