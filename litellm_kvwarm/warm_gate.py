@@ -163,7 +163,7 @@ class WarmGate:
                 "[KV-WARM] queued (%s): est≈%dtok%s, window %d → warm of %r", trigger.value, candidate.tokens,
                 " (the session's head)" if trigger is WarmTrigger.HEAD
                 else f" + largest step {largest}" if candidate.tokens < self._settings.warm_threshold * candidate.source_window
-                else f" ≥ {self._settings.warm_threshold:.0%}",
+                else f" ≥ {self._settings.warm_threshold:.0%} (largest step {largest})",
                 candidate.source_window, candidate.target,
             )
         elif outcome not in (WarmOutcome.SKIPPED_BELOW_THRESHOLD, WarmOutcome.SKIPPED_FAR):
