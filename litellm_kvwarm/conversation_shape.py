@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .warm_prefixes import ITEMS_FIELD, item_sound
+from .warm_prefixes import ITEMS_FIELD
 
 __all__ = ["body_well_formed"]
 
@@ -21,4 +21,16 @@ def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
     if field is None or field not in body or (kind == "responses" and isinstance(body[field], str)):
         return True
     items = body[field]
-    return isinstance(items, list) and all(item_sound(kind, item) for item in items)
+    if not isinstance(items, list):
+        return False
+    if kind == "responses":
+        return all(isinstance(item, Mapping) for item in items)
+    for item in items:  # item_sound of chat and Messages, one frame per body (every request reads it)
+        if not isinstance(item, Mapping):
+            return False
+        content = item.get("content")
+        if content is None or isinstance(content, str):
+            continue
+        if not isinstance(content, list) or not all(isinstance(part, Mapping) for part in content):
+            return False
+    return True
