@@ -167,9 +167,9 @@ class Settings(BaseSettings):
         "Warm a session below the threshold when its size + its largest growth step so far + the output floor overflows "
         "the window (tool results); 0 turns it off."))
     warm_lead_steps: int = Field(DEFAULT_WARM_LEAD_STEPS, ge=0, description=(
-        "Past the threshold, a session whose growth steps are known is warmed once its size + this many of its largest "
-        "step so far + the output floor overflow the window: one that crosses the threshold and stops short pays no "
-        "warm; a session seen once, or one that jumps, warms as before; 0 = warm at the threshold."))
+        "Past the threshold, warm a session whose growth steps are known only once its size + this many of its largest "
+        "step so far + the output floor overflow the window (one that stops short pays no warm; one whose first large "
+        "step comes past the threshold escalates colder; a session seen once warms as before); 0 = at the threshold."))
     warm_head_tokens: int = Field(DEFAULT_WARM_HEAD_TOKENS, ge=0, description=(
         "The first time a session below the threshold is seen, warm its head (system, tools and the items up to its first "
         "user message: what every later request starts with) when that is at least this many tokens: a session that "

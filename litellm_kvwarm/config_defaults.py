@@ -33,11 +33,12 @@ DEFAULT_WARM_PIECE_SHARE = 0.05
 #: 64 lets a 12k-token warm (a first warm a few steps before a 16k window) go in ~190-token pieces, the size
 #: :data:`DEFAULT_WARM_PIECE_SHARE` gives a group whose live prompts are ~4k tokens (48 made them ~290).
 DEFAULT_WARM_MAX_PIECES = 64
-#: Past the threshold, a session with known growth steps is warmed once its size + this many of its largest step so
-#: far + the output floor overflow the window (:func:`litellm_kvwarm.session_steps.lead_due`): a session that
-#: crosses the threshold and ends below the window pays no warm, and one that nears it gets its first warm this
-#: many steps ahead (a 12k-token warm prefills in ~1.5 s on a GPU prefilling ~10k tok/s, well inside one step).
-DEFAULT_WARM_LEAD_STEPS = 3
+#: Off (0) by default: with it on (e.g. 3), past the threshold a session with known growth steps is warmed only once
+#: its size + this many of its largest step so far + the output floor overflow the window
+#: (:func:`litellm_kvwarm.session_steps.lead_due`). Measured (docs/benchmarks.md section 6) it saves little: the
+#: sessions that stop short stop near the window, and one whose first large step comes past the threshold (an
+#: agent's tool result) escalates with nothing warmed above the threshold.
+DEFAULT_WARM_LEAD_STEPS = 0
 #: Tokens (routing estimate) a session's head (prompt fields + items up to its first user message,
 #: :mod:`litellm_kvwarm.warm_head`) needs before it is warmed on first sight: ≈0.2 s of prefill saved on a
 #: GPU prefilling ~10k tok/s (a 27B model), 2.7 s at the benchmark's emulated 750 tok/s.

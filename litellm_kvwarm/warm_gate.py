@@ -6,9 +6,11 @@ source group's window), unless the session's largest growth step so far would ov
 (:mod:`~litellm_kvwarm.session_steps`: then it warms as a ``jump``), or, the first time this process
 sees the session, its head is at least ``warm_head_tokens`` (:mod:`~litellm_kvwarm.warm_head`: then
 the head alone warms as a ``head``) → past the threshold but, by its growth steps, more than
-``warm_lead_steps`` of its largest step away from the window, both on the routing estimate's
-scale (``skipped_far``: a session that stops short pays no warm; one seen once warms at the
-threshold) → target unknown (not in the model list, or no discovered window for
+``warm_lead_steps`` of its largest step away from the window (only with ``warm_lead_steps`` > 0,
+off by default; the step, kept on the routing estimate's scale, is scaled to the size's: an exact
+count that runs above the routing estimate makes the step larger, never the lead shorter;
+``skipped_far``: a session that stops short pays no warm; one seen once warms at the threshold;
+one whose first large step comes past the threshold escalates with what was warmed below it) → target unknown (not in the model list, or no discovered window for
 its served model) → the caller's key may not use the target → no session to scope the cooldown
 → cooldown known to run in this process (the runner's memo) → tenant known to be at its warm
 rate (the memo) → queued. Admission itself (the session's cooldown and the tenant's warm rate,
@@ -232,9 +234,8 @@ class WarmGate:
                 return WarmOutcome.SKIPPED_BELOW_THRESHOLD, trigger
             if trigger is WarmTrigger.AHEAD:
                 trigger = WarmTrigger.JUMP
-        elif trigger is not WarmTrigger.HEAD and not lead_due(
-                c.growth_tokens if c.growth_tokens is not None else c.tokens,  # the steps' own (routing) scale
-                largest_step, c.source_window, s.output_floor_tokens, s.warm_lead_steps):
+        elif trigger is not WarmTrigger.HEAD and not lead_due(c.tokens, _on_window_scale(largest_step, c), c.source_window,
+                                                               s.output_floor_tokens, s.warm_lead_steps):
             return WarmOutcome.SKIPPED_FAR, trigger
         if not c.target_known or c.target_window is None:
             return WarmOutcome.SKIPPED_UNKNOWN_MODEL, trigger
@@ -243,3 +244,12 @@ class WarmGate:
         if c.session is None:
             return WarmOutcome.SKIPPED_NO_SESSION, trigger
         return WarmOutcome.QUEUED, trigger  # the runner's memo may still answer skipped_cooldown / skipped_tenant_rate
+
+
+def _on_window_scale(step: int, c: WarmCandidate) -> int:
+    """``step`` (routing-estimate tokens) on the scale of ``c.tokens`` (an exact count where one was made):
+    × tokens ÷ routing when that is above 1; an estimate that runs high keeps the step as measured."""
+    growth = c.growth_tokens
+    if step <= 0 or growth is None or growth <= 0 or c.tokens <= growth:
+        return step
+    return -(-step * c.tokens // growth)

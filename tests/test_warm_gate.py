@@ -259,16 +259,17 @@ async def test_decode_warms_have_their_own_cooldown_per_state_and_take_no_tenant
 
 
 async def test_past_the_threshold_a_session_far_from_the_window_by_its_steps_waits_for_its_lead():
-    """An 8B at 16,384 (threshold 9,830, output floor 256), the default lead of 3 steps: a session growing
-    ~500 tokens a turn is skipped as ``skipped_far`` past the threshold until size + 3 × its largest step
-    + 256 overflows the window; then ahead and reply warms queue. One seen once, or with the lead off,
-    warms at the threshold as before (nothing is held back on a guess)."""
+    """An 8B at 16,384 (threshold 9,830, output floor 256), a lead of 3 steps (off by default): a session
+    growing ~500 tokens a turn is skipped as ``skipped_far`` past the threshold until size + 3 × its largest
+    step + 256 overflows the window; then ahead and reply warms queue. One seen once, or with the lead off,
+    warms at the threshold (nothing is held back on a guess)."""
     from dataclasses import replace
     from litellm_kvwarm.warm_job import WarmTrigger
 
+    lead = Settings(output_floor_tokens=256, warm_lead_steps=3)
     base = WarmCandidate("slow", True, 131_072, 0, 16_384, session("steady"), None)
-    gate, counted = gate_with(Settings(output_floor_tokens=256), runner := Captured())
-    assert Settings().warm_lead_steps == 3
+    gate, counted = gate_with(lead, runner := Captured())
+    assert Settings().warm_lead_steps == 0
     got = [await gate.consider(replace(base, tokens=t), chat_data("steady"), allowed)
            for t in (9_000, 9_500, 10_000, 12_000, 14_000, 14_500)]
     # largest step 2,000 from 12,000 on: 12,000 + 6,000 + 256 > 16,384 → due; 10,000 + 3 × 500 + 256 is not
@@ -277,7 +278,7 @@ async def test_past_the_threshold_a_session_far_from_the_window_by_its_steps_wai
     assert [j.trigger for j in runner.jobs] == ["ahead"] * 3
     # a reply-warm of the same far session is held back too, and queues once near
     far = replace(base, session=session("far-reply"))
-    gate, _ = gate_with(Settings(output_floor_tokens=256), runner := Captured())
+    gate, _ = gate_with(lead, runner := Captured())
     for t in (9_000, 9_400):
         await gate.consider(replace(far, tokens=t), chat_data("far-reply"), allowed)
     body = {"model": "slow", "messages": [{"role": "user", "content": "q"}], "metadata": {}}
@@ -285,17 +286,33 @@ async def test_past_the_threshold_a_session_far_from_the_window_by_its_steps_wai
         is WarmOutcome.SKIPPED_FAR
     assert await gate.consider(replace(far, tokens=15_000), {}, allowed, trigger=WarmTrigger.REPLY, body=body) \
         is WarmOutcome.QUEUED
-    # sized on the steps' own scale (the routing estimate), not an exact count that may be larger
-    near = replace(base, session=session("exact"))
+    # seen once: warms at the threshold; the default (lead off): at the threshold whatever the steps
+    gate, _ = gate_with(lead, Captured())
+    assert await gate.consider(replace(base, session=session("once"), tokens=10_000), chat_data("once"), allowed) \
+        is WarmOutcome.QUEUED
     gate, _ = gate_with(Settings(output_floor_tokens=256), Captured())
+    for t, want in ((9_000, WarmOutcome.SKIPPED_BELOW_THRESHOLD), (9_500, WarmOutcome.SKIPPED_BELOW_THRESHOLD),
+                    (10_000, WarmOutcome.QUEUED)):
+        assert await gate.consider(replace(base, tokens=t), chat_data("steady"), allowed) is want
+
+
+async def test_the_lead_is_judged_on_the_exact_count_with_the_step_scaled_to_it():
+    """Steps are kept on the routing estimate's scale, which leans low; the window is in real tokens. A session at
+    11,000 routing / 13,500 exact (×1.227) with routing steps of 1,000 is ~1,227 real tokens a step: 13,500 +
+    3 × 1,227 + 256 > 16,384, so it warms (judged on routing alone, 11,000 + 3,000 + 256, it would wait and
+    overflow cold two steps later). An exact count below the routing estimate keeps the step as measured."""
+    from dataclasses import replace
+
+    lead = Settings(output_floor_tokens=256, warm_lead_steps=3)
+    near = WarmCandidate("slow", True, 131_072, 0, 16_384, session("exact"), None)
+    gate, _ = gate_with(lead, Captured())
     for t in (9_000, 10_000):
         await gate.consider(replace(near, tokens=t, growth_tokens=t), chat_data("exact"), allowed)
     assert await gate.consider(replace(near, tokens=13_500, growth_tokens=11_000), chat_data("exact"), allowed) \
-        is WarmOutcome.SKIPPED_FAR  # 13,500 + 3 × 1,000 + 256 would be due; 11,000 + 3 × 1,000 + 256 is not
-    # seen once: warms at the threshold; lead off: warms at the threshold whatever the steps
-    gate, _ = gate_with(Settings(output_floor_tokens=256), Captured())
-    assert await gate.consider(replace(base, session=session("once"), tokens=10_000), chat_data("once"), allowed) \
         is WarmOutcome.QUEUED
-    gate, _ = gate_with(Settings(output_floor_tokens=256, warm_lead_steps=0), Captured())
-    for t, want in ((9_500, WarmOutcome.SKIPPED_BELOW_THRESHOLD), (10_000, WarmOutcome.QUEUED)):
-        assert await gate.consider(replace(base, tokens=t), chat_data("steady"), allowed) is want
+    low = replace(near, session=session("low"))
+    gate, _ = gate_with(lead, Captured())
+    for t in (9_000, 10_000):
+        await gate.consider(replace(low, tokens=t, growth_tokens=t), chat_data("low"), allowed)
+    assert await gate.consider(replace(low, tokens=10_200, growth_tokens=10_500), chat_data("low"), allowed) \
+        is WarmOutcome.SKIPPED_FAR  # 10,200 + 3 × 1,000 + 256 fits: the count's own size, the step unscaled

@@ -55,11 +55,11 @@ def test_a_higher_threshold_that_skips_a_session_which_never_escalates_counts_le
         _row("idle", 1, "fast", 10_500, 0),
         _row("idle", 2, "fast", 13_800, 0),
     ]
-    out = summarize_sweep({(0.8, 3): high, (0.6, 3): low, (0.6, 0): low}, SCALE, default=0.6, default_lead=3)
-    assert [(p["threshold"], p["lead_steps"]) for p in out["points"]] == [(0.6, 3), (0.6, 0), (0.8, 3)]
-    assert out["default"] == 0.6 and out["default_lead"] == 3
-    at_low, lead_off, at_high = out["points"]
-    assert lead_off["unpaid_share_all"] == at_low["unpaid_share_all"]
+    out = summarize_sweep({(0.8, 0): high, (0.6, 0): low, (0.6, 3): high}, SCALE, default=0.6, default_lead=0)
+    assert [(p["threshold"], p["lead_steps"]) for p in out["points"]] == [(0.6, 3), (0.6, 0), (0.8, 0)]
+    assert out["default"] == 0.6 and out["default_lead"] == 0
+    lead, at_low, at_high = out["points"]
+    assert lead["unpaid_share_all"] == at_high["unpaid_share_all"]
     assert (at_low["warms"], at_low["warm_prefill_tokens"], at_low["never_escalated_warm_prefill_tokens"]) == (4, 26_804, 13_804)
     assert at_low["unpaid_tokens"] == 13_804 + 8 and at_low["unpaid_share_all"] == pytest.approx(13_812 / 26_804)
     assert (at_high["warms"], at_high["warm_prefill_tokens"], at_high["unpaid_share_all"]) == (1, 13_000, pytest.approx(8 / 13_000))
@@ -68,9 +68,9 @@ def test_a_higher_threshold_that_skips_a_session_which_never_escalates_counts_le
     assert at_low["median_emulated_ttft_sharegpt_s"] == pytest.approx(0.02 / SCALE.time_scale)
     text = "\n".join(threshold_section({"threshold_sweep": out}))
     assert "## 6. The warm threshold" in text and "`KVWARM_WARM_THRESHOLD`" in text
-    assert "| 0.6, lead 3 steps (default) | 1 of 2 | 4 | 26,804 | 13,804 | 51.5% |" in text
-    assert "| 0.6, lead off (at the threshold) | 1 of 2 | 4 | 26,804 | 13,804 | 51.5% |" in text
-    assert "| 0.8, lead 3 steps | 1 of 2 | 1 | 13,000 | 0 | 0.1% |" in text
+    assert "| 0.6 (default) | 1 of 2 | 4 | 26,804 | 13,804 | 51.5% |" in text
+    assert "| 0.6, lead 3 steps | 1 of 2 | 1 | 13,000 | 0 | 0.1% |" in text
+    assert "| 0.8 | 1 of 2 | 1 | 13,000 | 0 | 0.1% |" in text
     assert threshold_section({}) == [] and threshold_section({"threshold_sweep": {"points": []}}) == []
 
 
@@ -83,9 +83,9 @@ def test_the_chart_draws_one_point_per_threshold(tmp_path):
     results = {"meta": {}, "threshold_sweep": {"default": 0.6, "points": points}}
     path = threshold_chart(results, tmp_path / "bench-threshold-old.png", _plt, _save)  # results without lead steps
     assert path is not None and path.stat().st_size > 10_000
-    points = [dict(p, lead_steps=3) for p in points] + [{"threshold": 0.6, "lead_steps": 0, "unpaid_share_all": 0.145,
+    points = [dict(p, lead_steps=0) for p in points] + [{"threshold": 0.6, "lead_steps": 3, "unpaid_share_all": 0.133,
                                                          "prefilled_tokens": 52_000}]
-    results = {"meta": {}, "threshold_sweep": {"default": 0.6, "default_lead": 3, "points": points}}
+    results = {"meta": {}, "threshold_sweep": {"default": 0.6, "default_lead": 0, "points": points}}
     path = threshold_chart(results, tmp_path / "bench-threshold.png", _plt, _save)
     assert path is not None and path.stat().st_size > 10_000
     assert threshold_chart({"meta": {}}, tmp_path / "none.png", _plt, _save) is None

@@ -22,7 +22,7 @@ def threshold_section(results: Mapping[str, Any]) -> list[str]:
     for p in sweep["points"]:
         lead = p.get("lead_steps")
         mark = " (default)" if p["threshold"] == default and lead == default_lead else ""
-        lead_cell = "" if lead is None else f", lead {lead} steps" if lead else ", lead off (at the threshold)"
+        lead_cell = "" if lead is None else f", lead {lead} steps" if lead else ""
         rows.append([f"{p['threshold']:g}{lead_cell}{mark}", f"{p['escalated']} of {p['sessions']}", f"{p['warms']:,}",
                      f"{p['warm_prefill_tokens']:,}", f"{p['never_escalated_warm_prefill_tokens']:,}",
                      num(p["unpaid_share_all"], ".1%"), num(p["cached_fraction"], ".0%"), f"{p['prefilled_tokens']:,}",
@@ -34,10 +34,9 @@ def threshold_section(results: Mapping[str, Any]) -> list[str]:
         "at each value, fresh processes each; the default's row is arm (f) itself. A session that crosses the "
         "threshold and ends below the window pays warms that never pay off; a higher threshold warms fewer of those, "
         "and leaves the sessions that escalate one bulk warm later instead of incremental ones. Sessions that jump "
-        "and a session's head are warmed below any threshold (left on, as by default). Past the threshold a session "
-        f"whose steps are known is warmed once it is `{sweep.get('lead_env', 'KVWARM_WARM_LEAD_STEPS')}` of its largest "
-        "steps from the window (the lead); the row with the lead off warms every session from the threshold on, as the "
-        "plugin did before. *Never paid off* = warm "
+        "and a session's head are warmed below any threshold (left on, as by default). The row with a lead sets "
+        f"`{sweep.get('lead_env', 'KVWARM_WARM_LEAD_STEPS')}` (off by default): past the threshold a session whose "
+        "steps are known is warmed only once that many of its largest steps would overflow the window. *Never paid off* = warm "
         "prefill the escalated turns did not read + all warm prefill of sessions that never escalated, ÷ all warm "
         "prefill (the issue's ≤ 10% target); *still prefilled* = the escalated turns' prompt − cached tokens; "
         "*prefill model* = its median ÷ the slow prefill rate (no fixed cost); *emulated* = the ShareGPT escalated "
@@ -66,7 +65,7 @@ def threshold_chart(results: Mapping[str, Any], path: Path, plt: Any, save: Any)
     warmed = [p for p in points if p["unpaid_share_all"] is not None]  # a threshold with no warm has no share
     for p in (q for q in off if q["unpaid_share_all"] is not None):
         left.plot([p["threshold"]], [100 * p["unpaid_share_all"]], "x", color="tab:red", markersize=9,
-                  label=f"never paid off, lead off (KVWARM_WARM_LEAD_STEPS=0) (%)")
+                  label=f"never paid off, KVWARM_WARM_LEAD_STEPS={p.get('lead_steps')} (%)")
     left.plot([p["threshold"] for p in warmed], [100 * p["unpaid_share_all"] for p in warmed], "o-", color="tab:red",
               label="warm prefill never paid off (%)")
     left.axhline(10, color="tab:red", linestyle=":", linewidth=1, label="target ≤ 10%")

@@ -7,8 +7,8 @@ escalate less time, and one bulk warm instead of incremental ones. The issue's w
 prefill) and its TTFT target pull against each other through this one setting; this section shows by how much,
 so an operator can choose it. Sessions that jump (``trigger="jump"``) and a session's head (``"head"``) are
 warmed below any threshold: the sweep leaves them on, as the defaults do. One more point replays the default
-threshold with ``KVWARM_WARM_LEAD_STEPS=0`` (every session warmed from the threshold on, not a few of its steps
-ahead of the window): what the lead saves and costs.
+threshold with ``KVWARM_WARM_LEAD_STEPS`` = :data:`LEAD_STEPS` (off by default; then a session past the threshold
+is warmed only once it is that many of its largest steps from the window): what the lead saves and costs.
 
 * :func:`sweep_arm`: arm ``f`` with the threshold set (pure);
 * :func:`summarize_sweep` (pure): per threshold, over the replayed sessions: escalated sessions, the escalated
@@ -41,6 +41,8 @@ __all__ = ["DEFAULT_THRESHOLDS", "LEAD_ENV", "THRESHOLD_ENV", "run_threshold_swe
 
 THRESHOLD_ENV = "KVWARM_WARM_THRESHOLD"
 LEAD_ENV = "KVWARM_WARM_LEAD_STEPS"
+#: the lead replayed besides the default's (when the default is off; else the lead off is replayed)
+LEAD_STEPS = 3
 #: thresholds replayed besides the default's (arm ``f`` itself, 0.6): above it only (the replay starts at the last
 #: request below 50% of the fast window, so a threshold under ~0.55 would be crossed at the first request)
 DEFAULT_THRESHOLDS = (0.7, 0.8, 0.9)
@@ -102,8 +104,8 @@ def run_threshold_sweep(thresholds: Sequence[float], base: ArmRun, conversations
         say(f"[bench] warm threshold {threshold:g} (arm f again, {THRESHOLD_ENV}={threshold:g})")
         run = run_arm(sweep_arm(threshold), conversations, starts, scale, replay, workdir / f"t{threshold:g}", say)
         rows[(threshold, lead)] = run.rows
-    if lead > 0:
-        say(f"[bench] warm threshold {default:g} with {LEAD_ENV}=0 (arm f again)")
-        run = run_arm(sweep_arm(default, 0), conversations, starts, scale, replay, workdir / f"t{default:g}-lead0", say)
-        rows[(default, 0)] = run.rows
+    other = LEAD_STEPS if lead == 0 else 0
+    say(f"[bench] warm threshold {default:g} with {LEAD_ENV}={other} (arm f again)")
+    run = run_arm(sweep_arm(default, other), conversations, starts, scale, replay, workdir / f"t{default:g}-lead{other}", say)
+    rows[(default, other)] = run.rows
     return summarize_sweep(rows, scale, default, lead)

@@ -87,7 +87,7 @@ def _closed_loop_targets(results: Mapping[str, Any], clock: str) -> list[dict[st
     sweep = [p for p in (results.get("threshold_sweep") or {}).get("points") or [] if p.get("unpaid_share_all") is not None]
     if sweep:
         note += "; by KVWARM_WARM_THRESHOLD (section 6): " + ", ".join(
-            f"{p['threshold']:g}{' lead off' if p.get('lead_steps') == 0 else ''} {p['unpaid_share_all']:.1%}"
+            f"{p['threshold']:g}{_lead_label(p)} {p['unpaid_share_all']:.1%}"
             for p in sweep)
     out.append(_target("(f) warm prefill that never paid off ≤ 10% of all warm prefill", f"≤ {UNPAID_SHARE:.0%}", share,
                        None if share is None else share <= UNPAID_SHARE, note if share is not None else "not measured"))
@@ -188,3 +188,9 @@ def _throughput_targets(throughput: Mapping[str, Any]) -> list[dict[str, Any]]:
                 f"all rounds pooled; median of the {len(throughput.get('round_ratios') or [])} paired rounds {median:.3f}"
                 if median is not None else _NOT_HERE),
     ]
+
+
+def _lead_label(point: Mapping[str, Any]) -> str:
+    """`` lead N`` for a sweep point replayed with ``KVWARM_WARM_LEAD_STEPS`` = N > 0, else ``""``."""
+    lead = point.get("lead_steps")
+    return f" lead {lead}" if lead else ""
