@@ -303,13 +303,13 @@ def test_the_pieces_arm_against_whole_warms_labelled_from_each_arm_s_env():
          "warm_interval_s": 40, "warm_session_prompt_estimate": {"min": 11000, "max": 11000}, "chunk_tokens": 2048,
          "slow_prefill_tps": 750.0, "time_scale": 0.05, "slow_flags": list(InterferenceOptions().slow_flags())}
     text = "\n".join(interference_section({"interference": dict(out, options=o)}))
-    assert ("| warms at low priority, in pieces of 5% of the median live prompt (the defaults), at most 48 a warm "
+    assert ("| warms at low priority, in pieces of 5% of the median live prompt (the defaults), at most 64 a warm "
             "(`KVWARM_WARM_PRIORITY=10`) |") in text
     assert ("| warms at low priority, in 512-token pieces, at most 16 a warm (`KVWARM_WARM_PRIORITY=10` "
             "`KVWARM_WARM_PIECE_SHARE=0` `KVWARM_WARM_MAX_PIECES=16`) |") in text
     assert "| warms FCFS, whole (`KVWARM_WARM_PRIORITY=0` `KVWARM_WARM_PIECE_TOKENS=0`) |" in text
     assert "warms at low priority, whole, emulator `--prefill-order between-chunks`" in text
-    assert ("at low priority, in pieces of 5% of the median live prompt (the defaults), at most 48 a warm **1.02×**" in text
+    assert ("at low priority, in pieces of 5% of the median live prompt (the defaults), at most 64 a warm **1.02×**" in text
             and "low priority, whole warms 2.40×" in text)
     assert "in fixed 512-token pieces, at most 16 a warm (the defaults before pieces followed the live prompts) 1.08×" in text
     targets = {t["target"]: t for t in evaluate_targets({"meta": {}, "interference": dict(out, arms=raw)})}
