@@ -111,7 +111,8 @@ def check_session(rows: list[dict]) -> None:
         fits = row["prompt_tokens"] + FLOOR <= FAST_WINDOW
         assert row["backend"] == ("fast" if fits else "slow"), f"turn {row['turn']}: {row}"
     escalated = [r for r in rows if r["backend"] == "slow"]
-    assert escalated and escalated[-1]["prompt_tokens"] >= 28_000, rows  # the ~30,000-token turn reached slow
+    # the last, ~28,000-token turn reached slow (its text is the package's own source: the count moves with every edit)
+    assert escalated and escalated[-1]["turn"] == TURNS and escalated[-1]["prompt_tokens"] >= 25_000, rows
     assert escalated[0]["warms_so_far"] >= 1, "no warm on slow before the first escalated turn"
     first, last = escalated[0], escalated[-1]
     assert first["cached_tokens"] >= 0.7 * first["prompt_tokens"], first  # the warm's prefix
