@@ -162,6 +162,16 @@ class Attempts:
             return None
         return plan.step_holding(prompt_tokens)
 
+    @staticmethod
+    def _fits_routed_window(view: AttemptView, requested: int) -> bool:
+        """The first attempt at the group the pre-call hook routed in, whose safe estimate plus ``requested``
+        (tokens) fits that group's routing window then (the smallest of its deployments', lowered by any
+        learned input limit): no deployment of the group can need a cut, so its window is not read."""
+        state = view.carried
+        return (not view.fallback_depth and state.estimate is not None and state.estimate_window is not None
+                and state.model_group is not None and state.model_group == state.estimate_group
+                and state.estimate.safe + requested <= state.estimate_window)
+
     async def _clamp(self, attempt: AttemptFacts, output: OutputBudget, kwargs: dict[str, Any], budget: RequestBudget) -> None:
         """Cut the output budget to the deployment's window, on an exact count only: asked for
         only when the safe estimate says a cut may be needed; never on an estimate, so a request
@@ -169,6 +179,8 @@ class Attempts:
         view = attempt.view
         kind = view.kind
         if not self.settings.clamp_output or kind is None or not output.valid or output.effective is None:
+            return
+        if self._fits_routed_window(view, output.effective):
             return
         window = await attempt.window(budget)
         if window is None:

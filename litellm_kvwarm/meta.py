@@ -19,7 +19,8 @@ WARM_MARKER = "kvwarm_warm"
 PLAN_KEY = "kvwarm_backstop"
 #: "proactive" or "reactive" once a request was escalated
 ESCALATED_KEY = "kvwarm_escalated"
-#: {"safe": N, "routing": N}: the pre-call estimates, compared with usage.prompt_tokens later
+#: {"safe": N, "routing": N, "group": ..., "window": N, ...}: the pre-call estimates (compared with
+#: usage.prompt_tokens later) and the routing window of the group they were judged in (tokens)
 ESTIMATE_KEY = "kvwarm_estimate"
 #: {"source": group, "window": N, "tokens": N}: where a proactively escalated request came from
 ORIGIN_KEY = "kvwarm_origin"

@@ -143,7 +143,7 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
                          pin_session=pin, backstop=_backstop(group, facts.usable, None, None, view.output, facts, generic_sent, floor,
                                                                   settings.keep_output_budget))
     record = {"safe": estimate.safe, "routing": estimate.routing, "group": group,
-              "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": facts.tenant_hash}
+              "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": facts.tenant_hash, "window": window}
     tokens = facts.exact if facts.exact is not None else estimate.routing
     # the output a request needs room for: the floor, or less when the client itself asked for less (a prompt of
     # 16,200 with max_tokens 100 fits 16,384: escalating it would only add the target's failures to its own)

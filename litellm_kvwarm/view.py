@@ -71,7 +71,8 @@ class Carried:
     copies are stripped at entry, so these are the plugin's). Absent or malformed: ``None``.
 
     ``estimate``: the pre-call estimate (tokens, ``ESTIMATE_KEY``); ``estimate_tenant``: the hashed
-    tenant stored with it; ``plan``: the armed backstop (``PLAN_KEY``); ``budget_spent``: the raw
+    tenant stored with it; ``estimate_group``/``estimate_window``: the group it was routed in and that
+    group's routing window then (tokens, the smallest of its deployments'); ``plan``: the armed backstop (``PLAN_KEY``); ``budget_spent``: the raw
     ``BUDGET_KEY`` value (seconds; :meth:`RequestBudget.from_metadata` validates it); ``escalated``:
     ``"proactive"`` / ``"reactive"``; ``origin``: ``ORIGIN_KEY`` (source group, its window, the
     prompt tokens); ``salt``: the tenant's ``cache_salt``; ``affinity``: the session's rendezvous
@@ -83,6 +84,8 @@ class Carried:
 
     estimate: TokenEstimate | None = None
     estimate_tenant: str | None = None
+    estimate_group: str | None = None
+    estimate_window: int | None = None
     plan: BackstopPlan | None = None
     budget_spent: object = None
     escalated: str | None = None
@@ -101,16 +104,20 @@ def carried(meta: object) -> Carried:
     if not isinstance(meta, Mapping):
         return Carried()
     known = meta.get(ESTIMATE_KEY)
-    estimate = tenant = None
+    estimate = tenant = estimate_group = estimate_window = None
     if isinstance(known, Mapping):
         if isinstance(known.get("safe"), int) and isinstance(known.get("routing"), int):
             estimate = TokenEstimate(known["safe"], known["routing"], RequestCounts(chars=0, messages=0))
         tenant = known.get("tenant") if isinstance(known.get("tenant"), str) else None
+        estimate_group = known.get("group") if isinstance(known.get("group"), str) else None
+        estimate_window = known.get("window") if _int(known.get("window")) else None
     origin = meta.get(ORIGIN_KEY)
     group = meta.get("model_group")
     return Carried(
         estimate=estimate,
         estimate_tenant=tenant,
+        estimate_group=estimate_group,
+        estimate_window=estimate_window,
         plan=BackstopPlan.from_dict(meta.get(PLAN_KEY)),
         budget_spent=meta.get(BUDGET_KEY),
         escalated=meta[ESCALATED_KEY] if isinstance(meta.get(ESCALATED_KEY), str) else None,

@@ -123,7 +123,8 @@ def test_estimate_record_and_warm_numbers():
     body = {"model": "fast", "messages": [{"role": "user", "content": "hello"}]}
     f = facts(routing=3000, safe=3600, raw_estimate=est(2500, 3000))
     plan = plan_route(pre_call_view(body, "acompletion", Key()), f, Settings())
-    assert plan.estimate_record == {"safe": 3600, "routing": 3000, "group": "fast", "raw_safe": 3000, "raw_routing": 2500, "tenant": "t-hash"}
+    assert plan.estimate_record == {"safe": 3600, "routing": 3000, "group": "fast", "raw_safe": 3000, "raw_routing": 2500, "tenant": "t-hash",
+                                   "window": 4096}
     assert (plan.warm.tokens, plan.warm.source_window, plan.warm.growth_tokens) == (3000, 4096, 3000)
     # safe 3,600 + floor over half the window: a server may hold less than it advertises, so the
     # generic fallbacks are armed (for wordings LiteLLM does not classify)
