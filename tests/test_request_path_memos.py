@@ -1,6 +1,7 @@
 """The request path's memos stay correct: a group's parsed deployments are rebuilt when anything
 they are read from changes (operator window, endpoint, key, provider, id), and the plugin's state
-is found in a metadata dict by its own keys alone."""
+is found in a metadata dict by its own keys alone; the first attempt that fits the
+window its group was routed on reads no window."""
 
 from __future__ import annotations
 
@@ -47,3 +48,26 @@ def test_the_plugin_state_is_found_by_its_own_keys_not_by_scanning():
     assert plugin_metadata_field(kwargs, None) == "litellm_metadata"
     kwargs["metadata"][PLAN_KEY] = {}
     assert plugin_metadata_field(kwargs, None) == "metadata"
+
+
+async def test_the_first_attempt_that_fits_the_routed_window_reads_no_window(monkeypatch):
+    from litellm_kvwarm.facts import AttemptFacts
+    from litellm_kvwarm.meta import ESTIMATE_KEY
+    from test_hook_adapters import CHAIN, FakeRouter, Key, attempt, body, handler
+
+    h, _ = handler(FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN), monkeypatch)
+    reads, window = [], AttemptFacts.window
+
+    async def counted(self, budget):
+        reads.append(self.view.model)
+        return await window(self, budget)
+
+    monkeypatch.setattr(AttemptFacts, "window", counted)
+    data = await h.async_pre_call_hook(Key(), None, body(4000, max_tokens=300), "acompletion")
+    assert data["model"] == "fast" and data["metadata"][ESTIMATE_KEY]["window"] == 4096
+    kwargs = await h.async_pre_call_deployment_hook(attempt(data["metadata"], max_tokens=300), "acompletion")
+    assert kwargs["max_tokens"] == 300 and reads == []  # safe estimate + 300 fits 4,096: no deployment can cut
+    await h.async_pre_call_deployment_hook(attempt(data["metadata"], max_tokens=3900), "acompletion")
+    assert len(reads) == 1  # it may not fit: the deployment's own window is read, as before
+    await h.async_pre_call_deployment_hook(attempt(data["metadata"], max_tokens=300, fallback_depth=1), "acompletion")
+    assert len(reads) == 2  # a fallback hop reads it too
