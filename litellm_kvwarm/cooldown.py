@@ -15,11 +15,9 @@ Contract (every backend, one test suite):
   (no rate) is ``ADMITTED``.
 
 Keys are built by :func:`litellm_kvwarm.identity.scoped_key` (tenant-scoped hashes).
-
-* :class:`MemoryCooldownStore`: bounded (default 256 cooldown keys and 256 tenant windows,
-  least recently used dropped; a window holds at most ``rate_limit`` timestamps), one process
-  only; the embedded default when no Redis is configured. Its clock is injected (wall-clock
-  seconds, ``time.time``, by default).
+* :class:`MemoryCooldownStore`: bounded (default 256 cooldown keys, fair between tenants, and 256 tenant
+  windows of at most ``rate_limit`` timestamps; least recently used dropped), one process only; the embedded
+  default when no Redis is configured. Clock injected (wall-clock seconds, ``time.time``, by default).
 * :class:`RedisCooldownStore`: every time is Redis's own, so replicas' clocks never meet.
   A cooldown is one key, taken with Redis's native atomic ``SET key <deadline> NX PX <cooldown_ms>``:
   the key exists exactly while the cooldown runs (its expiry is the deadline, on Redis's
@@ -54,6 +52,9 @@ from importlib import resources
 from typing import Any, Protocol
 
 from cachetools import FIFOCache
+
+from .fair_lru import FairLRU
+from .identity import key_tenant
 
 logger = logging.getLogger("litellm_kvwarm.cooldown")
 
@@ -125,9 +126,9 @@ def _rate_applies(rate_key: str | None, rate_limit: int) -> bool:
 
 class MemoryCooldownStore:
     """In-process store: at most ``capacity`` cooldown keys and ``rate_capacity`` tenant windows
-    (default: ``capacity``), least recently used dropped first. A use is a write of the key
-    (cachetools' ``FIFOCache`` moves a key to the end on every write, never on a read): a
-    cooldown taken or found running, a tenant window checked.
+    (default: ``capacity``), least recently used dropped first; a cooldown key: the oldest of a tenant over its
+    share (:class:`~litellm_kvwarm.fair_lru.FairLRU`). A use is a write (a read never reorders): a cooldown taken
+    or found running, a tenant window checked.
 
     Raises:
         ValueError: a capacity below 1.
@@ -139,7 +140,7 @@ class MemoryCooldownStore:
         if capacity < 1 or (rate_capacity is not None and rate_capacity < 1):
             raise ValueError("capacity and rate_capacity must be >= 1")
         self._clock = clock
-        self._deadlines: FIFOCache[str, float] = FIFOCache(maxsize=capacity)
+        self._deadlines: FairLRU[str, float] = FairLRU(capacity, key_tenant)
         self._windows: FIFOCache[str, deque[float]] = FIFOCache(maxsize=rate_capacity if rate_capacity is not None else capacity)
 
     def __len__(self) -> int:

@@ -202,6 +202,14 @@ def scoped_key(prefix: str, session: Session, secret: bytes | str) -> str:
     return f"{prefix}:{hash_key(secret, session.tenant)}:{hash_key(secret, session.session_id)}"
 
 
+def key_tenant(key: str) -> str:
+    """The tenant hash in a :func:`scoped_key` or :func:`hashed_session` string: its second-to-last
+    ``:`` segment (a prefix may hold ``:``, e.g. a model group ``qwen3:8b``; the two hashes never do);
+    ``""`` for a string with no ``:``. For bounding per-tenant state (:mod:`~litellm_kvwarm.fair_lru`)."""
+    parts = key.rsplit(":", 2)
+    return parts[-2] if len(parts) >= 2 else ""
+
+
 def hashed_session(session: Session, secret: bytes | str) -> str:
     """The session as written to warm metadata, scoped by tenant: ``hash_key(tenant):hash_key(session id)``
     (32 hex chars each, as in :func:`scoped_key`; ``-`` for a session without a tenant), so two tenants that

@@ -3,7 +3,9 @@ the warm body built from the live request) kept until the success hook of the sa
 finished reply (:mod:`~litellm_kvwarm.reply_warm`). In-process (the two hooks of one request run
 in one proxy process), bounded and expiring: a call that fails is dropped by the failure hook
 (:meth:`PendingReplies.discard`), one that never ends after ``ttl_s`` (expired entries are purged
-on every insert, oldest first) or when ``capacity`` newer calls are waiting. An entry holds the
+on every insert, oldest first) or when ``capacity`` newer calls are waiting (the oldest of a tenant holding
+more than its share of ``capacity``: :class:`~litellm_kvwarm.fair_lru.FairLRU`, so one tenant's burst of calls
+does not drop another's replies). An entry holds the
 request's whole conversation (images included), so nothing may outlive its call for long. Keyed by
 the tenant's keyed hash and LiteLLM's call id (``litellm_call_id``, which a client may choose: the
 tenant keeps one tenant's ids from reaching another's entries). Clock injected; no I/O.
@@ -12,10 +14,11 @@ tenant keeps one tenant's ids from reaching another's entries). Clock injected; 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
+
+from .fair_lru import FairLRU
 
 __all__ = ["PendingReplies", "PendingReply"]
 
@@ -35,28 +38,32 @@ class PendingReply:
     body: dict[str, Any]
 
 
+def _tenant(key: tuple[str, str]) -> str:
+    return key[0]
+
+
 class PendingReplies:
     def __init__(self, capacity: int = DEFAULT_CAPACITY, ttl_s: float = DEFAULT_TTL_S,
                  clock: Callable[[], float] = time.monotonic):
         if capacity < 1 or ttl_s <= 0:
             raise ValueError("capacity must be >= 1 and ttl_s > 0")
         self._capacity, self._ttl_s, self._clock = capacity, ttl_s, clock
-        self._entries: OrderedDict[tuple[str, str], tuple[float, PendingReply]] = OrderedDict()
+        self._entries: FairLRU[tuple[str, str], tuple[float, PendingReply]] = FairLRU(capacity, _tenant)
 
     def __len__(self) -> int:
         return len(self._entries)
 
     def put(self, tenant: str, call_id: str, pending: PendingReply) -> None:
         """Keep ``pending`` for that call; first drop every expired entry (oldest first: entries are
-        in insertion order), then the oldest beyond ``capacity``."""
+        in insertion order), then, beyond ``capacity``, the oldest of a tenant over its share."""
         now = self._clock()
-        while self._entries and now - next(iter(self._entries.values()))[0] > self._ttl_s:
-            self._entries.popitem(last=False)
+        oldest = self._entries.oldest()
+        while oldest is not None and now - oldest[1][0] > self._ttl_s:
+            self._entries.pop_oldest()
+            oldest = self._entries.oldest()
         key = (tenant, call_id)
         self._entries.pop(key, None)
         self._entries[key] = (now, pending)
-        while len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)
 
     def discard(self, tenant: str, call_id: str) -> bool:
         """Drop that call's entry (its request failed); whether there was one."""

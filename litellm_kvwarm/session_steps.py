@@ -1,17 +1,20 @@
 """How far a session has grown in one step: the largest growth between two of its consecutive
 requests seen by this process (tokens, on the routing-estimate scale). Sessions that grow in
 jumps (an agent's tool result of thousands of tokens) are warmed before they reach the threshold
-(:func:`jump_due`). Bounded (least recently seen session dropped) and keyed by the tenant-scoped
-session hash only; a session served by several proxy replicas is known by each from the requests
+(:func:`jump_due`). Bounded (least recently seen session dropped, fairly between tenants:
+:class:`~litellm_kvwarm.fair_lru.FairLRU`, so one tenant's burst of sessions does not push out another's) and
+keyed by the tenant-scoped session hash only; a session served by several proxy replicas is known by each from the requests
 it saw. Clock injected; no I/O.
 """
 
 from __future__ import annotations
 
 import time
-from collections import OrderedDict
 from collections.abc import Callable
 from dataclasses import dataclass
+
+from .fair_lru import FairLRU
+from .identity import key_tenant
 
 __all__ = ["SessionSteps", "Steps", "jump_due", "lead_due"]
 
@@ -30,14 +33,16 @@ class Steps:
 
 
 class SessionSteps:
-    """Per-session growth, bounded: ``capacity`` sessions, each forgotten ``ttl_s`` after it was last seen."""
+    """Per-session growth, bounded: ``capacity`` sessions, each forgotten ``ttl_s`` after it was last seen.
+    Keys are :func:`~litellm_kvwarm.identity.scoped_key` strings (``<prefix>:<tenant hash>:<session hash>``):
+    the tenant hash in it (:func:`~litellm_kvwarm.identity.key_tenant`) names whose share of ``capacity`` it counts against."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY, ttl_s: float = DEFAULT_TTL_S,
                  clock: Callable[[], float] = time.monotonic):
         if capacity < 1 or ttl_s <= 0:
             raise ValueError("capacity must be >= 1 and ttl_s > 0")
         self._capacity, self._ttl_s, self._clock = capacity, ttl_s, clock
-        self._entries: OrderedDict[str, tuple[float, Steps]] = OrderedDict()
+        self._entries: FairLRU[str, tuple[float, Steps]] = FairLRU(capacity, key_tenant)
 
     def __len__(self) -> int:
         return len(self._entries)
@@ -54,8 +59,6 @@ class SessionSteps:
             largest = max(last.largest_step, tokens - last.last_tokens)
         steps = Steps(tokens, largest)
         self._entries[key] = (now, steps)
-        while len(self._entries) > self._capacity:
-            self._entries.popitem(last=False)
         return steps
 
     def seen(self, key: str) -> bool:

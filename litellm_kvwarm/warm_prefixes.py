@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import hashlib
 import json
-from collections import OrderedDict
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .fair_lru import FairLRU
+from .identity import key_tenant
 from .meta import SALT_KEY
 from .warm_body import METADATA_FIELDS, PROMPT_KEYS, PROMPT_SHAPING_KEYS, SESSION_KEY
 
@@ -223,20 +224,26 @@ def _text_digest(text: str) -> bytes:
     return _digest(text.encode("utf-8", "surrogatepass"))
 
 
+def _session_tenant(key: tuple[str, str]) -> str:
+    return key_tenant(key[0])  # the session hash is "<tenant hash>:<session hash>"
+
+
 class WarmedPrefixes:
     """What each (session, target) last warmed, as checkpoints ``items → digest`` (:func:`digest_chain`): the
     last :data:`TAIL_CHECKPOINTS` item counts of that warm (a decode warm's growing last message, a reply-warm's
     closing user message differ from the next warm there) and its last cut points (:func:`cut_points`: an edited
     last message), :data:`MAX_CHECKPOINTS` at most; and the text of its last :data:`TEXT_ENTRIES` items of plain
     text (index, length, digest), so a later warm whose item there starts with that text skips it too.
-    ``capacity`` pairs, least recently warmed dropped. Keys are the warm's session hash (``kvwarm_session``,
-    tenant-scoped) and target."""
+    ``capacity`` pairs, least recently warmed dropped (of a tenant over its share of ``capacity``:
+    :class:`~litellm_kvwarm.fair_lru.FairLRU`). Keys are the warm's session hash (``kvwarm_session``,
+    ``<tenant hash>:<session hash>``, tenant-scoped) and target."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY):
         if capacity < 1:
             raise ValueError(f"capacity must be >= 1, got {capacity!r}")
         self._capacity = capacity
-        self._warmed: OrderedDict[tuple[str, str], tuple[tuple[tuple[int, bytes], ...], tuple[tuple[int, int, bytes], ...]]] = OrderedDict()
+        self._warmed: FairLRU[tuple[str, str], tuple[tuple[tuple[int, bytes], ...], tuple[tuple[int, int, bytes], ...]]] = FairLRU(
+            capacity, _session_tenant)
 
     def __len__(self) -> int:
         return len(self._warmed)
@@ -280,5 +287,3 @@ class WarmedPrefixes:
                  if text is not None]
         self._warmed.pop(key, None)
         self._warmed[key] = (tuple((k, chain[k]) for k in sorted(kept)[-MAX_CHECKPOINTS:]), tuple(texts[-TEXT_ENTRIES:]))
-        while len(self._warmed) > self._capacity:
-            self._warmed.popitem(last=False)
