@@ -258,6 +258,14 @@ Other servers
   * ``prompt-length-over-max-model-len`` "Prompt length P exceeds max_model_len W" (also "The prompt
     length (P) exceeds the max_model_len (W)"): vLLM-derived servers and gateways.
   * ``tgi-input-plus-new-tokens`` "input length (P) + max_new_tokens (C) > max_total_tokens (W)".
+  * ``cloudflare-estimated`` "5021: The estimated number of input and maximum output tokens (T) exceeded this model
+    context window limit (W)." (Cloudflare Workers AI, HTTP 413, also code 3010, 2024–2026): T is Cloudflare's estimate
+    of prompt + max_tokens (``total_tokens``, APPROXIMATE). ``watsonx`` "Invalid input argument for Model 'M': the
+    number of input tokens P cannot exceed the total tokens limit W for this model" (IBM watsonx.ai
+    ``invalid_input_argument``; W is the model's max sequence length). ``voyage-example`` "The example at index I in
+    your batch has too many tokens and does not fit into the model's context window of W tokens." (Voyage embeddings
+    and contextualized embeddings, 2025–2026: one input over the window). ``tabbyapi`` "Prompt length P is greater
+    than max_seq_len W" (TabbyAPI / ExLlamaV2, max_seq_len the loaded window).
   * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
@@ -684,6 +692,19 @@ ROWS: tuple[Row, ...] = (
     Row("tgi-input-plus-new-tokens",
         r"input length \((?P<prompt>{n})\) ?\+ ?max_new_tokens \((?P<output>{n})\) ?> ?max_total_tokens \((?P<window>{n})\)",
         {"window": W, "prompt": P, "output": C}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("cloudflare-estimated",
+        r"estimated number of input and maximum output tokens \((?P<total>{n})\) exceeded (?:this |the )?model'?s? "
+        r"context window limit(?: \((?P<window>{n})\))?",
+        {"window": W, "total": ("total", APPROX)}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("watsonx",
+        r"number of input tokens (?P<prompt>{n}) cannot exceed the total tokens limit (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("voyage-example",
+        r"has too many tokens and does not fit into the model'?s context window of (?P<window>{n}) tokens",
+        {"window": W}, K.PROMPT_OVER_WINDOW),
+    Row("tabbyapi",
+        r"Prompt length (?P<prompt>{n}) is greater than (?:the )?max_seq_len (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("generic-comparison",
         r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of )?\(?(?P<total>{n})(?: tokens?)? ?"
         r"(?:> ?|requested,? ?(?:vs\.?|versus|but|while|,)? (?:only )?)(?P<window>{n})",

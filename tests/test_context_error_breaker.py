@@ -96,6 +96,29 @@ FAULTS = [
     # a count with a magnitude suffix is no token count: "128k" was read as an exact 128-token window (and learned)
     ("Your input exceeds the context window of 128k tokens.", "generic", K.UNKNOWN, {}),
     ("Input length (140k tokens) exceeds model's maximum context length (128K).", "generic", K.UNKNOWN, {}),
+    # Wordings a second sweep found unread (None) or read without their window (generic, no numbers):
+    # Cloudflare Workers AI (HTTP 413, codes 5021 and 3010): T is its estimate of prompt + max_tokens
+    ("5021: The estimated number of input and maximum output tokens (155740) exceeded this model context window "
+     "limit (128000).",
+     "cloudflare-estimated", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(128000), "total_tokens": Number(155740, APPROX)}),
+    ("3010: AiError: The estimated number of input and maximum output tokens (35000) exceeded this model context "
+     "window limit (24000)",
+     "cloudflare-estimated", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(24000), "total_tokens": Number(35000, APPROX)}),
+    # IBM watsonx.ai invalid_input_argument
+    ('{"errors":[{"code":"invalid_input_argument","message":"Invalid input argument for Model \'meta-llama/llama-2-70b-'
+     'chat\': the number of input tokens 4098 cannot exceed the total tokens limit 4096 for this model","more_info":'
+     '"https://cloud.ibm.com/apidocs/watsonx-ai"}],"trace":"f8a07210b001efe4c862b642f3ece475","status_code":400}',
+     "watsonx", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(4098)}),
+    # Voyage (contextualized) embeddings: one example over the window; the window was not read (generic)
+    ("Request to model 'voyage-context-3' failed. The example at index 17 in your batch has too many tokens and does "
+     "not fit into the model's context window of 32000 tokens. Contextualized chunk embeddings do not support "
+     "truncation.",
+     "voyage-example", K.PROMPT_OVER_WINDOW, {"window": Number(32000)}),
+    # TabbyAPI (ExLlamaV2 backend)
+    ("Prompt length 5000 is greater than max_seq_len 4096.", "tabbyapi", K.PROMPT_OVER_WINDOW,
+     {"window": Number(4096), "prompt_tokens": Number(5000)}),
 ]
 
 # The rest of the sweep: vLLM 0.4-0.32, SGLang, TGI (and Together, HF), llama.cpp, LM Studio, Ollama, OpenAI, Azure,
