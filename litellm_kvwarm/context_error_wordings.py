@@ -266,6 +266,13 @@ Other servers
     your batch has too many tokens and does not fit into the model's context window of W tokens." (Voyage embeddings
     and contextualized embeddings, 2025–2026: one input over the window). ``tabbyapi`` "Prompt length P is greater
     than max_seq_len W" (TabbyAPI / ExLlamaV2, max_seq_len the loaded window).
+  * ``mlc-llm`` "Request prompt has P tokens in total, larger than the model capacity W." (MLC-LLM serve,
+    ``check_prompts_length``: W is max_single_sequence_length, the window) and "..., larger than the model input length
+    limit L." (later builds: max_input_sequence_length, INPUT_LIMIT). ``lightllm-input`` "the input prompt token len P
+    is too long > L" (LightLLM max_req_input_len, INPUT_LIMIT); ``lightllm-total`` "the req token total len (input len +
+    output len) is too long > max_req_total_len:W" (also "the req total len ..."; checked after the input limit, so
+    the prompt fits and the output pushed it over) and "the req token total len + 1 (input len + output len + 1) is
+    too long > max_total_token_num:N" (the whole KV pool, not a per-request limit: no number kept, UNKNOWN).
   * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
@@ -705,6 +712,19 @@ ROWS: tuple[Row, ...] = (
     Row("tabbyapi",
         r"Prompt length (?P<prompt>{n}) is greater than (?:the )?max_seq_len (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("mlc-llm",
+        r"Request prompt has (?P<prompt>{n}) tokens in total,? larger than the model (?:capacity (?P<window>{n})|"
+        r"input length limit (?P<limit>{n}))",
+        {"window": W, "prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("lightllm-input",
+        r"input prompt token len (?P<prompt>{n}) is too long ?> ?(?P<limit>{n})",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("lightllm-total",
+        r"req (?:token )?total len (?:\(input len ?\+ ?output len\) )?is too long ?> ?max_req_total_len ?:? ?(?P<window>{n})",
+        {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("lightllm-total",
+        r"req (?:token )?total len ?\+ ?1 (?:\(input len ?\+ ?output len ?\+ ?1\) )?is too long ?> ?max_total_token_num",
+        {}, K.UNKNOWN),
     Row("generic-comparison",
         r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of )?\(?(?P<total>{n})(?: tokens?)? ?"
         r"(?:> ?|requested,? ?(?:vs\.?|versus|but|while|,)? (?:only )?)(?P<window>{n})",

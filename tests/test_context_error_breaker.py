@@ -119,6 +119,21 @@ FAULTS = [
     # TabbyAPI (ExLlamaV2 backend)
     ("Prompt length 5000 is greater than max_seq_len 4096.", "tabbyapi", K.PROMPT_OVER_WINDOW,
      {"window": Number(4096), "prompt_tokens": Number(5000)}),
+    # MLC-LLM serve (check_prompts_length): max_single_sequence_length is the window; the later builds' input limit
+    ('{"object":"error","message":"Request prompt has 5000 tokens in total, larger than the model capacity 4096.",'
+     '"code":400}',
+     "mlc-llm", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(5000)}),
+    ("Request prompt has 5000 tokens in total, larger than the model input length limit 3072.", "mlc-llm",
+     K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(5000), "printed_limit": Limit(3072, M.INPUT_LIMIT)}),
+    # LightLLM httpserver manager: the input limit first, then input + output against max_req_total_len, then the pool
+    ("ValueError: the input prompt token len 5000 is too long > 4095.", "lightllm-input", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(5000), "printed_limit": Limit(4095, M.INPUT_LIMIT)}),
+    ('{"error": "the req token total len (input len + output len) is too long > max_req_total_len:16384"}',
+     "lightllm-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(16384)}),
+    ("the req total len (input len + output len) is too long > max_req_total_len:16384.", "lightllm-total",
+     K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(16384)}),
+    ("the req token total len + 1 (input len + output len + 1) is too long > max_total_token_num:100000.",
+     "lightllm-total", K.UNKNOWN, {}),
 ]
 
 # The rest of the sweep: vLLM 0.4-0.32, SGLang, TGI (and Together, HF), llama.cpp, LM Studio, Ollama, OpenAI, Azure,
