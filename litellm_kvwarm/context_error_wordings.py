@@ -273,6 +273,10 @@ Other servers
     output len) is too long > max_req_total_len:W" (also "the req total len ..."; checked after the input limit, so
     the prompt fits and the output pushed it over) and "the req token total len + 1 (input len + output len + 1) is
     too long > max_total_token_num:N" (the whole KV pool, not a per-request limit: no number kept, UNKNOWN).
+  * ``qianfan-chars`` "the max input characters is N" (Baidu Qianfan, code 336007 and the v2 API's
+    ``characters_too_long``) and "the max length of current question is N" (ERNIE, code 336003: the last message's
+    length): N is in characters (``char_limit``), never tokens. Qianfan's ``tokens_too_long`` "Prompt tokens too long"
+    (also UCloud Modelverse, code 336103) is ``generic``.
   * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
@@ -725,6 +729,9 @@ ROWS: tuple[Row, ...] = (
     Row("lightllm-total",
         r"req (?:token )?total len ?\+ ?1 (?:\(input len ?\+ ?output len ?\+ ?1\) )?is too long ?> ?max_total_token_num",
         {}, K.UNKNOWN),
+    Row("qianfan-chars",
+        r"the max input characters is (?P<char_limit>{n})|the max length of current question is (?P<char_limit2>{n})",
+        {"char_limit": ("char_limit", E), "char_limit2": ("char_limit", E)}, K.PROMPT_OVER_WINDOW),
     Row("generic-comparison",
         r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of )?\(?(?P<total>{n})(?: tokens?)? ?"
         r"(?:> ?|requested,? ?(?:vs\.?|versus|but|while|,)? (?:only )?)(?P<window>{n})",
@@ -776,7 +783,7 @@ ROWS: tuple[Row, ...] = (
         r"model'?s maximum context (?:length|limit)|ContextWindowExceededError|prompt too long|"
         r"prompt exceeds max(?:imum)? length|input token length (?:is )?too long|input context is too long|"
         r"max_prompt_tokens_exceeded|exceeds the maximum number of tokens|tokens in request more than max tokens|"
-        r"too_many_prompt_tokens|total length of all messages is too long|"
+        r"too_many_prompt_tokens|total length of all messages is too long|prompt tokens too long|tokens_too_long|"
         r"input tokens? exceeds? (?:the )?model'?s? token limit|"
         # LiteLLM's own substrings (exception_mapping_utils, 1.108.7): Bedrock "prompt: length: 1..200000, got
         # 210000" (a unit it does not name), Hugging Face "Input validation error: length limit exceeded", NLP

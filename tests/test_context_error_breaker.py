@@ -134,6 +134,15 @@ FAULTS = [
      K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(16384)}),
     ("the req token total len + 1 (input len + output len + 1) is too long > max_total_token_num:100000.",
      "lightllm-total", K.UNKNOWN, {}),
+    # Baidu Qianfan / ERNIE: character limits (never tokens) and the tokens_too_long code; all read as None before
+    ("{'error_code':336003,'error_msg':'the max length of current question is 2000','id':'as-fxhfe8n53r'}",
+     "qianfan-chars", K.PROMPT_OVER_WINDOW, {"char_limit": 2000}),
+    ('{"error":{"code":"characters_too_long","message":"the max input characters is 20000","type":'
+     '"invalid_request_error"}}',
+     "qianfan-chars", K.PROMPT_OVER_WINDOW, {"char_limit": 20000}),
+    ('{"error":{"code":"tokens_too_long","message":"Prompt tokens too long","type":"invalid_request_error"}}',
+     "generic", K.UNKNOWN, {}),
+    ("400 Prompt tokens too long. Shorten the input.", "generic", K.UNKNOWN, {}),
 ]
 
 # The rest of the sweep: vLLM 0.4-0.32, SGLang, TGI (and Together, HF), llama.cpp, LM Studio, Ollama, OpenAI, Azure,
