@@ -145,7 +145,9 @@ Other servers
     model's input token limit (INPUT_LIMIT; output has its own limit).
   * ``bedrock`` "Input is too long for requested model" (no numbers); ``bedrock-max-length``
     "Malformed input request: expected maxLength: M, actual: N" (JSON-schema string length:
-    characters, ``char_limit``/``prompt_chars``).
+    characters, ``char_limit``/``prompt_chars``; also with the pointer of the input text it checked, "#/texts/0: expected
+    maxLength: 2048, actual: 4680" from Cohere embeddings on Bedrock, "#/inputText:", "#/textToImageParams/text:"; a
+    pointer to any other field, "#/stop_sequences/0:", is not the input and stays unread).
   * ``llamacpp-request`` "request (P tokens) exceeds the available context size (W tokens)";
     ``llamacpp`` "the request exceeds the available context size" with optional body fields
     ``n_prompt_tokens``/``n_ctx`` (PR #15780, 2025-09; type ``exceed_context_size_error``); ``llama-cpp-python`` "Requested tokens
@@ -499,7 +501,8 @@ ROWS: tuple[Row, ...] = (
         r"input token count is (?P<prompt>{n}) but (?:the )?model only supports up to (?P<limit>{n})",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("bedrock-max-length",
-        r"Malformed input request: expected maxLength: (?P<char_limit>{n}), actual: (?P<prompt_chars>{n})",
+        r"Malformed input request: (?:#/(?:\w+/){0,6}(?:texts?|inputText|prompt|input|content|message)(?:/\d+)?: ?)?"
+        r"expected maxLength: (?P<char_limit>{n}), actual: (?P<prompt_chars>{n})",
         {"char_limit": ("char_limit", E), "prompt_chars": ("prompt_chars", E)}, K.PROMPT_OVER_WINDOW),
     Row("bedrock", r"Input is too long for requested model", {}, K.PROMPT_OVER_WINDOW),
     Row("bedrock-max-tokens",

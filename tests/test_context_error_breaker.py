@@ -143,6 +143,13 @@ FAULTS = [
     ('{"error":{"code":"tokens_too_long","message":"Prompt tokens too long","type":"invalid_request_error"}}',
      "generic", K.UNKNOWN, {}),
     ("400 Prompt tokens too long. Shorten the input.", "generic", K.UNKNOWN, {}),
+    # Bedrock's JSON-schema check names the input field it measured (Cohere embeddings: "#/texts/0"): read as None
+    ("An error occurred (ValidationException) when calling the InvokeModel operation: Malformed input request: "
+     "#/texts/0: expected maxLength: 2048, actual: 4680, please reformat your input and try again.",
+     "bedrock-max-length", K.PROMPT_OVER_WINDOW, {"char_limit": 2048, "prompt_chars": 4680}),
+    ("ValidationException: Malformed input request: #/inputText: expected maxLength: 50000, actual: 75000, please "
+     "reformat your input and try again.",
+     "bedrock-max-length", K.PROMPT_OVER_WINDOW, {"char_limit": 50000, "prompt_chars": 75000}),
 ]
 
 # The rest of the sweep: vLLM 0.4-0.32, SGLang, TGI (and Together, HF), llama.cpp, LM Studio, Ollama, OpenAI, Azure,
@@ -429,6 +436,9 @@ CORPUS = [
      'vllm-request-has-plus', K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {'window': Number(4096), 'prompt_tokens': Number(8), 'output_tokens': Number(4095)}),
     ('{"error":{"message":"This model\'s maximum context length is 3 tokens. However, your request has 8 input tokens. Please reduce the length of the input messages. (parameter=input_tokens, value=8)","type":"BadRequestError","param":"input_tokens","code":400}}',
      'vllm-request-has', K.UNKNOWN, {'window': Number(3, LB), 'prompt_tokens': Number(8)}),
+    # Bedrock's JSON-schema check on a field that is not the input (a stop sequence): no input length
+    ("Malformed input request: #/stop_sequences/0: expected maxLength: 64, actual: 100, please reformat your input "
+     "and try again.", None, None, {}),
 ]
 
 
