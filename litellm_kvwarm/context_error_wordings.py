@@ -109,7 +109,9 @@ OpenAI and OpenAI-compatible
     the same words, read as a cap all the same: a cap is never learned as a window, and the retry at
     L then meets SGLang's window error); ``openai-max-output-above-maximum`` "Invalid
     'max_output_tokens' (or max_tokens, max_completion_tokens): integer above maximum value. Expected
-    a value <= L, but got C instead" (OpenAI parameter bound; "integer below minimum value" is the
+    a value <= L, but got C instead" (OpenAI parameter bound; Volcengine Ark's "The parameter `max_tokens` specified
+    in the request are not valid: integer above maximum value, expected a value <= L, but got C instead", 2025–2026;
+    "integer below minimum value" is the
     client's own value and stays a look-alike); ``max-tokens-cap`` "max_tokens for `model` must be
     less than or equal to L" (Groq 2024), "`max_tokens` must be less than or equal to `L`, the
     maximum value for `max_tokens` is less than the `context_window` for this model" (Groq 2025),
@@ -452,7 +454,8 @@ ROWS: tuple[Row, ...] = (
         r"(?P<limit>{n}) (?:completion|output) tokens",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("openai-max-output-above-maximum",
-        r"Invalid '?max_(?:completion_|output_)?tokens'?: integer above maximum value\.? Expected a value <= ?"
+        r"(?:Invalid '?max_(?:completion_|output_)?tokens'?|parameter '?max_(?:completion_|output_)?tokens'? specified in "
+        r"the request (?:are|is) not valid): integer above maximum value[.,]? Expected a value <= ?"
         r"(?P<limit>{n}),? but got (?P<output>{n})",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("openai-embeddings-request",

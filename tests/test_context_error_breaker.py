@@ -150,6 +150,16 @@ FAULTS = [
     ("ValidationException: Malformed input request: #/inputText: expected maxLength: 50000, actual: 75000, please "
      "reformat your input and try again.",
      "bedrock-max-length", K.PROMPT_OVER_WINDOW, {"char_limit": 50000, "prompt_chars": 75000}),
+    # Volcengine Ark's output cap (dify #14376, kimi-cli #1124): None before; an output cap, never a window
+    ('{"error":{"code":"InvalidParameter","message":"The parameter `max_tokens` specified in the request are not valid: '
+     'integer above maximum value, expected a value <= 4096, but got 8192 instead. Request id: 0217","param":'
+     '"max_tokens","type":"BadRequest"}}',
+     "openai-max-output-above-maximum", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(8192), "printed_limit": Limit(4096, M.OUTPUT_LIMIT)}),
+    ("The parameter `max_completion_tokens` specified in the request is not valid: integer above maximum value, "
+     "expected a value <= 12288, but got 16384 instead.",
+     "openai-max-output-above-maximum", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(16384), "printed_limit": Limit(12288, M.OUTPUT_LIMIT)}),
 ]
 
 # The rest of the sweep: vLLM 0.4-0.32, SGLang, TGI (and Together, HF), llama.cpp, LM Studio, Ollama, OpenAI, Azure,
@@ -436,6 +446,9 @@ CORPUS = [
      'vllm-request-has-plus', K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {'window': Number(4096), 'prompt_tokens': Number(8), 'output_tokens': Number(4095)}),
     ('{"error":{"message":"This model\'s maximum context length is 3 tokens. However, your request has 8 input tokens. Please reduce the length of the input messages. (parameter=input_tokens, value=8)","type":"BadRequestError","param":"input_tokens","code":400}}',
      'vllm-request-has', K.UNKNOWN, {'window': Number(3, LB), 'prompt_tokens': Number(8)}),
+    # Volcengine Ark's other parameter error: not about size at all
+    ("The parameter max_tokens specified in the request are not valid: max_tokens and max_completion_tokens cannot be "
+     "set at the same time. Request id: 0217", None, None, {}),
     # Bedrock's JSON-schema check on a field that is not the input (a stop sequence): no input length
     ("Malformed input request: #/stop_sequences/0: expected maxLength: 64, actual: 100, please reformat your input "
      "and try again.", None, None, {}),
