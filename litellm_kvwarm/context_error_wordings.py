@@ -281,6 +281,8 @@ Other servers
     ``characters_too_long``) and "the max length of current question is N" (ERNIE, code 336003: the last message's
     length): N is in characters (``char_limit``), never tokens. Qianfan's ``tokens_too_long`` "Prompt tokens too long"
     (also UCloud Modelverse, code 336103) is ``generic``.
+  * ``nim-embedding`` "Input length P exceeds maximum allowed token size W" (NVIDIA NIM embeddings and rerankers,
+    HTTP 400 ``{"error": ...}``, 2024–2026: W is the embedding model's sequence length, 512 for nv-embedqa-e5-v5).
   * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
@@ -738,6 +740,9 @@ ROWS: tuple[Row, ...] = (
     Row("qianfan-chars",
         r"the max input characters is (?P<char_limit>{n})|the max length of current question is (?P<char_limit2>{n})",
         {"char_limit": ("char_limit", E), "char_limit2": ("char_limit", E)}, K.PROMPT_OVER_WINDOW),
+    Row("nim-embedding",
+        r"Input length (?P<prompt>{n}) exceeds (?:the )?maximum allowed token size (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("generic-comparison",
         r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of )?\(?(?P<total>{n})(?: tokens?)? ?"
         r"(?:> ?|requested,? ?(?:vs\.?|versus|but|while|,)? (?:only )?)(?P<window>{n})",

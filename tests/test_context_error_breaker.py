@@ -150,6 +150,9 @@ FAULTS = [
     ("ValidationException: Malformed input request: #/inputText: expected maxLength: 50000, actual: 75000, please "
      "reformat your input and try again.",
      "bedrock-max-length", K.PROMPT_OVER_WINDOW, {"char_limit": 50000, "prompt_chars": 75000}),
+    # NVIDIA NIM embeddings: None before
+    ('{"error":"Input length 1728 exceeds maximum allowed token size 512"}', "nim-embedding", K.PROMPT_OVER_WINDOW,
+     {"window": Number(512), "prompt_tokens": Number(1728)}),
     # Volcengine Ark's output cap (dify #14376, kimi-cli #1124): None before; an output cap, never a window
     ('{"error":{"code":"InvalidParameter","message":"The parameter `max_tokens` specified in the request are not valid: '
      'integer above maximum value, expected a value <= 4096, but got 8192 instead. Request id: 0217","param":'
