@@ -287,7 +287,9 @@ Other servers
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
   * ``generic-prompt-over-window`` "The prompt (P tokens) exceeds the context window (W tokens)", "Input length
-    P exceeds the model's max sequence length W", "prompt length P > max_model_len W";
+    P exceeds the model's max sequence length W", "prompt length P > max_model_len W", Elasticsearch's inference "Input
+    too large. The tokenized input length [P] exceeds the maximum sequence length [W]", "Input sequence length (P)
+    exceeds the maximum sequence length (W)";
     ``generic-count-over-window`` "token count T exceeds max context length W", "requested T tokens but the
     model supports W", "maximum context window of W tokens (requested T)", "context window: T > W",
     "context length exceeded, max_seq_len W, got T"; ``generic-prompt-plus-output`` "The total number of
@@ -749,10 +751,10 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "total": T}, K.UNKNOWN),
     # ---- generic forms with numbers (gateways and home-grown servers): the subject says what the count is
     Row("generic-prompt-over-window",
-        r"(?:prompt|input)(?: length| tokens?| token count)?(?: is)? \(?(?P<prompt>{n})(?: tokens?)?\)? "
+        r"(?:prompt|input)(?: sequence)?(?: length| tokens?| token count)?(?: is)? [(\[]?(?P<prompt>{n})(?: tokens?)?[)\]]? "
         r"(?:exceeds?|exceeded|is longer than|>) (?:the )?(?:model'?s )?(?:maximum |max )?"
         r"(?:context (?:length|window|size)|max_model_len|max(?:imum)? sequence length|max_seq_len)"
-        r"(?: of| is)? \(?(?P<window>{n})",
+        r"(?: of| is)? [(\[]?(?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("generic-count-over-window",
         r"(?:token count|number of tokens|total tokens)(?: is)? \(?(?P<total>{n})\)? (?:tokens? )?(?:exceeds?|exceeded|>) "

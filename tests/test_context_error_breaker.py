@@ -153,6 +153,9 @@ FAULTS = [
     # NVIDIA NIM embeddings: None before
     ('{"error":"Input length 1728 exceeds maximum allowed token size 512"}', "nim-embedding", K.PROMPT_OVER_WINDOW,
      {"window": Number(512), "prompt_tokens": Number(1728)}),
+    # Elasticsearch inference (BERT-style tokenization, bracketed counts): None before
+    ("Input too large. The tokenized input length [1100] exceeds the maximum sequence length [512]",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(512), "prompt_tokens": Number(1100)}),
     # Volcengine Ark's output cap (dify #14376, kimi-cli #1124): None before; an output cap, never a window
     ('{"error":{"code":"InvalidParameter","message":"The parameter `max_tokens` specified in the request are not valid: '
      'integer above maximum value, expected a value <= 4096, but got 8192 instead. Request id: 0217","param":'
