@@ -122,6 +122,8 @@ _QUOTED_FIELD = re.compile(r"(?<!\w)'?(inputs|[A-Za-z][A-Za-z0-9]{0,30}(?:_[A-Za
 # length (256.125)", "splited_prompt_len (256.125)".
 _DOT_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})+(?!\d|\.\d)")
 _FLOAT_PROMPT_LEN = re.compile(r"(?:sum of prompt length|prompt_len) ?\( ?\Z", re.IGNORECASE)
+# A decimal character reference past U+10FFFF (html.unescape makes it U+FFFD, but int() raises past 4300 digits).
+_HUGE_CHARREF = re.compile(r"&#0*[1-9][0-9]{7,};?")
 # A run the scan cut must not split: digits, separators before a digit, escapes, HTML entities.
 _RAW_NUMBER_RUN = re.compile(
     r"(?:\d|[,_'. \t\u00a0\u202f\u2009](?=\d|\\|&)|\\+u[0-9a-fA-F]{4}|\\+x[0-9a-fA-F]{2}|&#?\w{1,8};)+"
@@ -182,7 +184,7 @@ def _normalise(text: str) -> str:
         s = _ESCAPED_QUOTE.sub("", s)
         s = _ESCAPED_WS.sub(" ", s)
     if "&" in s:
-        s = html.unescape(s)
+        s = html.unescape(_HUGE_CHARREF.sub("\ufffd", s))
     if not s.isascii():
         s = unicodedata.normalize("NFKC", s.translate(_APOSTROPHES))
     s = s.translate(_DROPPED_QUOTES)

@@ -518,3 +518,15 @@ def test_a_prompt_that_fills_the_window_skips_the_retry():
     d = decide_hop(plan=BackstopPlan("fast", ("slow",), 1024, True), hop_group="fast",
                    error=parse_context_error(FAULTS[0][0]), prompt_count=8192, known_window=8192, output_floor_tokens=256)
     assert d.action is HopAction.SKIP
+
+
+@pytest.mark.parametrize("text", [
+    "&#" + "1" * 4301,  # html.unescape's int() raised past Python's 4300-digit limit
+    "prompt is too long: 5000 tokens > 4096 maximum &#" + "9" * 19_000 + ";",
+    "Request failed: " + "&#" + "7" * 50_000,
+])
+def test_a_huge_character_reference_never_raises(text):
+    result = parse_context_error(text)
+    assert result is None or result.family == "anthropic-prompt-too-long"
+    if "maximum" in text:
+        assert result is not None and result.window == Number(4096) and result.prompt_tokens == Number(5000)
