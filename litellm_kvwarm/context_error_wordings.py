@@ -283,6 +283,10 @@ Other servers
     (also UCloud Modelverse, code 336103) is ``generic``.
   * ``nim-embedding`` "Input length P exceeds maximum allowed token size W" (NVIDIA NIM embeddings and rerankers,
     HTTP 400 ``{"error": ...}``, 2024–2026: W is the embedding model's sequence length, 512 for nv-embedqa-e5-v5).
+  * ``apple-foundation-models`` "exceededContextWindowSize(... "Content contains T tokens, which exceeds the maximum
+    allowed context size of W." ...)" (Apple FoundationModels, served by local OpenAI-compatible bridges, 2025–2026):
+    T is the session's transcript so far (instructions, prompt, schema, what was generated): kind UNKNOWN; the bare
+    ``exceededContextWindowSize`` is ``generic``.
   * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
@@ -745,6 +749,9 @@ ROWS: tuple[Row, ...] = (
     Row("nim-embedding",
         r"Input length (?P<prompt>{n}) exceeds (?:the )?maximum allowed token size (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("apple-foundation-models",
+        r"Content contains (?P<total>{n}) tokens?,? which exceeds the maximum allowed context size of (?P<window>{n})",
+        {"window": W, "total": T}, K.UNKNOWN),
     Row("generic-comparison",
         r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of )?\(?(?P<total>{n})(?: tokens?)? ?"
         r"(?:> ?|requested,? ?(?:vs\.?|versus|but|while|,)? (?:only )?)(?P<window>{n})",
@@ -797,6 +804,7 @@ ROWS: tuple[Row, ...] = (
         r"prompt exceeds max(?:imum)? length|input token length (?:is )?too long|input context is too long|"
         r"max_prompt_tokens_exceeded|exceeds the maximum number of tokens|tokens in request more than max tokens|"
         r"too_many_prompt_tokens|total length of all messages is too long|prompt tokens too long|tokens_too_long|"
+        r"exceededContextWindowSize|"
         r"input tokens? exceeds? (?:the )?model'?s? token limit|"
         # LiteLLM's own substrings (exception_mapping_utils, 1.108.7): Bedrock "prompt: length: 1..200000, got
         # 210000" (a unit it does not name), Hugging Face "Input validation error: length limit exceeded", NLP

@@ -156,6 +156,11 @@ FAULTS = [
     # Elasticsearch inference (BERT-style tokenization, bracketed counts): None before
     ("Input too large. The tokenized input length [1100] exceeds the maximum sequence length [512]",
      "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(512), "prompt_tokens": Number(1100)}),
+    # Apple FoundationModels through a local bridge: None before
+    ('exceededContextWindowSize(FoundationModels.LanguageModelSession.GenerationError.Context(debugDescription: '
+     '"Content contains 5342 tokens, which exceeds the maximum allowed context size of 4096.", underlyingErrors: []))',
+     "apple-foundation-models", K.UNKNOWN, {"window": Number(4096), "total_tokens": Number(5342)}),
+    ("GenerationError: exceededContextWindowSize", "generic", K.UNKNOWN, {}),
     # Volcengine Ark's output cap (dify #14376, kimi-cli #1124): None before; an output cap, never a window
     ('{"error":{"code":"InvalidParameter","message":"The parameter `max_tokens` specified in the request are not valid: '
      'integer above maximum value, expected a value <= 4096, but got 8192 instead. Request id: 0217","param":'
