@@ -306,7 +306,8 @@ Other servers
     "Your input context is too long", Copilot's code ``model_max_prompt_tokens_exceeded``, Z.ai
     "tokens in request more than max tokens allowed", Salesforce Einstein "Request input tokens exceed model
     token limit. Reduce the input size." (2026), Perplexity "The total length of all messages is too
-    long." (type ``too_many_prompt_tokens``), …); a bare
+    long." (type ``too_many_prompt_tokens``), Ollama's llama-server path "the prompt is longer than the context length
+    currently available to the model; shorten the prompt, ..." (2026), …); a bare
     "maximum context length is W tokens", "exceeds the model's maximum context length of W tokens" or
     "exceeds (exceeded) maximum context length (W)" keeps W.
 
@@ -804,7 +805,7 @@ ROWS: tuple[Row, ...] = (
         r"prompt exceeds max(?:imum)? length|input token length (?:is )?too long|input context is too long|"
         r"max_prompt_tokens_exceeded|exceeds the maximum number of tokens|tokens in request more than max tokens|"
         r"too_many_prompt_tokens|total length of all messages is too long|prompt tokens too long|tokens_too_long|"
-        r"exceededContextWindowSize|"
+        r"exceededContextWindowSize|prompt is longer than the context length|"
         r"input tokens? exceeds? (?:the )?model'?s? token limit|"
         # LiteLLM's own substrings (exception_mapping_utils, 1.108.7): Bedrock "prompt: length: 1..200000, got
         # 210000" (a unit it does not name), Hugging Face "Input validation error: length limit exceeded", NLP

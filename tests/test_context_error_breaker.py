@@ -161,6 +161,10 @@ FAULTS = [
      '"Content contains 5342 tokens, which exceeds the maximum allowed context size of 4096.", underlyingErrors: []))',
      "apple-foundation-models", K.UNKNOWN, {"window": Number(4096), "total_tokens": Number(5342)}),
     ("GenerationError: exceededContextWindowSize", "generic", K.UNKNOWN, {}),
+    # Ollama's llama-server path (llm/llama_server.go, context shift off): None before
+    ('{"error":"the prompt is longer than the context length currently available to the model; shorten the prompt, '
+     'adjust the context length in settings, or use a model with a longer context length"}',
+     "generic", K.UNKNOWN, {}),
     # Volcengine Ark's output cap (dify #14376, kimi-cli #1124): None before; an output cap, never a window
     ('{"error":{"code":"InvalidParameter","message":"The parameter `max_tokens` specified in the request are not valid: '
      'integer above maximum value, expected a value <= 4096, but got 8192 instead. Request id: 0217","param":'
