@@ -27,7 +27,10 @@ vLLM (and servers that reuse its text)
   * ``vllm-you-passed`` — "You passed P input tokens and requested C output tokens. However,
     the model's context length is only W tokens, resulting in a maximum input length of L
     tokens": vLLM 0.10–0.17 (also seen from hosted vLLM gateways in 2026). L = W − C
-    (INPUT_BUDGET); P == L + 1 means vLLM truncated the tokenization, so P is LOWER_BOUND.
+    (INPUT_BUDGET); P == L + 1 means vLLM truncated the tokenization, so P is LOWER_BOUND. Its character
+    pre-check (0.16–0.17, the renderer) "You passed N input characters and requested C output tokens. However, the model's
+    context length is only W tokens, resulting in a maximum input length of L tokens (at most M characters)": N and M
+    are characters (``prompt_chars``/``char_limit``), never tokens.
   * ``vllm-request-has`` — "maximum context length is X tokens. However, your request has P
     input tokens" (also "P tokens"; "This maximum context length is X", 0.10 renderer): vLLM
     0.10–0.15. For ``/v1/completions`` on 0.11–0.15 X is W − max_tokens, for chat it is W: reported
@@ -150,7 +153,9 @@ Other servers
     characters, ``char_limit``/``prompt_chars``; also with the pointer of the input text it checked, "#/texts/0: expected
     maxLength: 2048, actual: 4680" from Cohere embeddings on Bedrock, "#/inputText:", "#/textToImageParams/text:"; a
     pointer to any other field, "#/stop_sequences/0:", is not the input and stays unread).
-  * ``llamacpp-request`` "request (P tokens) exceeds the available context size (W tokens)";
+  * ``llamacpp-request`` "request (P tokens) exceeds the available context size (W tokens)" and "input (P
+    tokens) is larger than the max context size (W tokens). skipping" (``server-context.cpp``, embeddings and no
+    context shift; "(W)" without "tokens" in 2025 builds);
     ``llamacpp`` "the request exceeds the available context size" with optional body fields
     ``n_prompt_tokens``/``n_ctx`` (PR #15780, 2025-09; type ``exceed_context_size_error``); ``llama-cpp-python`` "Requested tokens
     (P) exceed context window of W". ``llamacpp-context-exceeded`` "Context size has been exceeded."
@@ -382,10 +387,11 @@ ROWS: tuple[Row, ...] = (
         + r" and your request has (?P<prompt>{n}) input tokens",
         {"window": W, "output": C, "prompt": P}),
     Row("vllm-you-passed",
-        r"You passed (?P<prompt>{n}) input tokens and requested (?P<output>{n}) output tokens\. However, the "
-        r"model'?s context length is only (?P<window>{n}) tokens(?:, resulting in a maximum input length of "
-        r"(?P<limit>{n}) tokens)?",
-        {"window": W, "output": C, "prompt": P, "limit": L}, limit_meaning=M.INPUT_BUDGET,
+        r"You passed (?:(?P<prompt>{n}) input tokens|(?P<prompt_chars>{n}) input characters) and requested "
+        r"(?P<output>{n}) output tokens\. However, the model'?s context length is (?:only )?(?P<window>{n}) tokens"
+        r"(?:, resulting in a maximum input length of (?P<limit>{n}) tokens(?: \(at most (?P<char_limit>{n}) characters\))?)?",
+        {"window": W, "output": C, "prompt": P, "limit": L, "prompt_chars": ("prompt_chars", E),
+         "char_limit": ("char_limit", E)}, limit_meaning=M.INPUT_BUDGET,
         refine=refine_truncated_prompt),
     Row("vllm-request-has-plus",
         MCL + HOWEVER + r"your request has (?P<prompt>{n}) (?:input )?tokens plus (?P<output>{n}) '?max_tokens",
@@ -532,8 +538,9 @@ ROWS: tuple[Row, ...] = (
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT, refine=refine_exclusive_limit),
     # ---- local and self-hosted servers
     Row("llamacpp-request",
-        r"(?:request|prompt) \((?P<prompt>{n}) tokens\) exceeds (?:the )?available context size \((?P<window>{n}) tokens\)",
-        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+        r"(?:request|prompt) \((?P<prompt>{n}) tokens\) exceeds (?:the )?available context size \((?P<window>{n}) tokens\)|"
+        r"input \((?P<prompt2>{n}) tokens?\) is larger than the max context size \((?P<window2>{n})(?: tokens?)?\)",
+        {"window": W, "prompt": P, "window2": W, "prompt2": P}, K.PROMPT_OVER_WINDOW),
     Row("llamacpp",
         r"exceeds (?:the )?available context size|exceed_context_size_error|input is larger than the max context size",
         {"keep": ("prompt", LB), "prompt": P, "window": W}, K.PROMPT_OVER_WINDOW, extras=LLAMACPP_FIELDS),

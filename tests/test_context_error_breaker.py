@@ -165,6 +165,19 @@ FAULTS = [
     ('{"error":"the prompt is longer than the context length currently available to the model; shorten the prompt, '
      'adjust the context length in settings, or use a model with a longer context length"}',
      "generic", K.UNKNOWN, {}),
+    # vLLM 0.16-0.17 renderer's character pre-check (higress-group/hiclaw #346): read as generic, no numbers
+    ("400 You passed 74655 input characters and requested 32000 output tokens. However, the model's context length is "
+     "only 131072 tokens, resulting in a maximum input length of 99072 tokens (at most 60000 characters). Please reduce "
+     "the length of the input prompt. (parameter=input_text, value=74655)",
+     "vllm-you-passed", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(131072), "output_tokens": Number(32000), "printed_limit": Limit(99072, M.INPUT_BUDGET),
+      "prompt_chars": 74655, "char_limit": 60000}),
+    # llama.cpp server-context.cpp (embeddings, no context shift): the numbers were lost without n_prompt_tokens/n_ctx
+    ('{"error":{"code":400,"message":"input (1682 tokens) is larger than the max context size (1024 tokens). skipping",'
+     '"type":"exceed_context_size_error"}}',
+     "llamacpp-request", K.PROMPT_OVER_WINDOW, {"window": Number(1024), "prompt_tokens": Number(1682)}),
+    ("input (526 tokens) is larger than the max context size (512). skipping", "llamacpp-request", K.PROMPT_OVER_WINDOW,
+     {"window": Number(512), "prompt_tokens": Number(526)}),
     # Volcengine Ark's output cap (dify #14376, kimi-cli #1124): None before; an output cap, never a window
     ('{"error":{"code":"InvalidParameter","message":"The parameter `max_tokens` specified in the request are not valid: '
      'integer above maximum value, expected a value <= 4096, but got 8192 instead. Request id: 0217","param":'
