@@ -30,9 +30,10 @@ block ``type``                              counted as
 anything else (server-tool results such     its key names and string/number leaves, walked through nested
 as ``web_fetch_result`` or                  dicts and lists (blocks found inside are counted as above),
 ``bash_code_execution_result``, future      skipping what is never rendered (:data:`NOT_RENDERED`, keys
-or unknown types, a non-string type)        ending in ``_id``); media inside (an ``image_url``, a ``source``
-                                            with a media type, a data URL, a long base64 image/PDF/audio
-                                            payload) is priced as media, not as its base64 text; a block with
+or unknown types, a non-string type)        ending in ``_id``, encrypted payloads); media inside (an
+                                            ``image_url``, a ``source`` with a media type, a data URL, a long
+                                            base64 image/PDF/audio payload) is priced as media, not as its
+                                            base64 text; a block with
                                             nothing of that kind is one other part
                                             (:data:`~litellm_kvwarm.token_estimators.SAFE_TOKENS_PER_OTHER_PART`
                                             safe tokens, none for routing)
@@ -64,8 +65,11 @@ _IMAGES = frozenset({"image", "image_url", "input_image", "computer_screenshot"}
 _FILES = frozenset({"file", "input_file"})
 _AUDIO = frozenset({"input_audio", "audio_url", "audio"})
 #: Keys of an unknown block that no template renders: identifiers, the block's type, cache and
-#: signature metadata (and any key ending in ``_id``).
-NOT_RENDERED = frozenset({"type", "id", "cache_control", "signature", "status", "index"})
+#: signature metadata (and any key ending in ``_id``), and opaque encrypted payloads (a web search
+#: result's ``encrypted_content``, a citation's ``encrypted_index``: like ``redacted_thinking``, no
+#: backend can render them, and any key starting ``encrypted_``).
+NOT_RENDERED = frozenset({"type", "id", "cache_control", "signature", "status", "index", "encrypted_content",
+                          "encrypted_index"})
 @dataclass
 class Collected:
     """Accumulator of one request's rendered text pieces, images, sized media and other parts."""
@@ -198,7 +202,7 @@ def _unknown(block: Mapping[object, object], into: Collected) -> object:
     nested: list[object] = []
     found = False
     for key, value in block.items():
-        if isinstance(key, str) and (key in NOT_RENDERED or key.endswith("_id")):
+        if isinstance(key, str) and (key in NOT_RENDERED or key.endswith("_id") or key.startswith("encrypted_")):
             continue
         if isinstance(value, str):
             if value:
