@@ -128,12 +128,45 @@ def _collect_messages(messages: object, into: Collected) -> tuple[int, bool]:
         for key in ("name", "tool_call_id", "reasoning_content", "reasoning"):  # vLLM reads either reasoning field
             value = message.get(key)
             if isinstance(value, str):
-                into.parts.append(value)
+                into.parts.append(_unsigned_id(value) if key == "tool_call_id" else value)
         for key in ("tool_calls", "function_call"):
             value = message.get(key)
             if value:
-                into.parts.append(_json_text(value))
+                into.parts.append(_json_text(_rendered_calls(value)))
     return len(messages), odd
+
+
+#: LiteLLM's encoding of a Gemini thought signature into a tool call id (``call_…__thought__<signature>``).
+_THOUGHT_SEPARATOR = "__thought__"
+#: Fields LiteLLM attaches to a tool call (and its ``function``) that no chat template renders: the
+#: provider's opaque thought signature, several KB of base64 a call.
+_UNRENDERED_CALL_KEYS = frozenset({"provider_specific_fields"})
+
+
+def _unsigned_id(call_id: str) -> str:
+    """A tool call id without the thought signature LiteLLM appends to it (never rendered)."""
+    return call_id.split(_THOUGHT_SEPARATOR, 1)[0]
+
+
+def _rendered_calls(calls: object) -> object:
+    """``tool_calls`` (or a legacy ``function_call``) without what no template renders: the opaque
+    ``provider_specific_fields`` of a call and of its ``function``, and a thought signature in its id.
+    Anything odd is left as sent (counted by its JSON text)."""
+    if isinstance(calls, Mapping):
+        return _rendered_call(calls)
+    if not isinstance(calls, list):
+        return calls
+    return [_rendered_call(c) if isinstance(c, Mapping) else c for c in calls]
+
+
+def _rendered_call(call: Mapping) -> Mapping:
+    out = {k: v for k, v in call.items() if k not in _UNRENDERED_CALL_KEYS}
+    if isinstance(out.get("id"), str):
+        out["id"] = _unsigned_id(out["id"])
+    function = out.get("function")
+    if isinstance(function, Mapping):
+        out["function"] = {k: v for k, v in function.items() if k not in _UNRENDERED_CALL_KEYS}
+    return out
 
 
 def _count_prompt(prompt: object) -> RequestCounts:

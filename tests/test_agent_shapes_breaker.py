@@ -46,3 +46,32 @@ def test_web_search_results_encrypted_content_is_not_counted_as_text():
     est = estimate_request({"model": "m", "input": [{"role": "user", "content": "hi"}, item]}, call_kind="responses",
                            estimator=QWEN)
     assert est.routing < 100
+
+
+def test_chat_tool_calls_thought_signatures_are_not_counted_as_text():
+    """A chat conversation replayed after Gemini turns served through LiteLLM carries each tool call's
+    thought signature twice: in ``provider_specific_fields`` (of the call and of its ``function``) and
+    appended to the call id (``call_…__thought__<signature>``, LiteLLM's encoding for clients that drop
+    extra fields, echoed in the ``tool`` message's ``tool_call_id``). No chat template renders them
+    (the call renders its name and arguments), yet the tool calls were counted by their whole JSON
+    text: 20 small calls with ~2 KB signatures read ~20,000 routing tokens for a ~1,000-token prompt."""
+    def body(signed: bool) -> dict:
+        messages: list[dict] = [{"role": "user", "content": "Read the twenty config files and summarise them."}]
+        for i in range(20):
+            sig = _opaque(1500, i) if signed else ""
+            call_id = f"call_{i:04d}" + (f"__thought__{sig}" if signed else "")
+            call = {"id": call_id, "type": "function",
+                    "function": {"name": "read_file", "arguments": f'{{"path": "conf/{i}.yaml"}}'}}
+            if signed:
+                call["provider_specific_fields"] = {"thought_signature": sig}
+                call["function"]["provider_specific_fields"] = {"thought_signature": sig}
+            messages.append({"role": "assistant", "content": None, "tool_calls": [call]})
+            messages.append({"role": "tool", "tool_call_id": call_id, "content": f"key_{i}: value {i}"})
+        return {"model": "m", "messages": messages}
+
+    plain = estimate_request(body(False), call_kind="chat", estimator=QWEN)
+    signed = estimate_request(body(True), call_kind="chat", estimator=QWEN)
+    assert "__thought__" not in count_request(body(True), call_kind="chat").text
+    assert signed.routing <= plain.routing * 1.05 + 10, (signed.routing, plain.routing)
+    assert signed.safe <= plain.safe * 1.05 + 10, (signed.safe, plain.safe)
+    assert signed.safe >= plain.safe  # the calls themselves still count
