@@ -160,6 +160,10 @@ def _rendered_calls(calls: object) -> object:
 
 
 def _rendered_call(call: Mapping) -> Mapping:
+    function, call_id = call.get("function"), call.get("id")
+    if ("provider_specific_fields" not in call and not (isinstance(call_id, str) and _THOUGHT_SEPARATOR in call_id)
+            and not (isinstance(function, Mapping) and "provider_specific_fields" in function)):
+        return call  # the common call: nothing to drop, no copy
     out = {k: v for k, v in call.items() if k not in _UNRENDERED_CALL_KEYS}
     if isinstance(out.get("id"), str):
         out["id"] = _unsigned_id(out["id"])
