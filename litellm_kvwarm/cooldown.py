@@ -126,8 +126,8 @@ def _rate_applies(rate_key: str | None, rate_limit: int) -> bool:
 
 class MemoryCooldownStore:
     """In-process store: at most ``capacity`` cooldown keys and ``rate_capacity`` tenant windows
-    (default: ``capacity``), least recently used dropped first; a cooldown key: the oldest of a tenant over its
-    share (:class:`~litellm_kvwarm.fair_lru.FairLRU`). A use is a write (a read never reorders): a cooldown taken
+    (default: ``capacity``), least recently used dropped first; a cooldown key: the oldest of the tenant holding
+    the most (:class:`~litellm_kvwarm.fair_lru.FairLRU`). A use is a write (a read never reorders): a cooldown taken
     or found running, a tenant window checked.
 
     Raises:

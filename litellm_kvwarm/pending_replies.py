@@ -3,9 +3,9 @@ the warm body built from the live request) kept until the success hook of the sa
 finished reply (:mod:`~litellm_kvwarm.reply_warm`). In-process (the two hooks of one request run
 in one proxy process), bounded and expiring: a call that fails is dropped by the failure hook
 (:meth:`PendingReplies.discard`), one that never ends after ``ttl_s`` (expired entries are purged
-on every insert, oldest first) or when ``capacity`` newer calls are waiting (the oldest of a tenant holding
-more than its share of ``capacity``: :class:`~litellm_kvwarm.fair_lru.FairLRU`, so one tenant's burst of calls
-does not drop another's replies). An entry holds the
+on every insert, oldest first) or when ``capacity`` newer calls are waiting (the oldest of the tenant holding
+the most: :class:`~litellm_kvwarm.fair_lru.FairLRU`, so one tenant's burst of calls does not drop another's
+replies). An entry holds the
 request's whole conversation (images included), so nothing may outlive its call for long. Keyed by
 the tenant's keyed hash and LiteLLM's call id (``litellm_call_id``, which a client may choose: the
 tenant keeps one tenant's ids from reaching another's entries). Clock injected; no I/O.
@@ -55,7 +55,7 @@ class PendingReplies:
 
     def put(self, tenant: str, call_id: str, pending: PendingReply) -> None:
         """Keep ``pending`` for that call; first drop every expired entry (oldest first: entries are
-        in insertion order), then, beyond ``capacity``, the oldest of a tenant over its share."""
+        in insertion order), then, beyond ``capacity``, the oldest of the tenant holding the most."""
         now = self._clock()
         oldest = self._entries.oldest()
         while oldest is not None and now - oldest[1][0] > self._ttl_s:

@@ -35,7 +35,7 @@ class Steps:
 class SessionSteps:
     """Per-session growth, bounded: ``capacity`` sessions, each forgotten ``ttl_s`` after it was last seen.
     Keys are :func:`~litellm_kvwarm.identity.scoped_key` strings (``<prefix>:<tenant hash>:<session hash>``):
-    the tenant hash in it (:func:`~litellm_kvwarm.identity.key_tenant`) names whose share of ``capacity`` it counts against."""
+    the tenant hash in it (:func:`~litellm_kvwarm.identity.key_tenant`) names the tenant it counts for when the store is full."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY, ttl_s: float = DEFAULT_TTL_S,
                  clock: Callable[[], float] = time.monotonic):

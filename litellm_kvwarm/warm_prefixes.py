@@ -234,7 +234,7 @@ class WarmedPrefixes:
     closing user message differ from the next warm there) and its last cut points (:func:`cut_points`: an edited
     last message), :data:`MAX_CHECKPOINTS` at most; and the text of its last :data:`TEXT_ENTRIES` items of plain
     text (index, length, digest), so a later warm whose item there starts with that text skips it too.
-    ``capacity`` pairs, least recently warmed dropped (of a tenant over its share of ``capacity``:
+    ``capacity`` pairs, least recently warmed dropped (of the tenant holding the most:
     :class:`~litellm_kvwarm.fair_lru.FairLRU`). Keys are the warm's session hash (``kvwarm_session``,
     ``<tenant hash>:<session hash>``, tenant-scoped) and target."""
 
