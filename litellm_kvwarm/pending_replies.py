@@ -47,7 +47,7 @@ class PendingReplies:
                  clock: Callable[[], float] = time.monotonic):
         if capacity < 1 or ttl_s <= 0:
             raise ValueError("capacity must be >= 1 and ttl_s > 0")
-        self._capacity, self._ttl_s, self._clock = capacity, ttl_s, clock
+        self._ttl_s, self._clock = ttl_s, clock
         self._entries: FairLRU[tuple[str, str], tuple[float, PendingReply]] = FairLRU(capacity, _tenant)
 
     def __len__(self) -> int:

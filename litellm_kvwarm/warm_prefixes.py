@@ -239,9 +239,7 @@ class WarmedPrefixes:
     ``<tenant hash>:<session hash>``, tenant-scoped) and target."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY):
-        if capacity < 1:
-            raise ValueError(f"capacity must be >= 1, got {capacity!r}")
-        self._capacity = capacity
+        # FairLRU refuses a capacity below 1 (ValueError)
         self._warmed: FairLRU[tuple[str, str], tuple[tuple[tuple[int, bytes], ...], tuple[tuple[int, int, bytes], ...]]] = FairLRU(
             capacity, _session_tenant)
 
