@@ -24,9 +24,9 @@ How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with
    ``.ddd`` group where TensorRT-LLM prints ``prompt_len / cp_size`` as a Python float ("sum of
    prompt length (256.125)", "splited_prompt_len (256.125)"; also ``(9351.0)``): the fraction is
    dropped. A count with a magnitude suffix ("128k", "128K tokens", "1.2M") is rounded, so it is
-   never read (not even its digits): such a text parses with no numbers.
-   Wrappers (LiteLLM prefixes, JSON bodies, Python reprs, trailing ``None``) need no
-   unwrapping: rows are searched anywhere in the text.
+   never read (not even its digits): such a text parses with no numbers. HTML tags are dropped and
+   locale grouping (``1,63,840``, ``16٬384``, ``16·384``) read as thousands (:mod:`.context_error_markup`).
+   Wrappers (LiteLLM prefixes, JSON bodies, Python reprs, trailing ``None``) need no unwrapping: rows are searched anywhere in the text.
 2. :data:`NEGATIVES` (known look-alikes: rate limits, TPM, quota, budget, auth, content
    filter, string-length and tool-count validation) are checked first: any hit → ``None``.
    What a validation error quotes of the client's own input (pydantic's ``input_value=``, the ``input``
@@ -61,6 +61,7 @@ import unicodedata
 
 from .context_error_model import Certainty, ContextError, ErrorKind, Limit, LimitMeaning, Number, with_kind
 from .context_error_echoes import without_echoes
+from .context_error_markup import with_plain_grouping, without_markup
 from .context_error_rows import Row, to_int
 from .context_error_wordings import NEGATIVES, ROWS
 
@@ -87,8 +88,7 @@ MAX_SCAN_CHARS = 20_000
 MAX_CUT_EXTENSION = 64
 
 
-# Each starts only at the first backslash of a run ((?<!\\)): otherwise a long run of
-# backslashes is retried from every position (quadratic).
+# Each starts only at the first backslash of a run ((?<!\\)): else a long run is retried from every position.
 _ESCAPED_QUOTE = re.compile(r"(?<!\\)\\+(?=[\"'`/])")
 _ESCAPED_WS = re.compile(r"(?<!\\)\\+[nrt]")
 _ESCAPED_UNICODE = re.compile(r"(?<!\\)\\+u([0-9a-fA-F]{4})")
@@ -185,6 +185,7 @@ def _normalise(text: str) -> str:
         s = _ESCAPED_WS.sub(" ", s)
     if "&" in s:
         s = html.unescape(_HUGE_CHARREF.sub("\ufffd", s))
+    s = with_plain_grouping(without_markup(s))
     if not s.isascii():
         s = unicodedata.normalize("NFKC", s.translate(_APOSTROPHES))
     s = s.translate(_DROPPED_QUOTES)
@@ -217,8 +218,7 @@ def _may_be_cut(s: str, start: int, end: int) -> bool:
 
 
 def _weaker(number: Number) -> Number:
-    """A number that may have been cut: a prefix of its digits is at most the true value (at
-    least it, for a negative one)."""
+    """A number that may have been cut: a prefix of its digits is at most the true value (at least it, if negative)."""
     return Number(number.value, Certainty.UPPER_BOUND if number.value < 0 else Certainty.LOWER_BOUND)
 
 

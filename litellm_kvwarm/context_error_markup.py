@@ -1,0 +1,53 @@
+"""HTML markup and locale digit grouping taken out of an error text before it is parsed (pure; used by
+:func:`~litellm_kvwarm.context_errors.parse_context_error` on its text once escapes and entities are undone).
+
+Markup: a proxy or load balancer that answers with an HTML error page (nginx, an ingress, a gateway's "400 Bad
+Request" page) may set the server's numbers in tags ("you requested <b>10000</b> tokens (<b>9000</b> in the
+messages"). Inline tags (``b``, ``code``, ``span``, …) are dropped without a trace, so "(<b>9000</b> in" reads
+"(9000 in"; any other tag (``p``, ``br``, ``pre``, ``h1``, …) becomes a space, so sentences stay apart. Only a
+``<`` followed by a tag name is a tag: "<= 4096", "(T < W)" and "<|im_end|>" stay as they are.
+
+Locale digit grouping, made the comma the number pattern reads (:data:`~litellm_kvwarm.context_error_rows.NUM`):
+the Arabic thousands separator ``٬`` (U+066C) and the middle dot (``·``, U+00B7, Catalan "16·384") between
+digits; the Arabic decimal separator ``٫`` (U+066B) becomes a dot. Indian grouping (lakh and crore: "1,63,840",
+"1,04,85,760") is regrouped in threes ("163,840"), which the number pattern then reads whole; before, such a
+number read no digits at all.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["without_markup", "with_plain_grouping"]
+
+_INLINE = "a|abbr|b|big|cite|code|em|font|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|tt|u|var"
+_INLINE_TAG = re.compile(rf"</?(?:{_INLINE})(?:\s[^<>]{{0,200}})?/?>", re.IGNORECASE)
+_OTHER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,15}(?:\s[^<>]{0,200})?/?>")
+_HTML_COMMENT = re.compile(r"<!--.{0,2000}?-->|<!DOCTYPE[^<>]{0,200}>", re.IGNORECASE | re.DOTALL)
+# A separator between two digits: the Arabic thousands separator and the middle dot.
+_LOCALE_THOUSANDS = re.compile(r"(?<=\d)[\u066c\u00b7](?=\d{3}(?!\d))")
+# Indian grouping: 1-2 digits, one or more 2-digit groups, a last 3-digit group (not part of a longer number).
+_INDIAN = re.compile(r"(?<![\d,.[])\d{1,2}(?:,\d{2})+,\d{3}(?![\d]|[,.]\d)")
+
+
+def without_markup(s: str) -> str:
+    """``s`` without HTML tags and comments (inline tags dropped, others a space); ``s`` itself without a tag."""
+    if "<" not in s:
+        return s
+    s = _HTML_COMMENT.sub(" ", s)
+    return _OTHER_TAG.sub(" ", _INLINE_TAG.sub("", s))
+
+
+def _regroup(match: re.Match[str]) -> str:
+    digits = match.group(0).replace(",", "")
+    head = len(digits) % 3 or 3
+    return ",".join([digits[:head]] + [digits[i:i + 3] for i in range(head, len(digits), 3)])
+
+
+def with_plain_grouping(s: str) -> str:
+    """``s`` with locale digit grouping made commas (see the module docstring); the Arabic decimal separator a dot."""
+    if not s.isascii():
+        s = _LOCALE_THOUSANDS.sub(",", s).replace("\u066b", ".")
+    if "," in s:
+        s = _INDIAN.sub(_regroup, s)
+    return s

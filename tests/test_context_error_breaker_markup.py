@@ -1,0 +1,74 @@
+"""Context-length error parsing (pure), a breaker's round on transport and quoting: HTML error pages, locale digit
+grouping, conversation messages quoted back, texts that print two windows, and OpenAI's breakdown cut short.
+
+Each row is (text, family, kind, {field: expected}); a field not named must be ``None``; family ``None``: not a
+context error. Each comment says what the parser read before the fix.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from context_error_view import expected as _expected, view as _view
+from litellm_kvwarm.context_errors import Certainty, ErrorKind, Limit, LimitMeaning, Number, parse_context_error
+
+EXACT, LB = Certainty.EXACT, Certainty.LOWER_BOUND
+K = ErrorKind
+M = LimitMeaning
+
+OPENAI_TEXT = ("This model's maximum context length is 8192 tokens. However, you requested 10000 tokens (9000 in the "
+               "messages, 1000 in the completion). Please reduce the length of the messages or completion.")
+OPENAI_READ = ("openai-requested", K.PROMPT_OVER_WINDOW,
+               {"window": Number(8192), "total_tokens": Number(10000), "prompt_tokens": Number(9000),
+                "output_tokens": Number(1000)})
+
+MARKUP = [
+    # an HTML error page with the numbers in inline tags: the breakdown was lost ("generic", the window only)
+    ("<html><body><pre>This model&#x27;s maximum context length is 8192 tokens. However, you requested <b>10000</b> "
+     "tokens (<b>9000</b> in the messages, <code>1000</code> in the completion).</pre></body></html>", *OPENAI_READ),
+    # the same with the tags JSON-escaped (\u003c) inside a JSON body
+    (json.dumps({"error": {"message": "<p>This model's maximum context length is 8192 tokens. However, you requested "
+                                      "<strong>10000</strong> tokens (<em>9000</em> in the messages, 1000 in the "
+                                      "completion).</p>"}}), *OPENAI_READ),
+    # block tags between sentences become a space, never glue two words
+    ("<!DOCTYPE html><html><head><title>400</title></head><body><h1>Bad Request</h1><p>prompt is too long: "
+     "<span class=\"n\">250000</span> tokens &gt; 200000 maximum</p><br/><p>try again</p></body></html>",
+     "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW, {"window": Number(200000), "prompt_tokens": Number(250000)}),
+    # a "<" that opens no tag is kept ("<=" of OpenAI's parameter bound)
+    ("Invalid 'max_output_tokens': integer above maximum value. Expected a value <= 128000, but got 200000 instead.",
+     "openai-max-output-above-maximum", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(200000), "printed_limit": Limit(128000, M.OUTPUT_LIMIT)}),
+]
+
+GROUPING = [
+    # Indian grouping (lakh): no number was read at all ("generic")
+    ("This model's maximum context length is 1,63,840 tokens. However, your prompt contains at least 1,70,001 input "
+     "tokens, which exceeds this limit even without any output tokens.",
+     "vllm-0.32+", K.PROMPT_OVER_WINDOW, {"window": Number(163840), "prompt_tokens": Number(170001, LB)}),
+    # crore grouping
+    ("prompt is too long: 1,04,85,761 tokens > 1,04,85,760 maximum",
+     "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW, {"window": Number(10485760), "prompt_tokens": Number(10485761)}),
+    # the Arabic thousands separator (U+066C) and Arabic-Indic digits: no number was read ("generic")
+    ("This model's maximum context length is \u0661\u0666\u066c\u0663\u0668\u0664 tokens. However, your prompt "
+     "contains at least 16385 input tokens, which exceeds this limit even without any output tokens.",
+     "vllm-0.32+", K.PROMPT_OVER_WINDOW, {"window": Number(16384), "prompt_tokens": Number(16385, LB)}),
+    # the middle dot (Catalan "16·384"): no number was read ("generic")
+    ("Input length (20\u00b7000 tokens) exceeds the maximum allowed length (16\u00b7000 tokens)",
+     "sglang-max-allowed", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(20000), "printed_limit": Limit(16000, M.KV_CAPACITY)}),
+    # a bracketed range written without spaces is the range's bounds, not one Indian-grouped number ("1,30,720")
+    ("Range of input length should be [1,30,720]", "dashscope", K.PROMPT_OVER_WINDOW,
+     {"printed_limit": Limit(30720, M.INPUT_LIMIT)}),
+]
+
+CASES = {"markup": MARKUP, "grouping": GROUPING}
+ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
+
+
+@pytest.mark.parametrize(("group", "text", "family", "kind", "fields"), ALL,
+                         ids=[f"{r[0]}-{i}" for i, r in enumerate(ALL)])
+def test_markup_grouping_quotes_and_windows_read_as_meant(group, text, family, kind, fields):
+    assert _view(parse_context_error(text)) == _expected(family, kind, fields)
+
