@@ -5,6 +5,11 @@ pydantic v2's ``str(ValidationError)`` prints ``input_value=..., input_type=...`
 FastAPI's 422 body (which vLLM and other Python servers return for a malformed request) carry an ``input``
 field. What those quote is the client's text: an agent transcript often holds an earlier context-length
 error, and a malformed request that echoes one is the client's error, not a refusal on length.
+
+A conversation message quoted back (``{"role": "user", "content": "..."}`` in an error that logs the request, a
+gateway's body that carries the messages, a stream's ``delta``) is the conversation's own text, whatever error it
+holds: the value of its ``content`` (up to the message's closing brace, the next message field, or the end of a cut
+text) is taken out too, in either order of the two fields.
 """
 
 from __future__ import annotations
@@ -17,6 +22,13 @@ __all__ = ["without_echoes"]
 _ECHO_INPUT_VALUE = re.compile(r"input_value=.*?(?:, ?input_type=\w+|\Z)", re.DOTALL)
 _VALIDATION_ENTRY = re.compile(r"\bloc ?: ?[\[(].{0,400}?\bmsg ?:", re.DOTALL | re.IGNORECASE)
 _ECHO_INPUT_FIELD = re.compile(r"\binput ?: ?.*?(?=, ?(?:ctx|url) ?: |\Z)", re.DOTALL | re.IGNORECASE)
+# a chat message's content, after its role (the role's value is one of the chat roles) or before it
+_ROLE = r"\brole ?: ?(?:user|assistant|system|developer|tool|function|model|human|ai)\b"
+_MESSAGE_END = r"(?=\} ?[\],}]|\} ?\Z|, ?(?:role|name|tool_calls|tool_call_id|refusal|reasoning_content) ?: |\Z)"
+_ECHO_CONTENT = re.compile(
+    _ROLE + r" ?, ?(?:name ?: ?[^,{}]{0,64}, ?)?content ?: ?.*?" + _MESSAGE_END, re.DOTALL | re.IGNORECASE
+)
+_ECHO_CONTENT_FIRST = re.compile(r"\{ ?content ?: ?[^{}]*?, ?(?=" + _ROLE + r")", re.DOTALL | re.IGNORECASE)
 
 
 def without_echoes(s: str) -> str:
@@ -26,4 +38,7 @@ def without_echoes(s: str) -> str:
         s = _ECHO_INPUT_VALUE.sub("input_value=(client input), input_type=echo", s)
     if _VALIDATION_ENTRY.search(s):
         s = _ECHO_INPUT_FIELD.sub("input: (client input)", s)
+    if "role" in s or "ROLE" in s or "Role" in s:
+        s = _ECHO_CONTENT_FIRST.sub("{content: (conversation), ", s)
+        s = _ECHO_CONTENT.sub(lambda m: m.group(0).split("content", 1)[0] + "content: (conversation)", s)
     return s

@@ -57,7 +57,16 @@ def echoes_client(observed: Observed, request: Mapping[str, Any]) -> bool:
     except (TypeError, ValueError):  # unserialisable: cannot tell, so do not learn
         return True
     numbers = () if observed.bound else (str(observed.tokens), f"{observed.tokens:,}")
-    return any(n in client for n in numbers) or parse_context_error(client) is not None
+    # the client's texts alone, one a line: the parser reads no error inside a quoted chat message's content
+    return any(n in client for n in numbers) or parse_context_error("\n".join(_texts(sent))) is not None
+
+
+def _texts(value: Any) -> list[str]:
+    """Every string inside ``value`` (dicts, lists, tuples), in order."""
+    if isinstance(value, str):
+        return [value]
+    items = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else ()
+    return [text for item in items for text in _texts(item)]
 
 
 class LimitLearner:

@@ -13,6 +13,8 @@ import pytest
 
 from context_error_view import expected as _expected, view as _view
 from litellm_kvwarm.context_errors import Certainty, ErrorKind, Limit, LimitMeaning, Number, parse_context_error
+from litellm_kvwarm.learned_limits import LimitKind, Observed
+from litellm_kvwarm.limit_learning import echoes_client
 
 EXACT, LB = Certainty.EXACT, Certainty.LOWER_BOUND
 K = ErrorKind
@@ -63,7 +65,28 @@ GROUPING = [
      {"printed_limit": Limit(30720, M.INPUT_LIMIT)}),
 ]
 
-CASES = {"markup": MARKUP, "grouping": GROUPING}
+QUOTED = [
+    # a request logged with the error: the conversation's quoted context error was read as the server's
+    (json.dumps({"error": {"message": "Invalid value for 'temperature': 5", "request": {"messages": [
+        {"role": "user", "content": "yesterday I got: This model's maximum context length is 4096 tokens. However, "
+                                    "your messages resulted in 5000 tokens"}]}}}), None, None, {}),
+    ("Error code: 400 - " + str({"error": "bad tool call", "messages": [
+        {"role": "assistant", "content": "The server said: prompt is too long: 250000 tokens > 200000 maximum"},
+        {"role": "user", "content": "ok"}]}), None, None, {}),
+    # content before role (a stream delta), content as Anthropic blocks, a cut text ending inside the content
+    (json.dumps({"error": "stream failed", "last": {"delta": {"content": "This model's maximum context length is "
+                 "4096 tokens. However, your request has 5000 input tokens", "role": "assistant"}}}), None, None, {}),
+    (json.dumps({"error": "bad", "messages": [{"role": "user", "content": [{"type": "text", "text":
+                 "see {error:{message: prompt is too long: 250000 tokens > 200000 maximum}}"}]}]}), None, None, {}),
+    ("{'error': 'invalid tool_choice', 'messages': [{'role': 'user', 'content': 'This model\\'s maximum context length "
+     "is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the comp", None, None, {}),
+    # the server's own error after a logged message is still read, with its own numbers
+    (json.dumps({"messages": [{"role": "user", "content": "hello"}], "error": {"message": OPENAI_TEXT}}), *OPENAI_READ),
+    ("litellm.BadRequestError: messages=[{'role': 'user', 'content': 'hi'}] Hosted_vllmException - " + OPENAI_TEXT,
+     *OPENAI_READ),
+]
+
+CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED}
 ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
 
 
@@ -72,3 +95,12 @@ ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
 def test_markup_grouping_quotes_and_windows_read_as_meant(group, text, family, kind, fields):
     assert _view(parse_context_error(text)) == _expected(family, kind, fields)
 
+
+def test_a_client_message_quoting_a_context_error_still_counts_as_an_echo():
+    """The limit learner's echo check reads the client's texts one by one: a conversation holding an old context
+    error is still the client's echo, though the parser no longer reads a quoted chat message's content."""
+    request = {"messages": [{"role": "user", "content": "This model's maximum context length is 300 tokens. "
+                                                        "However, your messages resulted in 5000 tokens"}]}
+    observed = Observed(LimitKind.TOTAL, 4096, "openai-messages-resulted")
+    assert echoes_client(observed, request) is True
+    assert echoes_client(observed, {"messages": [{"role": "user", "content": "hello"}]}) is False
