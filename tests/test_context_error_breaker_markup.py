@@ -86,7 +86,34 @@ QUOTED = [
      *OPENAI_READ),
 ]
 
-CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED}
+TWO_WINDOWS = [
+    # a model's window and a deployment's: 131072 was read as the exact window (a clamp to it is refused again)
+    ("This model's maximum context length is 131072 tokens, but the deployment's max_model_len is 32768. However, "
+     "your request has 40000 input tokens.", "generic", K.UNKNOWN, {}),
+    # a gateway listing two deployments' refusals: the first window was read as the only one
+    ("All deployments failed. fast-a: This model's maximum context length is 8192 tokens. However, you requested "
+     "10000 tokens (9000 in the messages, 1000 in the completion). fast-b: This model's maximum context length is "
+     "16384 tokens. However, you requested 20000 tokens (19000 in the messages, 1000 in the completion).",
+     "openai-requested", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"total_tokens": Number(10000), "prompt_tokens": Number(9000), "output_tokens": Number(1000)}),
+    # a wrapper adding its configured window to a llama.cpp refusal
+    ('{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (8192 tokens), try '
+     'increasing it","type":"exceed_context_size_error"},"config":{"context_window":32768}}',
+     "llamacpp-request", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(9000)}),
+    # the same window printed twice (a body and its message, OpenRouter's raw copy) is one window
+    ('{"error":{"message":"request (9000 tokens) exceeds the available context size (8192 tokens)",'
+     '"n_prompt_tokens":9000,"n_ctx":8192}}',
+     "llamacpp-request", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    # a total after "context window:" is the row's own number, never a second window
+    ("context window: 9000 > 8192 tokens", "generic-count-over-window", K.UNKNOWN,
+     {"window": Number(8192), "total_tokens": Number(9000)}),
+    # text-generation-webui's "available context length" is the room left, not a window
+    ("Context length: 4096, max_new_tokens: 512, available context length: 3584 tokens",
+     "textgen-truncated", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(4096), "output_tokens": Number(512), "printed_limit": Limit(3584, M.INPUT_BUDGET)}),
+]
+
+CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED, "two-windows": TWO_WINDOWS}
 ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
 
 

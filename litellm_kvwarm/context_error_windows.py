@@ -1,0 +1,54 @@
+"""A window read from one wording, dropped when the same text prints another, different window (pure; used by
+:func:`~litellm_kvwarm.context_errors.parse_context_error` on a row's result).
+
+A text may name two windows: a model's and a deployment's ("This model's maximum context length is 131072 tokens,
+but the deployment's max_model_len is 32768"), a gateway that lists the refusals of several providers or
+deployments one after the other (each with its own "maximum context length is W tokens"), a wrapper that adds the
+context window it configured (``context_window: 8192``) to a server's message. The row that matched reads one of
+them as the window; which one refused the request the text does not say, and a wrong exact window is worse than
+none (a retry clamped to the larger one is refused again). So when a window phrase *outside* the matched wording
+prints a different number, the window is dropped (its other numbers are kept; the kind is decided again from
+what is left, UNKNOWN without numbers).
+
+A window phrase: ``maximum context length``, ``context length``/``window``/``size`` (not llama.cpp's or
+text-generation-webui's "available context length", the room left), ``max_model_len``, ``max_seq_len``,
+``max_total_tokens``, ``n_ctx``, ``context_length``/``context_window`` fields, each followed by a count (``is``,
+``of``, ``only``, ``:``, ``=``, ``(`` between). A number inside the matched wording is the row's own (a total the
+row reads after "context window:"), never a competitor; nor is one followed by ``%`` or a magnitude suffix.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from .context_error_model import ContextError, with_kind
+from .context_error_rows import NUM, to_int
+
+__all__ = ["without_competing_window"]
+
+_WINDOW_PHRASE = re.compile(
+    r"(?:max_model_len|max_seq_len|max_total_tokens|\bn_ctx(?:_slot)?|context_length|context_window|"
+    r"(?<!available )(?:maximum )?context (?:length|window|size))"
+    r"(?: is| of)?(?: only)? ?[:=(]? ?(?P<n>" + NUM + r")(?! ?%)",
+    re.IGNORECASE,
+)
+
+
+def without_competing_window(s: str, spans: list[tuple[int, int]], result: ContextError,
+                             kind_fixed: bool) -> ContextError:
+    """``result`` (read from ``s`` by wordings that matched ``spans``) without its window when a window phrase
+    outside those spans prints a different number; ``kind_fixed``: the row fixed the kind (kept unless no
+    number is left), else it is decided again from the numbers. ``result`` itself otherwise."""
+    w = result.window
+    if w is None:
+        return result
+    for found in _WINDOW_PHRASE.finditer(s):
+        start, end = found.span("n")
+        if any(a <= start < b or a < end <= b for a, b in spans):
+            continue
+        value = to_int(found.group("n"))
+        if value is not None and value != w.value:
+            left = replace(result, window=None)
+            return with_kind(left, left.kind if kind_fixed and left.has_numbers else None)
+    return result
