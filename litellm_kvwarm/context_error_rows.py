@@ -20,6 +20,7 @@ __all__ = [
     "THOUSANDS_SEPARATORS",
     "Refine",
     "Row",
+    "refine_cut_breakdown",
     "refine_exclusive_limit",
     "refine_functions",
     "refine_openrouter",
@@ -124,6 +125,22 @@ def refine_openrouter(groups: dict[str, str], result: ContextError) -> ContextEr
         output_tokens=Number(output) if output is not None else None,
     )
     return with_kind(result, None)
+
+
+def refine_cut_breakdown(groups: dict[str, str], result: ContextError) -> ContextError:
+    """OpenAI's "you requested T tokens (P in the messages, C in the completion)" cut inside the parentheses
+    (a truncated body): P is the prompt when the completion part follows it, else only its messages part (a floor:
+    functions and tools may follow). A prompt at or over an exact window is over it alone
+    (PROMPT_OVER_WINDOW); below it, the output pushed the request over when the prompt is whole
+    (PROMPT_PLUS_OUTPUT_OVER_WINDOW); otherwise UNKNOWN."""
+    w, p = result.window, result.prompt_tokens
+    if w is not None and p is not None and w.certainty is Certainty.EXACT and p.value >= w.value:
+        kind = ErrorKind.PROMPT_OVER_WINDOW
+    elif w is not None and p is not None and p.certainty is Certainty.EXACT and result.output_tokens is not None:
+        kind = ErrorKind.PROMPT_PLUS_OUTPUT_OVER_WINDOW
+    else:
+        kind = ErrorKind.UNKNOWN
+    return replace(result, kind=kind)
 
 
 def refine_exclusive_limit(groups: dict[str, str], result: ContextError) -> ContextError:

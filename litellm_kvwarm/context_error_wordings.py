@@ -78,6 +78,11 @@ OpenAI and OpenAI-compatible
     Azure, FastChat, DeepInfra; "(P in the prompt, C in the completion)" vLLM 0.4 completions;
     "(P in the messages, None in the completion)" vLLM 0.4–0.5 with ``max_tokens`` null (no
     output reported).
+  * ``openai-requested-cut`` — the same breakdown cut short by whoever truncated the body ("... you requested
+    T tokens (P in the messages, C in the compl", "(P in the mess", "(P", "("): P is the whole prompt when the completion part
+    follows it, else only the messages part (LOWER_BOUND: functions and tools may follow); the kind from the numbers
+    (:func:`~litellm_kvwarm.context_error_rows.refine_cut_breakdown`). Read before as ``deepseek-requested-total``
+    (no prompt, and a prompt-alone refusal taken for prompt + output).
   * ``openai-requested-functions`` — "... (M in the messages, F in the functions, and C in the
     completion)": OpenAI functions API (2023–2025), "F in the tools" its 2024– tools wording;
     ``prompt_tokens`` is M + F.
@@ -333,6 +338,7 @@ import re
 from .context_error_model import Certainty, ErrorKind, LimitMeaning
 from .context_error_rows import (
     Row,
+    refine_cut_breakdown,
     refine_exclusive_limit,
     refine_functions,
     refine_openrouter,
@@ -450,6 +456,10 @@ ROWS: tuple[Row, ...] = (
         MCL + HOWEVER + r"you requested (?P<total>{n}) tokens \((?P<prompt>{n}) in your prompt[;,] "
         r"(?P<output>{n}) for the completion\)",
         {"window": W, "total": T, "prompt": P, "output": C}),
+    Row("openai-requested-cut",
+        MCL + HOWEVER + r"you requested (?P<total>{n}) tokens \((?:(?P<prompt>{n}) in the (?:messages|prompt|input), "
+        r"(?P<output>{n}|None) in the c|(?P<prompt_lb>{n})(?: in\b|(?=[^\w(]{0,8}\Z))|(?=[^\w(]{0,8}\Z))",
+        {"window": W, "total": T, "prompt_lb": ("prompt", LB), "prompt": P, "output": C}, refine=refine_cut_breakdown),
     Row("deepseek-requested-total",
         MCL + r"(?:" + HOWEVER + r"you requested (?P<total>{n}) tokens?(?! in\b)|; requested (?P<total2>{n}))",
         {"window": W, "total": T, "total2": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),

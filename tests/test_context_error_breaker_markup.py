@@ -113,7 +113,32 @@ TWO_WINDOWS = [
      {"window": Number(4096), "output_tokens": Number(512), "printed_limit": Limit(3584, M.INPUT_BUDGET)}),
 ]
 
-CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED, "two-windows": TWO_WINDOWS}
+CUT_BREAKDOWN = [
+    # cut inside the breakdown: read as deepseek-requested-total, no prompt, and prompt + output over the window
+    # although the prompt alone (39000) is over it
+    ("This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (39000 in the mess",
+     "openai-requested-cut", K.PROMPT_OVER_WINDOW,
+     {"window": Number(32768), "total_tokens": Number(40000), "prompt_tokens": Number(39000, LB)}),
+    ("This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (39000",
+     "openai-requested-cut", K.PROMPT_OVER_WINDOW,
+     {"window": Number(32768), "total_tokens": Number(40000), "prompt_tokens": Number(39000, LB)}),
+    # the completion part present: the prompt is whole
+    ("This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (30000 in the "
+     "messages, 10000 in the compl", "openai-requested-cut", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(32768), "total_tokens": Number(40000), "prompt_tokens": Number(30000),
+      "output_tokens": Number(10000)}),
+    # the messages part of a functions breakdown is only a floor: below the window it tells nothing
+    ("This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (30000 in the "
+     "messages, 5000 in the functions, and 5000 in the comp", "openai-requested-cut", K.UNKNOWN,
+     {"window": Number(32768), "total_tokens": Number(40000), "prompt_tokens": Number(30000, LB)}),
+    # no breakdown at all stays DeepSeek's wording
+    ("This model's maximum context length is 32768 tokens. However, you requested 40000 tokens.",
+     "deepseek-requested-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(32768), "total_tokens": Number(40000)}),
+]
+
+CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED, "two-windows": TWO_WINDOWS,
+         "cut-breakdown": CUT_BREAKDOWN}
 ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
 
 
