@@ -236,7 +236,11 @@ Other servers
     ``github-models`` "Request body too large for X model. Max size: L tokens" (INPUT_LIMIT);
     ``dashscope`` "Range of input length should be [1, L]" (INPUT_LIMIT) and ``dashscope-max-tokens``
     "Range of max_tokens should be [1, L]" (OUTPUT_LIMIT); ``xai`` "maximum
-    prompt length is L but the request contains P tokens" (INPUT_LIMIT); ``deepinfra-input-length``
+    prompt length is L but the request contains P tokens" (INPUT_LIMIT); ``xai-input-too-large`` "Failed to start
+    sampling: [input_too_large] Current message (P tokens) exceeds budget (L tokens)" (xAI's gRPC ``INVALID_ARGUMENT``
+    since 2026, the wording that replaced "maximum prompt length", quoted in UKGovernmentBEIS/inspect_ai PR #5208,
+    2026-09: 1149677 over 975424; L is the prompt budget, INPUT_LIMIT; the bare code ``input_too_large`` is
+    ``generic``); ``deepinfra-input-length``
     "Requested input length P exceeds maximum input length L" (DeepInfra, also via OpenRouter's
     ``metadata.raw``; INPUT_LIMIT, e.g. 32767 for a 32768 window);
     ``generic-max-input-length`` "maximum input length (or prompt length) is L tokens" and "Input too
@@ -656,6 +660,9 @@ ROWS: tuple[Row, ...] = (
     Row("xai",
         r"maximum prompt length is (?P<limit>{n})(?: tokens)?\.?,? but the request contains (?P<prompt>{n}) tokens",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("xai-input-too-large",
+        r"Current message \((?P<prompt>{n}) tokens?\) exceeds (?:the )?(?:token )?budget \((?P<limit>{n})(?: tokens?)?\)",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("vllm-max-prompt-length",
         r"maximum prompt length is (?P<limit>{n}) tokens?" + HOWEVER + r"your request has (?P<prompt>{n}) "
         r"(?:prompt |input )?tokens",
@@ -829,7 +836,7 @@ ROWS: tuple[Row, ...] = (
         # Cloud "Input text length should not exceed 1024", Bedrock Nova "Input Tokens Exceeded: Number of input
         # tokens exceeds maximum length"
         r"prompt: length: 1\.\.|input validation error: length limit exceeded|input text length should not exceed|"
-        r"input tokens exceeded|number of input tokens exceeds? (?:the )?maximum",
+        r"input tokens exceeded|number of input tokens exceeds? (?:the )?maximum|\binput_too_large\b",
         {}, K.UNKNOWN),
 )
 

@@ -1,5 +1,6 @@
 """Context-length error parsing (pure), a breaker's round on transport and quoting: HTML error pages, locale digit
-grouping, conversation messages quoted back, texts that print two windows, and OpenAI's breakdown cut short.
+grouping, conversation messages quoted back, texts that print two windows, OpenAI's breakdown cut short, and wordings
+not seen before (each with its source).
 
 Each row is (text, family, kind, {field: expected}); a field not named must be ``None``; family ``None``: not a
 context error. Each comment says what the parser read before the fix.
@@ -137,8 +138,16 @@ CUT_BREAKDOWN = [
      {"window": Number(32768), "total_tokens": Number(40000)}),
 ]
 
+NEW_WORDINGS = [
+    # xAI's gRPC INVALID_ARGUMENT since 2026 (UKGovernmentBEIS/inspect_ai PR #5208, 2026-09): not recognised (None)
+    ('status = StatusCode.INVALID_ARGUMENT details = "Failed to start sampling: [input_too_large] Current message '
+     '(1149677 tokens) exceeds budget (975424 tokens)"', "xai-input-too-large", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(1149677), "printed_limit": Limit(975424, M.INPUT_LIMIT)}),
+    ("litellm.BadRequestError: XaiException - Failed to start sampling: [input_too_large]", "generic", K.UNKNOWN, {}),
+]
+
 CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED, "two-windows": TWO_WINDOWS,
-         "cut-breakdown": CUT_BREAKDOWN}
+         "cut-breakdown": CUT_BREAKDOWN, "new-wordings": NEW_WORDINGS}
 ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
 
 
