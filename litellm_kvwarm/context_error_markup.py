@@ -5,7 +5,9 @@ Markup: a proxy or load balancer that answers with an HTML error page (nginx, an
 Request" page) may set the server's numbers in tags ("you requested <b>10000</b> tokens (<b>9000</b> in the
 messages"). Inline tags (``b``, ``code``, ``span``, …) are dropped without a trace, so "(<b>9000</b> in" reads
 "(9000 in"; any other tag (``p``, ``br``, ``pre``, ``h1``, …) becomes a space, so sentences stay apart. Only a
-``<`` followed by a tag name is a tag: "<= 4096", "(T < W)" and "<|im_end|>" stay as they are.
+``<`` followed by a tag name is a tag: "<= 4096", "(T < W)" and "<|im_end|>" stay as they are. Markdown emphasis
+around a number (a chat front end or bot relaying the error: "maximum context length is **8192** tokens", ``*8192*``,
+``__8192__``) is dropped too; a snake_case name or ``16_384`` is no emphasis.
 
 Locale digit grouping, made the comma the number pattern reads (:data:`~litellm_kvwarm.context_error_rows.NUM`):
 the Arabic thousands separator ``٬`` (U+066C) and the middle dot (``·``, U+00B7, Catalan "16·384") between
@@ -24,6 +26,8 @@ _INLINE = "a|abbr|b|big|cite|code|em|font|i|kbd|mark|q|s|samp|small|span|strong|
 _INLINE_TAG = re.compile(rf"</?(?:{_INLINE})(?:\s[^<>]{{0,200}})?/?>", re.IGNORECASE)
 _OTHER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,15}(?:\s[^<>]{0,200})?/?>")
 _HTML_COMMENT = re.compile(r"<!--.{0,2000}?-->|<!DOCTYPE[^<>]{0,200}>", re.IGNORECASE | re.DOTALL)
+# Markdown emphasis wrapping a number only (the same marker on both sides, no word character touching either).
+_EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{1,2})(\d(?:[\d,.' ]{0,30}\d)?)\1(?![\w*])")
 # A separator between two digits: the Arabic thousands separator and the middle dot.
 _LOCALE_THOUSANDS = re.compile(r"(?<=\d)[\u066c\u00b7](?=\d{3}(?!\d))")
 # Indian grouping: 1-2 digits, one or more 2-digit groups, a last 3-digit group (not part of a longer number).
@@ -31,7 +35,10 @@ _INDIAN = re.compile(r"(?<![\d,.[])\d{1,2}(?:,\d{2})+,\d{3}(?![\d]|[,.]\d)")
 
 
 def without_markup(s: str) -> str:
-    """``s`` without HTML tags and comments (inline tags dropped, others a space); ``s`` itself without a tag."""
+    """``s`` without HTML tags and comments (inline tags dropped, others a space) and without Markdown emphasis around
+    a number; ``s`` itself without either."""
+    if "*" in s or "__" in s:
+        s = _EMPHASIS.sub(r"\2", s)
     if "<" not in s:
         return s
     s = _HTML_COMMENT.sub(" ", s)

@@ -39,6 +39,13 @@ MARKUP = [
     ("<!DOCTYPE html><html><head><title>400</title></head><body><h1>Bad Request</h1><p>prompt is too long: "
      "<span class=\"n\">250000</span> tokens &gt; 200000 maximum</p><br/><p>try again</p></body></html>",
      "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW, {"window": Number(200000), "prompt_tokens": Number(250000)}),
+    # Markdown emphasis around the numbers (a chat front end or bot relaying the error): no number was read ("generic")
+    ("This model's maximum context length is **8192** tokens. However, you requested **10000** tokens (*9000* in the "
+     "messages, __1000__ in the completion).", *OPENAI_READ),
+    # underscore-grouped counts are no emphasis, though the text has some
+    ("This model's maximum context length is 16_384 tokens. However, your messages resulted in 20_000 tokens. *Please* "
+     "reduce the length of the messages.", "openai-messages-resulted", K.PROMPT_OVER_WINDOW,
+     {"window": Number(16384), "prompt_tokens": Number(20000)}),
     # a "<" that opens no tag is kept ("<=" of OpenAI's parameter bound)
     ("Invalid 'max_output_tokens': integer above maximum value. Expected a value <= 128000, but got 200000 instead.",
      "openai-max-output-above-maximum", K.OUTPUT_OVER_LIMIT,
