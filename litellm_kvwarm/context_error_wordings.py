@@ -79,7 +79,7 @@ OpenAI and OpenAI-compatible
     "(P in the messages, None in the completion)" vLLM 0.4–0.5 with ``max_tokens`` null (no
     output reported).
   * ``openai-requested-cut`` — the same breakdown cut short by whoever truncated the body ("... you requested
-    T tokens (P in the messages, C in the compl", "(P in the mess", "(P", "("): P is the whole prompt when the completion part
+    T tokens (P in the messages, C in the compl", "(P in the mess", "(P", "(", "you requested T"): P is the whole prompt when the completion part
     follows it, else only the messages part (LOWER_BOUND: functions and tools may follow); the kind from the numbers
     (:func:`~litellm_kvwarm.context_error_rows.refine_cut_breakdown`). Read before as ``deepseek-requested-total``
     (no prompt, and a prompt-alone refusal taken for prompt + output).
@@ -363,6 +363,9 @@ M = LimitMeaning
 MCL = r"maximum context length is (?P<window>{n}) tokens"
 # The sentence joint after it: ". However, ", ", however ", "; however, " (servers and gateways reword it).
 HOWEVER = r"[.,;]? ?However,? "
+# Where a truncated text ends right after a wording's last number (before its "tokens" or "maximum"): nothing more but
+# spaces or a truncation mark. The parser reads a number there as a floor (it may have been cut mid-digits).
+CUT = r"(?=(?:\s|\.{2,}|\u2026|[\[(<] ?(?:\.{2,}|\u2026|truncated|(?:\d+ )?more[^\])>]{0,30}) ?[\])>])*\Z)"
 # llama.cpp / LM Studio body and log fields, read wherever they appear ("n_ctx": 4096, n_ctx = 4096,
 # 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096): n_keep is the kept part of the prompt (a floor),
 # n_prompt_tokens the whole prompt; a row maps "keep" before "prompt" so the exact count wins.
@@ -385,12 +388,13 @@ ROWS: tuple[Row, ...] = (
         limit_meaning=M.INPUT_BUDGET),
     Row("vllm-0.18-0.31",
         MCL + HOWEVER + r"you requested (?P<output>{n}) output tokens? and your prompt contains "
-        r"(?:at least (?P<prompt_lb>{n})|(?P<prompt>{n})) (?:input )?tokens?"
-        r"(?:, for a total of (?:at least (?P<total_lb>{n})|(?P<total>{n})) tokens?)?",
+        r"(?:at least (?P<prompt_lb>{n})|(?P<prompt>{n}))(?: (?:input )?tokens?|" + CUT + r")"
+        r"(?:, for a total of (?:at least (?P<total_lb>{n})|(?P<total>{n}))(?: tokens?|" + CUT + "))?",
         {"window": W, "output": C, "prompt_lb": ("prompt", LB), "prompt": P, "total_lb": ("total", LB),
          "total": T}),
     Row("vllm-0.32+",
-        MCL + HOWEVER + r"your prompt contains (?:at least (?P<prompt_lb>{n})|(?P<prompt>{n})) (?:input )?tokens?",
+        MCL + HOWEVER + r"your prompt contains (?:at least (?P<prompt_lb>{n})|(?P<prompt>{n}))(?: (?:input )?tokens?|"
+        + CUT + ")",
         {"window": W, "prompt_lb": ("prompt", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-max-tokens-too-large",
         r"'?max_tokens'? or '?max_completion_tokens'? is too large: (?P<output>{n})\.? This model'?s " + MCL
@@ -407,7 +411,7 @@ ROWS: tuple[Row, ...] = (
         MCL + HOWEVER + r"your request has (?P<prompt>{n}) (?:input )?tokens plus (?P<output>{n}) '?max_tokens",
         {"window": W, "prompt": P, "output": C}),
     Row("vllm-request-has",
-        MCL + HOWEVER + r"your request has (?P<prompt>{n}) (?:input )?tokens",
+        MCL + HOWEVER + r"your request has (?P<prompt>{n})(?: (?:input )?tokens|" + CUT + ")",
         {"window": ("window", LB), "prompt": P}, K.UNKNOWN),
     Row("vllm-max-tokens-over-window-old",
         r"max_(?:output_|completion_)?tokens=(?P<output>{n}) ?cannot be greater than max_model_len=max_total_tokens=(?P<window>{n})",
@@ -461,8 +465,8 @@ ROWS: tuple[Row, ...] = (
         r"(?P<output>{n}) for the completion\)",
         {"window": W, "total": T, "prompt": P, "output": C}),
     Row("openai-requested-cut",
-        MCL + HOWEVER + r"you requested (?P<total>{n}) tokens \((?:(?P<prompt>{n}) in the (?:messages|prompt|input), "
-        r"(?P<output>{n}|None) in the c|(?P<prompt_lb>{n})(?: in\b|(?=[^\w(]{0,8}\Z))|(?=[^\w(]{0,8}\Z))",
+        MCL + HOWEVER + r"you requested (?P<total>{n})(?: tokens \((?:(?P<prompt>{n}) in the (?:messages|prompt|input), "
+        r"(?P<output>{n}|None) in the c|(?P<prompt_lb>{n})(?: in\b|" + CUT + ")|" + CUT + ")|" + CUT + ")",
         {"window": W, "total": T, "prompt_lb": ("prompt", LB), "prompt": P, "output": C}, refine=refine_cut_breakdown),
     Row("deepseek-requested-total",
         MCL + r"(?:" + HOWEVER + r"you requested (?P<total>{n}) tokens?(?! in\b)|; requested (?P<total2>{n}))",
@@ -472,7 +476,7 @@ ROWS: tuple[Row, ...] = (
         r"over (?P<prompt>{n}) tokens(?: and max_tokens is (?P<output>{n}))?",
         {"window": W, "prompt": ("prompt", LB), "output": C}),
     Row("openai-messages-resulted",
-        MCL + HOWEVER + r"your messages resulted in (?P<prompt>{n}) tokens",
+        MCL + HOWEVER + r"your messages resulted in (?P<prompt>{n})(?: tokens|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("openai-input-limit",
         r"Input tokens exceed the configured limit of (?P<limit>{n}) tokens\.?"
@@ -517,7 +521,7 @@ ROWS: tuple[Row, ...] = (
         {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     # ---- Anthropic, Google, AWS
     Row("anthropic-prompt-too-long",
-        r"prompt is too long: (?P<prompt>{n}) tokens ?> ?(?P<window>{n}) maximum",
+        r"prompt is too long: (?P<prompt>{n}) tokens ?> ?(?P<window>{n})(?: maximum|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("anthropic-input-and-max-tokens",
         r"input length and max_tokens exceed context limit: (?P<prompt>{n}) ?\+ ?(?P<output>{n}) ?> ?(?P<window>{n})",

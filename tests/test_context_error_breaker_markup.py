@@ -139,10 +139,39 @@ CUT_BREAKDOWN = [
     ("This model's maximum context length is 32768 tokens. However, you requested 40000 tokens (30000 in the "
      "messages, 5000 in the functions, and 5000 in the comp", "openai-requested-cut", K.UNKNOWN,
      {"window": Number(32768), "total_tokens": Number(40000), "prompt_tokens": Number(30000, LB)}),
+    # cut right after the total: no breakdown known, so no kind (was read as DeepSeek's prompt + output)
+    ("This model's maximum context length is 32768 tokens. However, you requested 40000", "openai-requested-cut",
+     K.UNKNOWN, {"window": Number(32768), "total_tokens": Number(40000, LB)}),
     # no breakdown at all stays DeepSeek's wording
     ("This model's maximum context length is 32768 tokens. However, you requested 40000 tokens.",
      "deepseek-requested-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
      {"window": Number(32768), "total_tokens": Number(40000)}),
+]
+
+CUT_AFTER_NUMBER = [
+    # a text cut right after its last number, before "tokens"/"maximum": the number was lost (generic, the window
+    # only, or nothing); it is now read, as a floor (it may have been cut mid-digits)
+    ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000",
+     "openai-messages-resulted", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000, LB)}),
+    ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 [truncated]",
+     "openai-messages-resulted", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000, LB)}),
+    ("This model's maximum context length is 8192 tokens. However, your request has 9000\u2026",
+     "vllm-request-has", K.UNKNOWN, {"window": Number(8192, LB), "prompt_tokens": Number(9000, LB)}),
+    ("This model's maximum context length is 8192 tokens. However, your prompt contains at least 8193",
+     "vllm-0.32+", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(8193, LB)}),
+    ("This model's maximum context length is 8192 tokens. However, you requested 1000 output tokens and your prompt "
+     "contains at least 7193", "vllm-0.18-0.31", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(8192), "output_tokens": Number(1000), "prompt_tokens": Number(7193, LB)}),
+    ("This model's maximum context length is 8192 tokens. However, you requested 1000 output tokens and your prompt "
+     "contains at least 7193 input tokens, for a total of at least 8193", "vllm-0.18-0.31",
+     K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(8192), "output_tokens": Number(1000),
+                                        "prompt_tokens": Number(7193, LB), "total_tokens": Number(8193, LB)}),
+    ('{"type":"error","error":{"type":"invalid_request_error","message":"prompt is too long: 250000 tokens > 200000',
+     "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW,
+     {"window": Number(200000, LB), "prompt_tokens": Number(250000)}),
+    # a word after the number that is not "tokens" is no cut: the number is not read
+    ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 words.",
+     "generic", K.UNKNOWN, {"window": Number(8192)}),
 ]
 
 NEW_WORDINGS = [
@@ -154,7 +183,7 @@ NEW_WORDINGS = [
 ]
 
 CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED, "two-windows": TWO_WINDOWS,
-         "cut-breakdown": CUT_BREAKDOWN, "new-wordings": NEW_WORDINGS}
+         "cut-breakdown": CUT_BREAKDOWN, "cut-after-number": CUT_AFTER_NUMBER, "new-wordings": NEW_WORDINGS}
 ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
 
 
