@@ -22,11 +22,14 @@ __all__ = ["without_echoes"]
 _ECHO_INPUT_VALUE = re.compile(r"input_value=.*?(?:, ?input_type=\w+|\Z)", re.DOTALL)
 _VALIDATION_ENTRY = re.compile(r"\bloc ?: ?[\[(].{0,400}?\bmsg ?:", re.DOTALL | re.IGNORECASE)
 _ECHO_INPUT_FIELD = re.compile(r"\binput ?: ?.*?(?=, ?(?:ctx|url) ?: |\Z)", re.DOTALL | re.IGNORECASE)
-# a chat message's content, after its role (the role's value is one of the chat roles) or before it
+# a chat message's content, after its role (the role's value is one of the chat roles; a tool message's id or a name
+# may come between) or before it; a Responses API tool output (function_call_output) likewise
 _ROLE = r"\brole ?: ?(?:user|assistant|system|developer|tool|function|model|human|ai)\b"
 _MESSAGE_END = r"(?=\} ?[\],}]|\} ?\Z|, ?(?:role|name|tool_calls|tool_call_id|refusal|reasoning_content) ?: |\Z)"
+_BETWEEN = r"(?: ?, ?(?:name|tool_call_id|call_id|id|type|status) ?: ?[^,{}]{0,128}){0,3} ?, ?"
 _ECHO_CONTENT = re.compile(
-    _ROLE + r" ?, ?(?:name ?: ?[^,{}]{0,64}, ?)?content ?: ?.*?" + _MESSAGE_END, re.DOTALL | re.IGNORECASE
+    r"(?P<head>(?:" + _ROLE + _BETWEEN + r"content|\btype ?: ?function_call_output\b" + _BETWEEN + r"output) ?: ?).*?"
+    + _MESSAGE_END, re.DOTALL | re.IGNORECASE,
 )
 _ECHO_CONTENT_FIRST = re.compile(r"\{ ?content ?: ?[^{}]*?, ?(?=" + _ROLE + r")", re.DOTALL | re.IGNORECASE)
 
@@ -38,7 +41,8 @@ def without_echoes(s: str) -> str:
         s = _ECHO_INPUT_VALUE.sub("input_value=(client input), input_type=echo", s)
     if _VALIDATION_ENTRY.search(s):
         s = _ECHO_INPUT_FIELD.sub("input: (client input)", s)
-    if "role" in s or "ROLE" in s or "Role" in s:
+    lowered = s.lower()
+    if "role" in lowered or "function_call_output" in lowered:
         s = _ECHO_CONTENT_FIRST.sub("{content: (conversation), ", s)
-        s = _ECHO_CONTENT.sub(lambda m: m.group(0).split("content", 1)[0] + "content: (conversation)", s)
+        s = _ECHO_CONTENT.sub(r"\g<head>(conversation)", s)
     return s

@@ -88,6 +88,13 @@ QUOTED = [
                  "see {error:{message: prompt is too long: 250000 tokens > 200000 maximum}}"}]}]}), None, None, {}),
     ("{'error': 'invalid tool_choice', 'messages': [{'role': 'user', 'content': 'This model\\'s maximum context length "
      "is 4096 tokens. However, you requested 5000 tokens (4000 in the messages, 1000 in the comp", None, None, {}),
+    # a tool message (its tool_call_id between role and content) and a Responses API tool output: a sub-agent's own
+    # context error returned as a tool's result was read as the server's
+    (json.dumps({"error": "bad request", "messages": [{"role": "tool", "tool_call_id": "call_1", "content": "sub-agent "
+                 "failed: This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 "
+                 "tokens"}]}), None, None, {}),
+    (json.dumps({"error": "bad request", "input": [{"type": "function_call_output", "call_id": "call_1", "output":
+                 "sub-agent failed: prompt is too long: 250000 tokens > 200000 maximum"}]}), None, None, {}),
     # the server's own error after a logged message is still read, with its own numbers
     (json.dumps({"messages": [{"role": "user", "content": "hello"}], "error": {"message": OPENAI_TEXT}}), *OPENAI_READ),
     ("litellm.BadRequestError: messages=[{'role': 'user', 'content': 'hi'}] Hosted_vllmException - " + OPENAI_TEXT,
