@@ -25,7 +25,8 @@ __all__ = ["without_markup", "with_plain_grouping"]
 _INLINE = "a|abbr|b|big|cite|code|em|font|i|kbd|mark|q|s|samp|small|span|strong|sub|sup|tt|u|var"
 _INLINE_TAG = re.compile(rf"</?(?:{_INLINE})(?:\s[^<>]{{0,200}})?/?>", re.IGNORECASE)
 _OTHER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,15}(?:\s[^<>]{0,200})?/?>")
-_HTML_COMMENT = re.compile(r"<!--.{0,2000}?-->|<!DOCTYPE[^<>]{0,200}>", re.IGNORECASE | re.DOTALL)
+# comment markers and the doctype (a comment's text is kept: searching for its end from every "<!--" is quadratic)
+_HTML_COMMENT = re.compile(r"<!--|-->|<!DOCTYPE[^<>]{0,200}>", re.IGNORECASE)
 # Markdown emphasis wrapping a number only (the same marker on both sides, no word character touching either).
 _EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{1,2})(\d(?:[\d,.' ]{0,30}\d)?)\1(?![\w*])")
 # A separator between two digits: the Arabic thousands separator and the middle dot.
@@ -35,7 +36,7 @@ _INDIAN = re.compile(r"(?<![\d,.[])\d{1,2}(?:,\d{2})+,\d{3}(?![\d]|[,.]\d)")
 
 
 def without_markup(s: str) -> str:
-    """``s`` without HTML tags and comments (inline tags dropped, others a space) and without Markdown emphasis around
+    """``s`` without HTML tags and comment markers (inline tags dropped, others a space) and without Markdown emphasis around
     a number; ``s`` itself without either."""
     if "*" in s or "__" in s:
         s = _EMPHASIS.sub(r"\2", s)

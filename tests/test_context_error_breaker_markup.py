@@ -9,6 +9,7 @@ context error. Each comment says what the parser read before the fix.
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -208,3 +209,15 @@ def test_a_client_message_quoting_a_context_error_still_counts_as_an_echo():
     observed = Observed(LimitKind.TOTAL, 4096, "openai-messages-resulted")
     assert echoes_client(observed, request) is True
     assert echoes_client(observed, {"messages": [{"role": "user", "content": "hello"}]}) is False
+
+
+@pytest.mark.parametrize("text", [
+    "<!--" * 5000, "<b " + "x" * 20000, "<a<b<c" * 4000, "*1*" * 7000, "_1_" * 7000, "1,11," * 4000,
+    "{role: user, " * 3000, '{"role":"user","content":"' + "a, " * 7000, "type: function_call_output, " * 800,
+    "context length is 1 " * 999,
+], ids=["comments", "open-tag", "lt-runs", "stars", "underscores", "indian-runs", "roles", "open-content", "outputs",
+        "window-phrases"])
+def test_markup_echo_and_window_scans_stay_linear_on_hostile_text(text):
+    start = time.perf_counter()
+    assert parse_context_error(text) is None
+    assert time.perf_counter() - start < 1.0
