@@ -6,9 +6,12 @@ but the deployment's max_model_len is 32768"), a gateway that lists the refusals
 deployments one after the other (each with its own "maximum context length is W tokens"), a wrapper that adds the
 context window it configured (``context_window: 8192``) to a server's message. The row that matched reads one of
 them as the window; which one refused the request the text does not say, and a wrong exact window is worse than
-none (a retry clamped to the larger one is refused again). So when a window phrase *outside* the matched wording
-prints a different number, the window is dropped (its other numbers are kept; the kind is decided again from
-what is left, UNKNOWN without numbers).
+none (a retry clamped to the larger one is refused again, a limit learned from it is wrong). So when a window phrase
+*outside* the matched wording prints a different number, the window becomes the smallest of those printed, as a
+LOWER_BOUND (the window that refused is one of them, so it is at least the smallest; never EXACT, so it is neither
+clamped to nor learned). Its other numbers are kept; the kind is the row's own where the wording fixes it (a prompt
+"longer than the context length" is over it alone), else UNKNOWN (which window the prompt and output overflowed is
+not known).
 
 A window phrase: ``maximum context length``, ``context length``/``window``/``size`` (not llama.cpp's or
 text-generation-webui's "available context length", the room left), ``max_model_len``, ``max_seq_len``,
@@ -22,10 +25,10 @@ from __future__ import annotations
 import re
 from dataclasses import replace
 
-from .context_error_model import ContextError, with_kind
+from .context_error_model import Certainty, ContextError, ErrorKind, Number
 from .context_error_rows import NUM, to_int
 
-__all__ = ["without_competing_window"]
+__all__ = ["with_competing_window"]
 
 _WINDOW_PHRASE = re.compile(
     r"(?:max_model_len|max_seq_len|max_total_tokens|\bn_ctx(?:_slot)?|context_length|context_window|"
@@ -35,20 +38,23 @@ _WINDOW_PHRASE = re.compile(
 )
 
 
-def without_competing_window(s: str, spans: list[tuple[int, int]], result: ContextError,
+def with_competing_window(s: str, spans: list[tuple[int, int]], result: ContextError,
                              kind_fixed: bool) -> ContextError:
-    """``result`` (read from ``s`` by wordings that matched ``spans``) without its window when a window phrase
-    outside those spans prints a different number; ``kind_fixed``: the row fixed the kind (kept unless no
-    number is left), else it is decided again from the numbers. ``result`` itself otherwise."""
+    """``result`` (read from ``s`` by wordings that matched ``spans``) with its window made a floor, the smallest
+    window printed, when a window phrase outside those spans prints a different number; ``kind_fixed``: the row
+    fixed the kind (kept), else the kind is UNKNOWN. ``result`` itself otherwise."""
     w = result.window
     if w is None:
         return result
+    others = set()
     for found in _WINDOW_PHRASE.finditer(s):
         start, end = found.span("n")
         if any(a <= start < b or a < end <= b for a, b in spans):
             continue
         value = to_int(found.group("n"))
         if value is not None and value != w.value:
-            left = replace(result, window=None)
-            return with_kind(left, left.kind if kind_fixed and left.has_numbers else None)
-    return result
+            others.add(value)
+    if not others:
+        return result
+    floor = replace(result, window=Number(min(others | {w.value}), Certainty.LOWER_BOUND))
+    return replace(floor, kind=result.kind if kind_fixed else ErrorKind.UNKNOWN)

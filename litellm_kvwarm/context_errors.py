@@ -62,7 +62,7 @@ import unicodedata
 from .context_error_model import Certainty, ContextError, ErrorKind, Limit, LimitMeaning, Number, with_kind
 from .context_error_echoes import without_echoes
 from .context_error_markup import with_plain_grouping, without_markup
-from .context_error_windows import without_competing_window
+from .context_error_windows import with_competing_window
 from .context_error_rows import Row, to_int
 from .context_error_wordings import NEGATIVES, ROWS
 
@@ -290,7 +290,7 @@ def parse_context_error(text: object) -> ContextError | None:
                 cut.discard(name)
                 if _may_be_cut(s, found.start(name), found.end(name)):
                     cut.add(name)
-        return without_competing_window(s, spans, _apply(row, groups, frozenset(cut)), row.kind is not None)
+        return with_competing_window(s, spans, _apply(row, groups, frozenset(cut)), row.kind is not None)
     return None
 
 

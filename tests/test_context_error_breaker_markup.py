@@ -15,7 +15,7 @@ import pytest
 
 from context_error_view import expected as _expected, view as _view
 from litellm_kvwarm.context_errors import Certainty, ErrorKind, Limit, LimitMeaning, Number, parse_context_error
-from litellm_kvwarm.learned_limits import LimitKind, Observed
+from litellm_kvwarm.learned_limits import LimitKind, Observed, limit_from_error
 from litellm_kvwarm.limit_learning import echoes_client
 
 EXACT, LB = Certainty.EXACT, Certainty.LOWER_BOUND
@@ -103,19 +103,25 @@ QUOTED = [
 ]
 
 TWO_WINDOWS = [
-    # a model's window and a deployment's: 131072 was read as the exact window (a clamp to it is refused again)
+    # a model's window and a deployment's: 131072 was read as the exact window (a clamp to it is refused again); now
+    # the smaller, as a floor
     ("This model's maximum context length is 131072 tokens, but the deployment's max_model_len is 32768. However, "
-     "your request has 40000 input tokens.", "generic", K.UNKNOWN, {}),
+     "your request has 40000 input tokens.", "generic", K.UNKNOWN, {"window": Number(32768, LB)}),
     # a gateway listing two deployments' refusals: the first window was read as the only one
     ("All deployments failed. fast-a: This model's maximum context length is 8192 tokens. However, you requested "
      "10000 tokens (9000 in the messages, 1000 in the completion). fast-b: This model's maximum context length is "
      "16384 tokens. However, you requested 20000 tokens (19000 in the messages, 1000 in the completion).",
-     "openai-requested", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
-     {"total_tokens": Number(10000), "prompt_tokens": Number(9000), "output_tokens": Number(1000)}),
+     "openai-requested", K.UNKNOWN, {"window": Number(8192, LB), "total_tokens": Number(10000),
+                                     "prompt_tokens": Number(9000), "output_tokens": Number(1000)}),
     # a wrapper adding its configured window to a llama.cpp refusal
     ('{"error":{"code":400,"message":"request (9000 tokens) exceeds the available context size (8192 tokens), try '
      'increasing it","type":"exceed_context_size_error"},"config":{"context_window":32768}}',
-     "llamacpp-request", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(9000)}),
+     "llamacpp-request", K.PROMPT_OVER_WINDOW, {"window": Number(8192, LB), "prompt_tokens": Number(9000)}),
+    # the window a wrapper or gateway adds beside the server's own message, larger or smaller: a floor, the smaller
+    ("Error from provider DeepInfra (context window 65536): This model's maximum context length is 32768 tokens. "
+     "However, you requested 40000 tokens (39000 in the messages, 1000 in the completion).",
+     "openai-requested", K.UNKNOWN, {"window": Number(32768, LB), "total_tokens": Number(40000),
+                                     "prompt_tokens": Number(39000), "output_tokens": Number(1000)}),
     # the same window printed twice (a body and its message, OpenRouter's raw copy) is one window
     ('{"error":{"message":"request (9000 tokens) exceeds the available context size (8192 tokens)",'
      '"n_prompt_tokens":9000,"n_ctx":8192}}',
@@ -209,6 +215,13 @@ def test_a_client_message_quoting_a_context_error_still_counts_as_an_echo():
     observed = Observed(LimitKind.TOTAL, 4096, "openai-messages-resulted")
     assert echoes_client(observed, request) is True
     assert echoes_client(observed, {"messages": [{"role": "user", "content": "hello"}]}) is False
+
+
+@pytest.mark.parametrize("text", [text for text, family, *_ in TWO_WINDOWS[:3]])
+def test_a_window_another_printed_window_contradicts_is_never_learned(text):
+    result = parse_context_error(text)
+    assert result.window.certainty is LB
+    assert limit_from_error(result) is None
 
 
 @pytest.mark.parametrize("text", [
