@@ -108,9 +108,10 @@ _DIGIT_LETTER = re.compile(
 _DROPPED_QUOTES = str.maketrans(
     dict.fromkeys("`\"\u201c\u201d\u201e\u201f\u00ab\u00bb\u2039\u203a\u301d\u301e\u301f", None)
 )
-# Typographic apostrophes and single quotes read as "'"; zero-width characters and soft hyphens dropped.
+# Typographic apostrophes and single quotes read as "'"; zero-width characters and soft hyphens dropped; the minus sign
+# (U+2212, "got −20" from a typesetting front end) read as "-".
 _APOSTROPHES = str.maketrans(
-    {**dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u00b4", "'"),
+    {**dict.fromkeys("\u2018\u2019\u201a\u201b\u2032\u02bc\u00b4", "'"), "\u2212": "-",
      **dict.fromkeys("\u200b\u200c\u200d\u2060\ufeff\u00ad", None)}
 )
 # One identifier in single quotes ('inputs', 'max_new_tokens'), not an apostrophe inside a word; and

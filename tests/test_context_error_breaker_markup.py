@@ -69,6 +69,9 @@ GROUPING = [
     ("Input length (20\u00b7000 tokens) exceeds the maximum allowed length (16\u00b7000 tokens)",
      "sglang-max-allowed", K.PROMPT_OVER_WINDOW,
      {"prompt_tokens": Number(20000), "printed_limit": Limit(16000, M.KV_CAPACITY)}),
+    # the minus sign (U+2212) of a typesetting front end: not recognised (None)
+    ('{"detail":"max_tokens must be at least 1, got \u2212512, the room left by the prompt"}', "vllm-output-below-one",
+     K.OUTPUT_BELOW_ONE, {"output_tokens": Number(-512)}),
     # a bracketed range written without spaces is the range's bounds, not one Indian-grouped number ("1,30,720")
     ("Range of input length should be [1,30,720]", "dashscope", K.PROMPT_OVER_WINDOW,
      {"printed_limit": Limit(30720, M.INPUT_LIMIT)}),
