@@ -312,7 +312,11 @@ Other servers
     model supports W", "maximum context window of W tokens (requested T)", "context window: T > W",
     "context length exceeded, max_seq_len W, got T"; ``generic-prompt-plus-output`` "The total number of
     tokens (prompt + max_tokens) must not exceed W; got T": gateways and home-grown servers (a breaker's
-    sweep, 2026-12), each a count against the window with its subject named.
+    sweep, 2026-12), each a count against the window with its subject named; ``generic-output-over-window``
+    "max_completion_tokens (C) exceeds the model's maximum context length of W tokens", "max_tokens (C) is greater
+    than the model's context length (W)", "num_predict C exceeds context length W", "max_tokens too large: C > W
+    (context length)": the requested output alone over the window (OUTPUT_OVER_WINDOW; read before as a bare
+    window, or not at all), its subject an output parameter (a breaker's round, 2026-12).
   * ``generic`` — no usable numbers ("context_length_exceeded", "exceeds the context window",
     "prompt is too long", MiniMax "context window exceeds limit", LM Studio "greater than the
     context length", "too many tokens", LiteLLM's own "ContextWindowExceededError", z.ai
@@ -786,6 +790,14 @@ ROWS: tuple[Row, ...] = (
         r"(?:> ?|requested,? ?(?:vs\.?|versus|but|while|,)? (?:only )?)(?P<window>{n})",
         {"window": W, "total": T}, K.UNKNOWN),
     # ---- generic forms with numbers (gateways and home-grown servers): the subject says what the count is
+    Row("generic-output-over-window",
+        r"(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|num_predict|n_predict|(?:requested |maximum )?"
+        r"output (?:tokens|length))(?: value)? ?[(=:]? ?(?P<output>{n})(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|"
+        r"larger) than|>) (?:the )?(?:model'?s? )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)"
+        r"(?: of| is)? ?\(?(?P<window>{n})|"
+        r"max_(?:completion_|output_|new_)?tokens (?:is )?too large: (?P<output2>{n}) ?> ?(?P<window2>{n}) ?\(?(?:the )?"
+        r"(?:model'?s )?(?:maximum )?context (?:length|window)",
+        {"window": W, "output": C, "window2": W, "output2": C}, K.OUTPUT_OVER_WINDOW),
     Row("generic-prompt-over-window",
         r"(?:prompt|input)(?: sequence)?(?: length| tokens?| token count)?(?: is)? [(\[]?(?P<prompt>{n})(?: tokens?)?[)\]]? "
         r"(?:exceeds?|exceeded|is longer than|>) (?:the )?(?:model'?s )?(?:maximum |max )?"
@@ -825,7 +837,7 @@ ROWS: tuple[Row, ...] = (
         r"(?! ?(?:tokens? ?)?(?:>|requested|given|provided|received|vs\b))",  # "(P > W)": P is the request, not W
         {"window": W, "window2": W}, K.UNKNOWN),
     Row("generic",
-        r"context[ _-]?(?:length|window|size)[ _-]?(?:exceeded|exceeds)|exceeds? (?:the |this |its )?(?:model's )?"
+        r"context[ _-]?(?:length|window|size)[ _-]?(?:exceeded|exceeds)|exceeds? (?:the |this |its )?(?:model'?s? )?"
         r"(?:maximum |available )?context (?:window|length|size|limit)|(?:prompt|input) is too long|"
         r"greater than the context length|exceeded model token limit|too many (?:input )?tokens|"
         r"token limit exceeded|reduce the length of the (?:messages|input|prompt)|exceeds? context limit|"

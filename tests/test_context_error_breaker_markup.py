@@ -191,6 +191,23 @@ CUT_AFTER_NUMBER = [
      "generic", K.UNKNOWN, {"window": Number(8192)}),
 ]
 
+OUTPUT_OVER_WINDOW = [
+    # the requested output alone over the window, its subject an output parameter: read as a bare window (generic,
+    # UNKNOWN), or not at all; never the output count as a prompt or total
+    ("max_completion_tokens (100000) exceeds the model's maximum context length of 32768 tokens",
+     "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(32768), "output_tokens": Number(100000)}),
+    ("max_tokens (100000) is greater than the model's context length (32768)",
+     "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(32768), "output_tokens": Number(100000)}),
+    ("Requested max_tokens 100000 exceeds model context window 32768 tokens.",
+     "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(32768), "output_tokens": Number(100000)}),
+    ("The requested output length (100000 tokens) exceeds the context window (32768 tokens)",
+     "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(32768), "output_tokens": Number(100000)}),
+    ("max_tokens too large: 100000 > 32768 (context length)",
+     "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(32768), "output_tokens": Number(100000)}),
+    # "model context window" without the possessive: not recognised at all (None)
+    ("messages: total length exceeds model context window", "generic", K.UNKNOWN, {}),
+]
+
 NEW_WORDINGS = [
     # xAI's gRPC INVALID_ARGUMENT since 2026 (UKGovernmentBEIS/inspect_ai PR #5208, 2026-09): not recognised (None)
     ('status = StatusCode.INVALID_ARGUMENT details = "Failed to start sampling: [input_too_large] Current message '
@@ -200,7 +217,8 @@ NEW_WORDINGS = [
 ]
 
 CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED, "two-windows": TWO_WINDOWS,
-         "cut-breakdown": CUT_BREAKDOWN, "cut-after-number": CUT_AFTER_NUMBER, "new-wordings": NEW_WORDINGS}
+         "cut-breakdown": CUT_BREAKDOWN, "cut-after-number": CUT_AFTER_NUMBER,
+         "output-over-window": OUTPUT_OVER_WINDOW, "new-wordings": NEW_WORDINGS}
 ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
 
 
