@@ -6,6 +6,10 @@ FastAPI's 422 body (which vLLM and other Python servers return for a malformed r
 field. What those quote is the client's text: an agent transcript often holds an earlier context-length
 error, and a malformed request that echoes one is the client's error, not a refusal on length.
 
+An entry of such a list names its field only in ``loc`` (``"loc": ["body", "max_tokens"], "msg": "Input should be
+less than or equal to 4096"``): the field is set before the message, as pydantic's own ``str()`` prints it
+(``max_tokens: Input should be ...``), so the wording reads the same in either form.
+
 A conversation message quoted back (``{"role": "user", "content": "..."}`` in an error that logs the request, a
 gateway's body that carries the messages, a stream's ``delta``) is the conversation's own text, whatever error it
 holds: the value of its ``content`` (up to the message's closing brace, the next message field, or the end of a cut
@@ -22,6 +26,8 @@ __all__ = ["without_echoes"]
 _ECHO_INPUT_VALUE = re.compile(r"input_value=.*?(?:, ?input_type=\w+|\Z)", re.DOTALL)
 _VALIDATION_ENTRY = re.compile(r"\bloc ?: ?[\[(].{0,400}?\bmsg ?:", re.DOTALL | re.IGNORECASE)
 _ECHO_INPUT_FIELD = re.compile(r"\binput ?: ?.*?(?=, ?(?:ctx|url) ?: |\Z)", re.DOTALL | re.IGNORECASE)
+# an entry's field (the last name of its loc) set before its msg, as pydantic's own str() prints it
+_LOC_MSG = re.compile(r"(\bloc ?: ?[\[(][^\[\](){}]{0,200}?\b([A-Za-z_]\w{0,63}) ?,? ?[\])] ?, ?msg ?: ?)'?", re.IGNORECASE)
 # a chat message's content, after its role (the role's value is one of the chat roles; a tool message's id or a name
 # may come between) or before it; a Responses API tool output (function_call_output) likewise
 _ROLE = r"\brole ?: ?(?:user|assistant|system|developer|tool|function|model|human|ai)\b"
@@ -41,6 +47,7 @@ def without_echoes(s: str) -> str:
         s = _ECHO_INPUT_VALUE.sub("input_value=(client input), input_type=echo", s)
     if _VALIDATION_ENTRY.search(s):
         s = _ECHO_INPUT_FIELD.sub("input: (client input)", s)
+        s = _LOC_MSG.sub(r"\1\2: ", s)
     lowered = s.lower()
     if "role" in lowered or "function_call_output" in lowered:
         s = _ECHO_CONTENT_FIRST.sub("{content: (conversation), ", s)

@@ -208,6 +208,20 @@ OUTPUT_OVER_WINDOW = [
     ("messages: total length exceeds model context window", "generic", K.UNKNOWN, {}),
 ]
 
+DETAIL_LIST = [
+    # pydantic's output-cap check in a FastAPI 422 detail list names its field only in loc: not recognised (None),
+    # though its str() form ("max_tokens\n  Input should be less than or equal to 4096") was
+    ('{"detail":[{"type":"less_than_equal","loc":["body","max_tokens"],"msg":"Input should be less than or equal to '
+     '4096","input":100000,"ctx":{"le":4096}}]}', "max-tokens-cap", K.OUTPUT_OVER_LIMIT,
+     {"printed_limit": Limit(4096, M.OUTPUT_LIMIT)}),
+    ("litellm.BadRequestError: Error code: 422 - {'detail': [{'type': 'less_than_equal', 'loc': ('body', "
+     "'max_completion_tokens'), 'msg': 'Input should be less than or equal to 8192', 'input': 100000, 'ctx': {'le': "
+     "8192}}]}", "max-tokens-cap", K.OUTPUT_OVER_LIMIT, {"printed_limit": Limit(8192, M.OUTPUT_LIMIT)}),
+    # the same check on another field is no output cap, and no context error
+    ('{"detail":[{"type":"less_than_equal","loc":["body","top_k"],"msg":"Input should be less than or equal to 100",'
+     '"input":1000}]}', None, None, {}),
+]
+
 NEW_WORDINGS = [
     # xAI's gRPC INVALID_ARGUMENT since 2026 (UKGovernmentBEIS/inspect_ai PR #5208, 2026-09): not recognised (None)
     ('status = StatusCode.INVALID_ARGUMENT details = "Failed to start sampling: [input_too_large] Current message '
@@ -218,7 +232,7 @@ NEW_WORDINGS = [
 
 CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED, "two-windows": TWO_WINDOWS,
          "cut-breakdown": CUT_BREAKDOWN, "cut-after-number": CUT_AFTER_NUMBER,
-         "output-over-window": OUTPUT_OVER_WINDOW, "new-wordings": NEW_WORDINGS}
+         "output-over-window": OUTPUT_OVER_WINDOW, "detail-list": DETAIL_LIST, "new-wordings": NEW_WORDINGS}
 ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
 
 
