@@ -13,7 +13,10 @@ less than or equal to 4096"``): the field is set before the message, as pydantic
 A conversation message quoted back (``{"role": "user", "content": "..."}`` in an error that logs the request, a
 gateway's body that carries the messages, a stream's ``delta``) is the conversation's own text, whatever error it
 holds: the value of its ``content`` (up to the message's closing brace, the next message field, or the end of a cut
-text) is taken out too, in either order of the two fields.
+text) is taken out too, in either order of the two fields (a tool message's ``tool_call_id`` or a ``name`` may stand
+between them; Gemini's ``parts`` and Cohere's ``message``, role ``CHATBOT``, are the same content), and so is the
+``output`` of a Responses API ``function_call_output`` item (a sub-agent's own context error returned as a tool's
+result).
 """
 
 from __future__ import annotations
@@ -30,14 +33,14 @@ _ECHO_INPUT_FIELD = re.compile(r"\binput ?: ?.*?(?=, ?(?:ctx|url) ?: |\Z)", re.D
 _LOC_MSG = re.compile(r"(\bloc ?: ?[\[(][^\[\](){}]{0,200}?\b([A-Za-z_]\w{0,63}) ?,? ?[\])] ?, ?msg ?: ?)'?", re.IGNORECASE)
 # a chat message's content, after its role (the role's value is one of the chat roles; a tool message's id or a name
 # may come between) or before it; a Responses API tool output (function_call_output) likewise
-_ROLE = r"\brole ?: ?(?:user|assistant|system|developer|tool|function|model|human|ai)\b"
+_ROLE = r"\brole ?: ?(?:user|assistant|system|developer|tool|function|model|human|ai|chatbot)\b"
 _MESSAGE_END = r"(?=\} ?[\],}]|\} ?\Z|, ?(?:role|name|tool_calls|tool_call_id|refusal|reasoning_content) ?: |\Z)"
 _BETWEEN = r"(?: ?, ?(?:name|tool_call_id|call_id|id|type|status) ?: ?[^,{}]{0,128}){0,3} ?, ?"
 _ECHO_CONTENT = re.compile(
-    r"(?P<head>(?:" + _ROLE + _BETWEEN + r"content|\btype ?: ?function_call_output\b" + _BETWEEN + r"output) ?: ?).*?"
+    r"(?P<head>(?:" + _ROLE + _BETWEEN + r"(?:content|parts|message)|\btype ?: ?function_call_output\b" + _BETWEEN + r"output) ?: ?).*?"
     + _MESSAGE_END, re.DOTALL | re.IGNORECASE,
 )
-_ECHO_CONTENT_FIRST = re.compile(r"\{ ?content ?: ?[^{}]*?, ?(?=" + _ROLE + r")", re.DOTALL | re.IGNORECASE)
+_ECHO_CONTENT_FIRST = re.compile(r"\{ ?(?:content|message) ?: ?[^{}]*?, ?(?=" + _ROLE + r")", re.DOTALL | re.IGNORECASE)
 
 
 def without_echoes(s: str) -> str:

@@ -99,6 +99,12 @@ QUOTED = [
                  "tokens"}]}), None, None, {}),
     (json.dumps({"error": "bad request", "input": [{"type": "function_call_output", "call_id": "call_1", "output":
                  "sub-agent failed: prompt is too long: 250000 tokens > 200000 maximum"}]}), None, None, {}),
+    # Gemini contents (role, parts) and Cohere v1 chat history (role CHATBOT, message)
+    (json.dumps({"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "Invalid value at 'generation_config'"},
+                 "request": {"contents": [{"role": "model", "parts": [{"text": "The input token count (1200000) "
+                 "exceeds the maximum number of tokens allowed (1048575)."}]}]}}), None, None, {}),
+    (json.dumps({"message": "invalid request: temperature must be between 0 and 5", "chat_history": [
+        {"role": "CHATBOT", "message": "too many tokens: size limit exceeded by 1234 tokens"}]}), None, None, {}),
     # the server's own error after a logged message is still read, with its own numbers
     (json.dumps({"messages": [{"role": "user", "content": "hello"}], "error": {"message": OPENAI_TEXT}}), *OPENAI_READ),
     ("litellm.BadRequestError: messages=[{'role': 'user', 'content': 'hi'}] Hosted_vllmException - " + OPENAI_TEXT,
