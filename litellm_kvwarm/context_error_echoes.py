@@ -16,7 +16,8 @@ holds: the value of its ``content`` (up to the message's closing brace, the next
 text) is taken out too, in either order of the two fields (a tool message's ``tool_call_id`` or a ``name`` may stand
 between them; Gemini's ``parts`` and Cohere's ``message``, role ``CHATBOT``, are the same content), and so is the
 ``output`` of a Responses API ``function_call_output`` item (a sub-agent's own context error returned as a tool's
-result).
+result), a tool call's ``arguments`` (chat ``tool_calls``, Responses ``function_call``), and Anthropic's
+``tool_result`` content and ``tool_use`` input.
 """
 
 from __future__ import annotations
@@ -35,9 +36,11 @@ _LOC_MSG = re.compile(r"(\bloc ?: ?[\[(][^\[\](){}]{0,200}?\b([A-Za-z_]\w{0,63})
 # may come between) or before it; a Responses API tool output (function_call_output) likewise
 _ROLE = r"\brole ?: ?(?:user|assistant|system|developer|tool|function|model|human|ai|chatbot)\b"
 _MESSAGE_END = r"(?=\} ?[\],}]|\} ?\Z|, ?(?:role|name|tool_calls|tool_call_id|refusal|reasoning_content) ?: |\Z)"
-_BETWEEN = r"(?: ?, ?(?:name|tool_call_id|call_id|id|type|status) ?: ?[^,{}]{0,128}){0,3} ?, ?"
+_BETWEEN = r"(?: ?, ?(?:name|tool_call_id|tool_use_id|call_id|id|type|status|is_error) ?: ?[^,{}]{0,128}){0,3} ?, ?"
 _ECHO_CONTENT = re.compile(
-    r"(?P<head>(?:" + _ROLE + _BETWEEN + r"(?:content|parts|message)|\btype ?: ?function_call_output\b" + _BETWEEN + r"output) ?: ?).*?"
+    r"(?P<head>(?:" + _ROLE + _BETWEEN + r"(?:content|parts|message)|\btype ?: ?function_call_output\b" + _BETWEEN
+    + r"output|\btype ?: ?function_call\b" + _BETWEEN + r"arguments|\btype ?: ?tool_result\b" + _BETWEEN + r"content|"
+    r"\btype ?: ?tool_use\b" + _BETWEEN + r"input|\bfunction ?: ?\{ ?name ?: ?[^,{}]{0,128}, ?arguments) ?: ?).*?"
     + _MESSAGE_END, re.DOTALL | re.IGNORECASE,
 )
 _ECHO_CONTENT_FIRST = re.compile(r"\{ ?(?:content|message) ?: ?[^{}]*?, ?(?=" + _ROLE + r")", re.DOTALL | re.IGNORECASE)
@@ -52,7 +55,7 @@ def without_echoes(s: str) -> str:
         s = _ECHO_INPUT_FIELD.sub("input: (client input)", s)
         s = _LOC_MSG.sub(r"\1\2: ", s)
     lowered = s.lower()
-    if "role" in lowered or "function_call_output" in lowered:
+    if "role" in lowered or "function_call" in lowered or "tool_" in lowered or "arguments" in lowered:
         s = _ECHO_CONTENT_FIRST.sub("{content: (conversation), ", s)
         s = _ECHO_CONTENT.sub(r"\g<head>(conversation)", s)
     return s

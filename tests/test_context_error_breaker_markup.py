@@ -99,6 +99,17 @@ QUOTED = [
                  "tokens"}]}), None, None, {}),
     (json.dumps({"error": "bad request", "input": [{"type": "function_call_output", "call_id": "call_1", "output":
                  "sub-agent failed: prompt is too long: 250000 tokens > 200000 maximum"}]}), None, None, {}),
+    # a tool call's arguments (chat and Responses) and Anthropic's tool_result / tool_use blocks
+    (json.dumps({"error": "invalid tool_choice", "messages": [{"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "report", "arguments": json.dumps(
+            {"error": "This model's maximum context length is 4096 tokens. However, your messages resulted in 5000 "
+                      "tokens"})}}]}]}), None, None, {}),
+    (json.dumps({"error": "bad", "input": [{"type": "function_call", "call_id": "c1", "name": "report", "arguments":
+                 json.dumps({"text": "prompt is too long: 250000 tokens > 200000 maximum"})}]}), None, None, {}),
+    (json.dumps({"type": "error", "error": {"type": "invalid_request_error", "message": "tool_use ids must be unique"},
+                 "blocks": [{"type": "tool_result", "tool_use_id": "t1", "content": "prompt is too long: 250000 tokens "
+                             "> 200000 maximum"}, {"type": "tool_use", "id": "t2", "name": "f", "input": {"q": "input "
+                             "length and max_tokens exceed context limit: 195000 + 21333 > 200000"}}]}), None, None, {}),
     # Gemini contents (role, parts) and Cohere v1 chat history (role CHATBOT, message)
     (json.dumps({"error": {"code": 400, "status": "INVALID_ARGUMENT", "message": "Invalid value at 'generation_config'"},
                  "request": {"contents": [{"role": "model", "parts": [{"text": "The input token count (1200000) "
