@@ -33,6 +33,14 @@ def _group_thousands(sep: str):
     return apply
 
 
+def _indian(value: int) -> str:
+    """``value`` grouped the Indian way (lakh, crore): 1,63,840."""
+    digits = str(value)
+    head, tail = digits[:-3], digits[-3:]
+    groups = [head[max(0, i - 2):i] for i in range(len(head), 0, -2)][::-1]
+    return ",".join(groups + [tail]) if head else tail
+
+
 def _requote(opening: str, closing: str):
     """Field names quoted another way than with backticks (TGI's `inputs`, Anthropic's `max_tokens`)."""
 
@@ -83,6 +91,8 @@ MANGLINGS = {
     "thousands-underscore": _group_thousands("_"),
     "thousands-apostrophe": _group_thousands("'"),
     "thousands-dot": _group_thousands("."),
+    "thousands-arabic": _group_thousands("\u066c"),
+    "thousands-indian": lambda t: _BIG_NUMBER.sub(lambda m: _indian(int(m.group(0))), t),
     # field names quoted any way: curly double quotes, guillemets, ASCII double and single quotes
     "quotes-curly-double": _requote("\u201c", "\u201d"),
     "quotes-low-9": _requote("\u201e", "\u201c"),
@@ -102,6 +112,11 @@ MANGLINGS = {
     "python-repr-escaped-apostrophe": _repr_escaped_apostrophe,
     "bytes-literal": _bytes_literal,
     "bytes-literal-double-quoted": _bytes_literal_double_quoted,
+    # markup of a relaying front end: an HTML error page, Markdown emphasis around each number
+    "html-page": lambda t: "<html><head><title>400 Bad Request</title></head><body><h1>Bad Request</h1><p>"
+    + t.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;").replace("'", "&#39;") + "</p></body></html>",
+    "html-bold-numbers": lambda t: re.sub(r"(?<![\w.,*])(\d+)(?![\w*]|[.,]\d)", r"<b>\1</b>", t),
+    "markdown-bold-numbers": lambda t: re.sub(r"(?<![\w.,*])(\d+)(?![\w*]|[.,]\d)", r"**\1**", t),
     # trailing junk
     "trailing-none": lambda t: t + " None",
     "trailing-junk": lambda t: t + "\n\nReceived Model Group=fast\nAvailable Model Group Fallbacks=None",
