@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import time
+from pathlib import Path
 
 import pytest
 
@@ -286,3 +287,25 @@ def test_markup_echo_and_window_scans_stay_linear_on_hostile_text(text):
     start = time.perf_counter()
     assert parse_context_error(text) is None
     assert time.perf_counter() - start < 1.0
+
+
+QUOTINGS = {
+    "logged-request-json": lambda m: json.dumps({"error": {"message": "Invalid value for 'temperature': 5"}, "request": {
+        "messages": [{"role": "system", "content": "be brief"}, {"role": "user", "content": m}]}}),
+    "logged-request-repr": lambda m: "Error code: 400 - " + str({"error": "invalid tool_choice", "messages": [
+        {"role": "assistant", "content": m}, {"role": "user", "content": "go on"}]}),
+    "tool-result-json": lambda m: json.dumps({"error": "messages must alternate", "messages": [
+        {"role": "tool", "tool_call_id": "c1", "content": m}]}),
+    "function-call-output": lambda m: json.dumps({"error": {"message": "unknown call_id"}, "input": [
+        {"type": "function_call_output", "call_id": "c9", "output": m}]}),
+}
+
+
+@pytest.mark.parametrize("quoting", sorted(QUOTINGS))
+def test_every_shared_sample_quoted_in_a_conversation_is_not_the_servers(quoting):
+    """Each context error of the shared corpus, quoted as a message's or a tool's content beside an unrelated error,
+    is not the server's refusal (it read as one before this round)."""
+    data = json.loads((Path(__file__).resolve().parent / "data" / "context_errors.json").read_text(encoding="utf-8"))
+    positives = [e["message"] for e in data if e["kind"] in ("numbers", "no_numbers")]
+    misread = [m[:100] for m in positives if parse_context_error(QUOTINGS[quoting](m)) is not None]
+    assert len(positives) >= 100 and not misread, misread[:5]
