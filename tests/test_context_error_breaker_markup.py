@@ -309,3 +309,27 @@ def test_every_shared_sample_quoted_in_a_conversation_is_not_the_servers(quoting
     positives = [e["message"] for e in data if e["kind"] in ("numbers", "no_numbers")]
     misread = [m[:100] for m in positives if parse_context_error(QUOTINGS[quoting](m)) is not None]
     assert len(positives) >= 100 and not misread, misread[:5]
+
+
+def test_every_shared_window_beside_another_window_is_a_floor_and_beside_itself_stays():
+    """Each exact window of the shared corpus, with a gateway's note of another window after the message, reads as a
+    floor (the smaller of the two), every other number kept; with a note of the same window, it reads as before."""
+    data = json.loads((Path(__file__).resolve().parent / "data" / "context_errors.json").read_text(encoding="utf-8"))
+    checked, wrong = 0, []
+    for entry in (e for e in data if e["kind"] == "numbers"):
+        base = parse_context_error(entry["message"] + " (request id r1)")
+        if base is None or base.window is None or base.window.certainty is not EXACT:
+            continue
+        w = base.window.value
+        same = parse_context_error(entry["message"] + f" (deployment context window: {w} tokens)")
+        other = parse_context_error(entry["message"] + f" (deployment context window: {w * 2} tokens)")
+        smaller = parse_context_error(entry["message"] + f" (deployment max_model_len={w // 2})")
+        checked += 1
+        if _view(same) != _view(base):
+            wrong.append(("same", entry["message"][:80]))
+        for got, floor in ((other, w), (smaller, w // 2)):
+            rest = [getattr(got, f) == getattr(base, f) for f in ("prompt_tokens", "output_tokens", "total_tokens",
+                                                                   "printed_limit", "family")]
+            if got.window != Number(floor, LB) or not all(rest):
+                wrong.append((floor, entry["message"][:80]))
+    assert checked >= 50 and not wrong, wrong[:5]
