@@ -311,8 +311,10 @@ Other servers
     ``generic-count-over-window`` "token count T exceeds max context length W", "requested T tokens but the
     model supports W", "maximum context window of W tokens (requested T)", "context window: T > W",
     "context length exceeded, max_seq_len W, got T"; ``generic-prompt-plus-output`` "The total number of
-    tokens (prompt + max_tokens) must not exceed W; got T": gateways and home-grown servers (a breaker's
-    sweep, 2026-12), each a count against the window with its subject named; ``generic-output-over-window``
+    tokens (prompt + max_tokens) must not exceed W; got T" (and "Your prompt (P tokens) plus max_tokens (C)
+    exceeds the model context length of W", "context window: P + C > W": the kind from the numbers): gateways and
+    home-grown servers (a breaker's sweep, 2026-12), each a count against the window with its subject named;
+    ``generic-output-over-window``
     "max_completion_tokens (C) exceeds the model's maximum context length of W tokens", "max_tokens (C) is greater
     than the model's context length (W)", "num_predict C exceeds context length W", "max_tokens too large: C > W
     (context length)": the requested output alone over the window (OUTPUT_OVER_WINDOW; read before as a bare
@@ -790,8 +792,15 @@ ROWS: tuple[Row, ...] = (
         r"(?:> ?|requested,? ?(?:vs\.?|versus|but|while|,)? (?:only )?)(?P<window>{n})",
         {"window": W, "total": T}, K.UNKNOWN),
     # ---- generic forms with numbers (gateways and home-grown servers): the subject says what the count is
+    Row("generic-prompt-plus-output",
+        r"(?:prompt|input)(?: tokens?| length)? \(?(?P<prompt>{n})(?: tokens?)?\)? ?(?:plus|\+|and) ?(?:the )?(?:requested )?"
+        r"(?:max_(?:completion_|new_|output_)?tokens|output(?: tokens)?|completion(?: tokens)?) \(?(?P<output>{n})"
+        r"(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|larger|more) than|>) (?:the )?(?:model'?s? )?(?:maximum |max )?"
+        r"(?:context (?:length|window|size)|max_model_len)(?: of| is)? ?\(?(?P<window>{n})|"
+        r"context (?:window|length)(?: exceeded)? ?: ?(?P<prompt2>{n}) ?\+ ?(?P<output2>{n}) ?> ?(?P<window2>{n})",
+        {"window": W, "prompt": P, "output": C, "window2": W, "prompt2": P, "output2": C}),
     Row("generic-output-over-window",
-        r"(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|num_predict|n_predict|(?:requested |maximum )?"
+        r"(?<!plus )(?<!\+ )(?<!and )(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|num_predict|n_predict|(?:requested |maximum )?"
         r"output (?:tokens|length))(?: value)? ?[(=:]? ?(?P<output>{n})(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|"
         r"larger) than|>) (?:the )?(?:model'?s? )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)"
         r"(?: of| is)? ?\(?(?P<window>{n})|"

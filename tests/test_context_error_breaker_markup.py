@@ -222,6 +222,17 @@ OUTPUT_OVER_WINDOW = [
      "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(32768), "output_tokens": Number(100000)}),
     ("max_tokens too large: 100000 > 32768 (context length)",
      "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(32768), "output_tokens": Number(100000)}),
+    # a prompt plus the output over the window is no output-alone refusal (this round's row first read it as one,
+    # output 1000 over 8192): prompt, output and window, the kind from the numbers
+    ("Your prompt (9000 tokens) plus max_tokens (1000) exceeds the model context length of 8192.",
+     "generic-prompt-plus-output", K.PROMPT_OVER_WINDOW,
+     {"window": Number(8192), "prompt_tokens": Number(9000), "output_tokens": Number(1000)}),
+    ("Input length 7000 + max_new_tokens 2000 exceeds the maximum context length of 8192 tokens",
+     "generic-prompt-plus-output", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(8192), "prompt_tokens": Number(7000), "output_tokens": Number(2000)}),
+    ("Request exceeds context window: 7000 + 2000 > 8192 tokens", "generic-prompt-plus-output",
+     K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(7000),
+                                        "output_tokens": Number(2000)}),
     # "model context window" without the possessive: not recognised at all (None)
     ("messages: total length exceeds model context window", "generic", K.UNKNOWN, {}),
 ]
