@@ -367,8 +367,9 @@ W, P, C, T, L = ("window", E), ("prompt", E), ("output", E), ("total", E), ("lim
 K = ErrorKind
 M = LimitMeaning
 MCL = r"maximum context length is (?P<window>{n}) tokens"
-# The sentence joint after it: ". However, ", ", however ", "; however, " (servers and gateways reword it).
-HOWEVER = r"[.,;]? ?However,? "
+# The sentence joint after it: ". However, ", ", however ", "; however, ", or none (", you requested T tokens": servers
+# and gateways reword it; what follows names its subject, so "However" itself tells nothing).
+HOWEVER = r"[.,;]? ?(?:However,? )?"
 # Where a truncated text ends right after a wording's last number (before its "tokens" or "maximum"): nothing more but
 # spaces or a truncation mark. The parser reads a number there as a floor (it may have been cut mid-digits).
 CUT = r"(?=(?:\s|\.{2,}|\u2026|[\[(<] ?(?:\.{2,}|\u2026|truncated|(?:\d+ )?more[^\])>]{0,30}) ?[\])>])*\Z)"

@@ -251,6 +251,16 @@ DETAIL_LIST = [
      '"input":1000}]}', None, None, {}),
 ]
 
+REWORDED = [
+    # the sentence joint without "However": the request's numbers were lost (generic, the window only)
+    ("This model's maximum context length is 8192 tokens, you requested 10000 tokens (9000 in the messages, 1000 in "
+     "the completion).", "openai-requested", K.PROMPT_OVER_WINDOW,
+     {"window": Number(8192), "total_tokens": Number(10000), "prompt_tokens": Number(9000),
+      "output_tokens": Number(1000)}),
+    ("This model's maximum context length is 8192 tokens; your messages resulted in 9000 tokens.",
+     "openai-messages-resulted", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+]
+
 NEW_WORDINGS = [
     # xAI's gRPC INVALID_ARGUMENT since 2026 (UKGovernmentBEIS/inspect_ai PR #5208, 2026-09): not recognised (None)
     ('status = StatusCode.INVALID_ARGUMENT details = "Failed to start sampling: [input_too_large] Current message '
@@ -261,7 +271,8 @@ NEW_WORDINGS = [
 
 CASES = {"markup": MARKUP, "grouping": GROUPING, "quoted": QUOTED, "two-windows": TWO_WINDOWS,
          "cut-breakdown": CUT_BREAKDOWN, "cut-after-number": CUT_AFTER_NUMBER,
-         "output-over-window": OUTPUT_OVER_WINDOW, "detail-list": DETAIL_LIST, "new-wordings": NEW_WORDINGS}
+         "output-over-window": OUTPUT_OVER_WINDOW, "detail-list": DETAIL_LIST,
+         "reworded": REWORDED, "new-wordings": NEW_WORDINGS}
 ALL = [(name, *row) for name, rows in CASES.items() for row in rows]
 
 
