@@ -16,6 +16,7 @@ from dataclasses import dataclass, field, replace
 from .context_error_model import Certainty, ContextError, ErrorKind, LimitMeaning, Number, with_kind
 
 __all__ = [
+    "CUT_END",
     "NUM",
     "THOUSANDS_SEPARATORS",
     "Refine",
@@ -45,6 +46,16 @@ NUM = (
     r"(?:\d{1,3}(?:[,_' ]\d{3}){1,6}(?!\d|[,_' ]\d)|\d{1,20}(?!\d))"
     r"(?:\.\d{1,6}(?!\d))?(?!\.\d| ?[kKmM]\b)"
 )
+
+#: Where a cut text ends after a number: spaces, then optionally truncation marks ("...", "…", "[truncated]",
+#: "[truncated 512 chars]", "... [512 characters truncated]", "(12 more characters)", "(+512 bytes)", "[…]",
+#: "...truncated") and after them only the quotes and braces of a wrapper closed again around the cut text
+#: ('(truncated)"}}'). A regex to match from the number's end to the end of the text (case-insensitive).
+_MARK = (
+    r"(?:\.{3,}|\u2026|truncated\b|[\[(<][^\[\]()<>]{0,60}?(?:\.{2,}|\u2026|truncat|\bmore\b|omitted|elided|\+ ?\d)"
+    r"[^\[\]()<>]{0,60}[\])>])"
+)
+CUT_END = r"\s*(?:" + _MARK + r"(?:\s|" + _MARK + r")*[\"'}\]\s]*)?"
 
 Refine = Callable[["dict[str, str]", ContextError], ContextError]
 

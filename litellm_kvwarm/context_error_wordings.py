@@ -347,6 +347,7 @@ import re
 
 from .context_error_model import Certainty, ErrorKind, LimitMeaning
 from .context_error_rows import (
+    CUT_END,
     Row,
     refine_cut_breakdown,
     refine_exclusive_limit,
@@ -372,7 +373,7 @@ MCL = r"maximum context length is (?P<window>{n}) tokens"
 HOWEVER = r"[.,;]? ?(?:However,? )?"
 # Where a truncated text ends right after a wording's last number (before its "tokens" or "maximum"): nothing more but
 # spaces or a truncation mark. The parser reads a number there as a floor (it may have been cut mid-digits).
-CUT = r"(?=(?:\s|\.{2,}|\u2026|[\[(<] ?(?:\.{2,}|\u2026|truncated|(?:\d+ )?more[^\])>]{0,30}) ?[\])>])*\Z)"
+CUT = r"(?=" + CUT_END + r"\Z)"
 # llama.cpp / LM Studio body and log fields, read wherever they appear ("n_ctx": 4096, n_ctx = 4096,
 # 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096): n_keep is the kept part of the prompt (a floor),
 # n_prompt_tokens the whole prompt; a row maps "keep" before "prompt" so the exact count wins.

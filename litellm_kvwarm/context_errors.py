@@ -63,7 +63,7 @@ from .context_error_model import Certainty, ContextError, ErrorKind, Limit, Limi
 from .context_error_echoes import without_echoes
 from .context_error_markup import with_plain_grouping, without_markup
 from .context_error_windows import with_competing_window
-from .context_error_rows import Row, to_int
+from .context_error_rows import CUT_END, Row, to_int
 from .context_error_wordings import NEGATIVES, ROWS
 
 __all__ = [
@@ -130,11 +130,8 @@ _HUGE_CHARREF = re.compile(r"&#0*[1-9][0-9]{7,};?")
 _RAW_NUMBER_RUN = re.compile(
     r"(?:\d|[,_'. \t\u00a0\u202f\u2009](?=\d|\\|&)|\\+u[0-9a-fA-F]{4}|\\+x[0-9a-fA-F]{2}|&#?\w{1,8};)+"
 )
-# What may follow a number that was cut: nothing, spaces, or a truncation mark.
-_CUT_END = re.compile(
-    r"(?:\s|\.{3,}|\u2026|[\[(<]\s*(?:\.{2,}|\u2026|truncated|(?:\d+ )?more[^\])>]{0,30})\s*[\])>])*",
-    re.IGNORECASE,
-)
+# What may follow a number that was cut: nothing, spaces, or truncation marks (then a wrapper's closing quotes and braces).
+_CUT_END = re.compile(CUT_END, re.IGNORECASE)
 # A separator (and the start of a digit group) right before such an end: "200,0", "210.", "16 3".
 _CUT_GROUP = re.compile(r"[,_'. ]\d{0,2}")
 

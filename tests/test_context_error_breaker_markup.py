@@ -209,6 +209,21 @@ CUT_AFTER_NUMBER = [
      "generic", K.UNKNOWN, {"window": Number(8192)}),
 ]
 
+MARKERS = ["[truncated 512 chars]", "... [512 characters truncated]", "(output truncated)", "... (+512 bytes)",
+           "\u2026 (truncated, 512 more bytes)", "...truncated", '(truncated)"}}', "[TRUNCATED]\n"]
+
+
+@pytest.mark.parametrize("marker", MARKERS)
+def test_a_number_before_any_truncation_mark_is_only_a_floor(marker):
+    """A number cut mid-digits before a truncation mark with a count or other words ("[truncated 512 chars]",
+    "(+512 bytes)", a mark then the wrapper's closing braces) was read as EXACT: a window of 4 for 4096."""
+    result = parse_context_error("max_tokens=100 cannot be greater than max_model_len=4 " + marker)
+    assert (result.family, result.window, result.output_tokens) == (
+        "vllm-max-tokens-over-window", Number(4, LB), Number(100))
+    whole = parse_context_error('{"message":"max_tokens=100 cannot be greater than max_model_len=4096"}')
+    assert whole.window == Number(4096)
+
+
 OUTPUT_OVER_WINDOW = [
     # the requested output alone over the window, its subject an output parameter: read as a bare window (generic,
     # UNKNOWN), or not at all; never the output count as a prompt or total
