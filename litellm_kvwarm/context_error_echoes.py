@@ -31,7 +31,9 @@ _ECHO_INPUT_VALUE = re.compile(r"input_value=.*?(?:, ?input_type=\w+|\Z)", re.DO
 _VALIDATION_ENTRY = re.compile(r"\bloc ?: ?[\[(].{0,400}?\bmsg ?:", re.DOTALL | re.IGNORECASE)
 _ECHO_INPUT_FIELD = re.compile(r"\binput ?: ?.*?(?=, ?(?:ctx|url) ?: |\Z)", re.DOTALL | re.IGNORECASE)
 # an entry's field (the last name of its loc) set before its msg, as pydantic's own str() prints it
-_LOC_MSG = re.compile(r"(\bloc ?: ?[\[(][^\[\](){}]{0,200}?\b([A-Za-z_]\w{0,63}) ?,? ?[\])] ?, ?msg ?: ?)'?", re.IGNORECASE)
+_LOC_MSG = re.compile(
+    r"(\bloc ?: ?[\[(][^\[\](){}]{0,200}?\b([A-Za-z_]\w{0,63}) ?,? ?[\])] ?, ?msg ?: ?)'?", re.IGNORECASE
+)
 # a chat message's content, after its role (the role's value is one of the chat roles; a tool message's id or a name
 # may come between) or before it; a Responses API tool output (function_call_output) likewise
 _ROLE = r"\brole ?: ?(?:user|assistant|system|developer|tool|function|model|human|ai|chatbot)\b"

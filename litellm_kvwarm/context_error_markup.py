@@ -36,8 +36,8 @@ _INDIAN = re.compile(r"(?<![\d,.[])\d{1,2}(?:,\d{2})+,\d{3}(?![\d]|[,.]\d)")
 
 
 def without_markup(s: str) -> str:
-    """``s`` without HTML tags and comment markers (inline tags dropped, others a space) and without Markdown emphasis around
-    a number; ``s`` itself without either."""
+    """``s`` without HTML tags and comment markers (inline tags dropped, others a space) and without Markdown
+    emphasis around a number; ``s`` itself without either."""
     if "*" in s or "__" in s:
         s = _EMPHASIS.sub(r"\2", s)
     if "<" not in s:

@@ -26,7 +26,8 @@ How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with
    dropped. A count with a magnitude suffix ("128k", "128K tokens", "1.2M") is rounded, so it is
    never read (not even its digits): such a text parses with no numbers. HTML tags are dropped and
    locale grouping (``1,63,840``, ``16٬384``, ``16·384``) read as thousands (:mod:`.context_error_markup`).
-   Wrappers (LiteLLM prefixes, JSON bodies, Python reprs, trailing ``None``) need no unwrapping: rows are searched anywhere in the text.
+   Wrappers (LiteLLM prefixes, JSON bodies, Python reprs, trailing ``None``) need no unwrapping: rows are
+   searched anywhere in the text.
 2. :data:`NEGATIVES` (known look-alikes: rate limits, TPM, quota, budget, auth, content
    filter, string-length and tool-count validation) are checked first: any hit → ``None``.
    What a validation error quotes of the client's own input (pydantic's ``input_value=``, the ``input``
@@ -130,7 +131,8 @@ _HUGE_CHARREF = re.compile(r"&#0*[1-9][0-9]{7,};?")
 _RAW_NUMBER_RUN = re.compile(
     r"(?:\d|[,_'. \t\u00a0\u202f\u2009](?=\d|\\|&)|\\+u[0-9a-fA-F]{4}|\\+x[0-9a-fA-F]{2}|&#?\w{1,8};)+"
 )
-# What may follow a number that was cut: nothing, spaces, or truncation marks (then a wrapper's closing quotes and braces).
+# What may follow a number that was cut: nothing, spaces, or truncation marks (then a wrapper's closing quotes and
+# braces).
 _CUT_END = re.compile(CUT_END, re.IGNORECASE)
 # A separator (and the start of a digit group) right before such an end: "200,0", "210.", "16 3".
 _CUT_GROUP = re.compile(r"[,_'. ]\d{0,2}")
