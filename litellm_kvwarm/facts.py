@@ -98,8 +98,10 @@ class Facts:
 
     def __init__(self, settings: Settings, services: Services, correction: EstimateCorrection, *,
                  may_use: MayUse, translate: Translate, secret: catalog.SecretResolver, hash_key: Callable[[str], str],
-                 router_getter: Callable[[], RouterLike | None] | None = None, to_chat: ToChat | None = None):
+                 router_getter: Callable[[], RouterLike | None] | None = None, to_chat: ToChat | None = None,
+                 native_messages: Callable[[str, str | None], bool] = lambda m, p: False):
         self.settings, self.services, self.correction, self.secret = settings, services, correction, secret
+        self._native_messages = native_messages
         self._may_use, self._translate, self._hash_key = may_use, translate, hash_key
         self._to_chat = to_chat
         self.router_getter = router_getter
@@ -125,6 +127,8 @@ class Facts:
         return self._groups.get(name, entries, lambda: GroupFacts(
             infos=tuple(catalog.group_deployments(entries, secret=self.secret)),
             providers=tuple(provider_of(e["litellm_params"]) for e in entries),
+            messages_bridged=not entries or any(not self._native_messages(
+                str(e["litellm_params"].get("model") or "").split("/", 1)[-1], provider_of(e["litellm_params"])) for e in entries),
         ))
 
     def estimator(self, served_models: Sequence[str] = ()) -> Estimator:
@@ -181,7 +185,8 @@ class Facts:
         window = await windows.route_window(source.infos, budget, s.output_floor_tokens)
         if window is None:
             return base
-        raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models))
+        raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models),
+                               bridged=source.messages_bridged)
         estimate = self.correction.apply(group, tenant, raw) if s.learn_from_usage and tenant else raw
         # the raw estimate asks too: a learned factor alone (a tenant's other traffic) never decides an escalation a count could settle
         asked = s.exact_count and (raw.counts.template_dependent or wants_exact_count(estimate, s.output_floor_tokens, window, chain)

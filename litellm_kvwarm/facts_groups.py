@@ -23,10 +23,13 @@ __all__ = ["GroupFacts", "GroupMemo", "TargetGroupsMemo", "target_groups"]
 
 @dataclass(frozen=True)
 class GroupFacts:
-    """One model group's well-formed deployments and each one's LiteLLM provider."""
+    """One model group's well-formed deployments and each one's LiteLLM provider; ``messages_bridged``:
+    an Anthropic Messages request to the group may be bridged to chat (a deployment without a native
+    ``/v1/messages``: its routing estimate counts what the bridge sends, :mod:`.token_bridge`)."""
 
     infos: tuple[DeploymentInfo, ...]
     providers: tuple[str | None, ...]
+    messages_bridged: bool = True
 
     @property
     def served_models(self) -> tuple[str, ...]:

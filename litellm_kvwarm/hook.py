@@ -83,7 +83,7 @@ class KVWarmHandler(CustomLogger):
                                  on_warm_outcome=self.effects.count_warm, clock=clock, http_client=http_client,
                                  scrape_targets=lambda: scrape_targets(self._router_getter(), bridge.resolve_secret))
         self.facts = Facts(self.settings, self.services, self.correction, may_use=bridge.key_may_use, to_chat=bridge.chat_payload,
-                           translate=bridge.litellm_messages, secret=bridge.resolve_secret,
+                           translate=bridge.litellm_messages, secret=bridge.resolve_secret, native_messages=bridge.native_messages,
                            hash_key=lambda tenant: identity.hash_key(self.hash_secret, tenant), router_getter=router_getter)
         self.attempts = Attempts(self.facts, self.effects, native_messages=bridge.native_messages)
 

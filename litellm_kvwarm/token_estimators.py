@@ -20,6 +20,7 @@ from typing import Protocol
 
 from .image_tokens import UNKNOWN_RULE, ImageRule, images_tokens
 from .media_tokens import media_tokens
+from .token_bridge import bridged_messages
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
 from .token_fragments import FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
@@ -239,6 +240,7 @@ def estimate_request(
     safe_chars_per_token: float = 3.0,
     routing_chars_per_token: float = 4.0,
     estimator: Estimator | None = None,
+    bridged: bool = False,
 ) -> TokenEstimate:
     """Both estimates of one request body (tokens).
 
@@ -247,10 +249,19 @@ def estimate_request(
     schema (:attr:`RequestCounts.format_parts`) adds its own safe estimate to ``safe`` and nothing
     to ``routing``: vLLM renders none of it (guided decoding), and a 1,000-property schema with a
     one-line prompt had been routed as a 46k-token request.
+
+    ``bridged`` (an Anthropic Messages body LiteLLM sends to a chat backend): ``routing`` counts
+    only the blocks the bridge sends (:func:`~litellm_kvwarm.token_bridge.bridged_messages`; a
+    second count, only when it drops something), ``safe`` the body as sent (conservative).
     """
     chosen = estimator or RatioEstimator(safe_chars_per_token, routing_chars_per_token)
     counts = count_request(payload, call_kind=call_kind)
     estimate = chosen.estimate_counts(counts)
+    if bridged and call_kind == "messages" and isinstance(payload, Mapping):
+        sent = bridged_messages(payload)
+        if sent is not None:
+            routing = chosen.estimate_counts(count_request(sent, call_kind=call_kind)).routing
+            estimate = replace(estimate, routing=min(estimate.routing, routing))
     if not counts.format_parts:
         return estimate
     schema = RequestCounts(chars=sum(map(len, counts.format_parts)), messages=0, parts=list(counts.format_parts))
