@@ -35,6 +35,9 @@ class RequestCounts:
             (LiteLLM's JSON-mode emulation for providers without one turns it into a tool), so the
             safe estimate counts it and the routing estimate does not
             (:func:`~litellm_kvwarm.token_estimators.estimate_request`).
+        past_reasoning: the reasoning of assistant turns before the last user message, not in
+            ``parts`` nor ``chars``: no known chat template renders it (:mod:`~litellm_kvwarm.token_reasoning`),
+            so, like ``format_parts``, the safe estimate counts it and the routing estimate does not.
     """
 
     chars: int
@@ -47,6 +50,7 @@ class RequestCounts:
     media: tuple[MediaRef, ...] = ()
     template_dependent: bool = False
     format_parts: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    past_reasoning: tuple[str, ...] = field(default=(), repr=False, compare=False)
 
     @property
     def text(self) -> str:

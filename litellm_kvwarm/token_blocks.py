@@ -78,6 +78,8 @@ class Collected:
     images: list[ImageRef] = field(default_factory=list)
     other: int = 0
     media: list[MediaRef] = field(default_factory=list)
+    #: reasoning no template renders (before the last user message: :mod:`~litellm_kvwarm.token_reasoning`)
+    past_reasoning: list[str] = field(default_factory=list)
 
     def text(self, value: object) -> None:
         """Add a string as rendered text; anything else by its JSON text (a deliberate over-count)."""

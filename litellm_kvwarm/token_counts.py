@@ -17,6 +17,7 @@ from .deep_json import lenient_json_text as _json_text
 from .request_counts import RequestCounts
 from .token_blocks import Collected, collect_blocks
 from .token_counts_agents import AGENT_COUNTERS
+from .token_reasoning import last_user_index
 
 __all__ = ["RequestCounts", "count_request"]
 
@@ -56,12 +57,12 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
         plain = _plain_contents(raw)
         if plain is not None:
             parts, chars, odd_roles = plain
-            messages, other, images, media = len(raw), 0, (), ()  # type: ignore[arg-type]
+            messages, other, images, media, past = len(raw), 0, (), (), ()  # type: ignore[arg-type]
         else:
             collected = Collected()
             messages, odd_roles = _collect_messages(raw, collected)
             parts, other, images, media = collected.parts, collected.other, tuple(collected.images), tuple(collected.media)
-            chars = sum(map(len, parts))
+            chars, past = sum(map(len, parts)), tuple(collected.past_reasoning)
         tools = 0
         for key in _PROMPT_SHAPING_KEYS:
             value = payload.get(key)
@@ -72,11 +73,13 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
                 if isinstance(value, list):
                     tools += len(value)
         return RequestCounts(chars=chars, messages=messages, other_parts=other, tools=tools, parts=parts, images=images,
-                             media=media, template_dependent=odd_roles, format_parts=_format_parts(payload.get("response_format")))
+                             media=media, template_dependent=odd_roles, format_parts=_format_parts(payload.get("response_format")),
+                             past_reasoning=past)
     return _count_prompt(payload.get("prompt"))
 
 
 _CONTENT = itemgetter("content")
+_REASONING_KEYS = ("reasoning_content", "reasoning")
 #: Roles every chat template renders; any other (the legacy ``function``, made-up roles) makes the
 #: count template-dependent (:attr:`RequestCounts.template_dependent`).
 _STANDARD_ROLES = frozenset({"system", "developer", "user", "assistant", "tool"})
@@ -115,7 +118,8 @@ def _collect_messages(messages: object, into: Collected) -> tuple[int, bool]:
     if not isinstance(messages, list):
         return 0, False
     odd = False
-    for message in messages:
+    last_user = last_user_index(messages)
+    for index, message in enumerate(messages):
         if not isinstance(message, Mapping):
             into.text(message)
             continue
@@ -128,7 +132,10 @@ def _collect_messages(messages: object, into: Collected) -> tuple[int, bool]:
         for key in ("name", "tool_call_id", "reasoning_content", "reasoning"):  # vLLM reads either reasoning field
             value = message.get(key)
             if isinstance(value, str):
-                into.parts.append(_unsigned_id(value) if key == "tool_call_id" else value)
+                if key in _REASONING_KEYS and index < last_user:
+                    into.past_reasoning.append(value)  # no template renders it (:mod:`.token_reasoning`)
+                else:
+                    into.parts.append(_unsigned_id(value) if key == "tool_call_id" else value)
         for key in ("tool_calls", "function_call"):
             value = message.get(key)
             if value:

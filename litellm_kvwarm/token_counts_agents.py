@@ -42,6 +42,7 @@ from collections.abc import Callable, Mapping
 from .deep_json import lenient_json_text as _json_text
 from .request_counts import RequestCounts
 from .token_blocks import Collected, collect_blocks, collect_unknown
+from .token_reasoning import last_user_index
 
 __all__ = ["AGENT_COUNTERS", "count_anthropic_messages", "count_responses"]
 
@@ -127,6 +128,7 @@ def _finish(into: Collected, messages: int, tools: object, output_format: object
     return RequestCounts(
         chars=sum(map(len, into.parts)), messages=messages, other_parts=into.other, tools=n_tools,
         parts=into.parts, images=tuple(into.images), media=tuple(into.media), format_parts=fmt,
+        past_reasoning=tuple(into.past_reasoning),
     )
 
 
@@ -138,14 +140,19 @@ def count_anthropic_messages(payload: Mapping[str, object]) -> RequestCounts:
     if system:
         collect_blocks(system, into)
         messages += 1
-    raw = payload.get("messages")
-    for message in _as_list(raw):
+    raw = _as_list(payload.get("messages"))
+    last_user = last_user_index(raw, "messages")
+    for index, message in enumerate(raw):
         content = message.get("content") if isinstance(message, Mapping) else message
         messages += _message_count(content)
         if isinstance(content, list):
             for block in content:
                 kind = block.get("type") if isinstance(block, Mapping) else None
                 kind = kind if isinstance(kind, str) else None  # a list or dict sent as a type: unknown, not an error
+                if kind == "thinking" and index < last_user:  # past reasoning: no template renders it
+                    thought = block.get("thinking")
+                    into.past_reasoning.extend((thought,) if isinstance(thought, str) else ())
+                    continue
                 if kind in _TOOL_USES:
                     into.parts.append(_call_text(block.get("name"), _json_text(block.get("input"))))
                     continue
@@ -170,10 +177,17 @@ def count_responses(payload: Mapping[str, object]) -> RequestCounts:
         into.parts.append(raw)
         messages += 1
     elif isinstance(raw, (list, Mapping)):
-        for item in _as_list(raw):
+        items = _as_list(raw)
+        last_user = last_user_index(items, "responses")
+        for index, item in enumerate(items):
             if isinstance(item, Mapping) and item.get("type") == "item_reference":
                 continue  # a reference to an item the server holds: it renders nothing here (~0 tokens)
             messages += 1
+            if index < last_user and isinstance(item, Mapping) and item.get("type") == "reasoning":
+                past = Collected()  # past reasoning: no template renders it (:mod:`.token_reasoning`)
+                _item(item, past)
+                into.past_reasoning.extend(past.parts)
+                continue
             _item(item, into)
     text = payload.get("text")
     return _finish(into, messages, _chat_tools(payload.get("tools"), _responses_tool),

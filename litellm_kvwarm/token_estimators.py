@@ -248,7 +248,9 @@ def estimate_request(
     decides; without one, the ratio estimator with the given ratios does. A structured-output
     schema (:attr:`RequestCounts.format_parts`) adds its own safe estimate to ``safe`` and nothing
     to ``routing``: vLLM renders none of it (guided decoding), and a 1,000-property schema with a
-    one-line prompt had been routed as a 46k-token request.
+    one-line prompt had been routed as a 46k-token request. The reasoning of assistant turns before
+    the last user message (:attr:`RequestCounts.past_reasoning`, :mod:`~litellm_kvwarm.token_reasoning`)
+    is counted the same way: in ``safe`` only.
 
     ``bridged`` (an Anthropic Messages body LiteLLM sends to a chat backend): ``routing`` counts
     only the blocks the bridge sends (:func:`~litellm_kvwarm.token_bridge.bridged_messages`; a
@@ -262,7 +264,8 @@ def estimate_request(
         if sent is not None:
             routing = chosen.estimate_counts(count_request(sent, call_kind=call_kind)).routing
             estimate = replace(estimate, routing=min(estimate.routing, routing))
-    if not counts.format_parts:
+    safe_only = (*counts.format_parts, *counts.past_reasoning)
+    if not safe_only:
         return estimate
-    schema = RequestCounts(chars=sum(map(len, counts.format_parts)), messages=0, parts=list(counts.format_parts))
+    schema = RequestCounts(chars=sum(map(len, safe_only)), messages=0, parts=list(safe_only))
     return replace(estimate, safe=estimate.safe + chosen.estimate_counts(schema).safe)
