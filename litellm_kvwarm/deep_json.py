@@ -13,7 +13,21 @@ import functools
 import json
 from operator import itemgetter
 
-__all__ = ["json_text", "lenient_json_text"]
+__all__ = ["json_text", "lenient_json_text", "unescaped_json"]
+
+
+def unescaped_json(text: str) -> str:
+    """A JSON text (a tool call's ``arguments``) with its ``\\uXXXX`` escapes as the characters they
+    stand for, as a chat template renders it: vLLM parses ``arguments`` and the template's ``tojson``
+    writes non-ASCII as is, while Python's ``json.dumps`` (LangChain, LiteLLM's Messages bridge)
+    escapes every non-ASCII character into 6 ASCII characters (Chinese or Cyrillic arguments read
+    5–12× their tokens). Only a text holding ``\\u`` is parsed; one that does not parse is kept."""
+    if "\\u" not in text:
+        return text
+    try:
+        return lenient_json_text(json.loads(text))
+    except (ValueError, RecursionError):
+        return text
 
 
 def lenient_json_text(value: object) -> str:

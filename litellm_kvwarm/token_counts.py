@@ -14,6 +14,7 @@ from collections.abc import Mapping
 from operator import itemgetter
 
 from .deep_json import lenient_json_text as _json_text
+from .deep_json import unescaped_json
 from .request_counts import RequestCounts
 from .token_blocks import Collected, collect_blocks
 from .token_counts_agents import AGENT_COUNTERS
@@ -168,8 +169,10 @@ def _rendered_calls(calls: object) -> object:
 
 def _rendered_call(call: Mapping) -> Mapping:
     function, call_id = call.get("function"), call.get("id")
+    arguments = function.get("arguments") if isinstance(function, Mapping) else None
+    escaped = isinstance(arguments, str) and "\\u" in arguments  # non-ASCII written as \uXXXX (:func:`unescaped_json`)
     if ("provider_specific_fields" not in call and not (isinstance(call_id, str) and _THOUGHT_SEPARATOR in call_id)
-            and not (isinstance(function, Mapping) and "provider_specific_fields" in function)):
+            and not (isinstance(function, Mapping) and "provider_specific_fields" in function) and not escaped):
         return call  # the common call: nothing to drop, no copy
     out = {k: v for k, v in call.items() if k not in _UNRENDERED_CALL_KEYS}
     if isinstance(out.get("id"), str):
@@ -177,6 +180,8 @@ def _rendered_call(call: Mapping) -> Mapping:
     function = out.get("function")
     if isinstance(function, Mapping):
         out["function"] = {k: v for k, v in function.items() if k not in _UNRENDERED_CALL_KEYS}
+        if escaped:
+            out["function"]["arguments"] = unescaped_json(arguments)  # type: ignore[arg-type]
     return out
 
 

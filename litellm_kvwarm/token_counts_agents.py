@@ -40,6 +40,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from .deep_json import lenient_json_text as _json_text
+from .deep_json import unescaped_json
 from .request_counts import RequestCounts
 from .token_blocks import Collected, collect_blocks, collect_unknown
 from .token_reasoning import last_user_index
@@ -203,7 +204,7 @@ def _item(item: object, into: Collected) -> None:
         collect_blocks(item.get("content"), into)
     elif kind == "function_call":
         arguments = item.get("arguments")
-        into.parts.append(_call_text(item.get("name"), arguments if isinstance(arguments, str) else _json_text(arguments)))
+        into.parts.append(_call_text(item.get("name"), unescaped_json(arguments) if isinstance(arguments, str) else _json_text(arguments)))
     elif kind == "custom_tool_call":  # LiteLLM sends the free-form input as {"content": input}
         into.parts.append(_call_text(item.get("name"), _json_text({"content": item.get("input")})))
     elif kind in ("function_call_output", "custom_tool_call_output"):
