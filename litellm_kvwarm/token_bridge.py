@@ -36,6 +36,13 @@ _USER_BLOCKS = frozenset({"text", "image", "document", "tool_result"})
 _ASSISTANT_BLOCKS = frozenset({"text", "tool_use", "thinking", "redacted_thinking"})
 _RESULT_PARTS = frozenset({"text", "image", "document", "tool_reference"})
 _SOURCED = frozenset({"image", "document"})
+_SYSTEM_BLOCKS = frozenset({"text"})
+#: Blocks the bridge sends as they are, per role (compared, never hashed: a type may be a list).
+_PLAIN = {
+    "user": lambda b: type(b) is dict and (b.get("type") == "text" or (b.get("type") == "tool_result" and type(b.get("content")) is str)),
+    "assistant": lambda b: type(b) is dict and b.get("type") in ("text", "tool_use", "thinking", "redacted_thinking"),
+    "system": lambda b: type(b) is dict and b.get("type") == "text",
+}
 
 
 def _has_source(block: Mapping) -> bool:
@@ -85,7 +92,9 @@ def _message(message: object) -> tuple[object, bool]:
     content, role = message.get("content"), message.get("role")
     if not isinstance(content, list) or role not in ("user", "assistant", "system"):
         return message, False
-    allowed = _USER_BLOCKS if role == "user" else _ASSISTANT_BLOCKS if role == "assistant" else frozenset({"text"})
+    allowed = _USER_BLOCKS if role == "user" else _ASSISTANT_BLOCKS if role == "assistant" else _SYSTEM_BLOCKS
+    if all(map(_PLAIN[role], content)):
+        return message, False  # the common message: text, tool calls, string tool results (no copy)
     blocks = [_user_block(b) if role == "user" else b for b in content if _kept(b, allowed)]
     if len(blocks) == len(content) and all(a is b for a, b in zip(blocks, content)):
         return message, False
