@@ -13,7 +13,7 @@ of :mod:`litellm_kvwarm.token_estimators` (fitted on chat templates) apply uncha
   ``tool_call_id``) and ``tool_use`` blocks into the same message's ``tool_calls``: the messages
   counted are the chat messages it makes (:func:`_message_count`).
 * **Tool calls** (``tool_use``, ``function_call``, ``custom_tool_call``) are counted as the templates
-  render them, ``{"name":…,"arguments":…}`` (:func:`_call_text`): the wrapper costs tokens in every
+  render them, ``{"name":…,"arguments":…}`` (:func:`call_text`): the wrapper costs tokens in every
   template, and without it 60 short tool round trips read 0.66–0.9× the truth (safe).
 * **Responses** (``/v1/responses``, call type ``aresponses``): ``instructions`` is the system
   message; ``input`` is a string (one user message) or items: ``message`` items (``content`` a
@@ -45,7 +45,7 @@ from .request_counts import RequestCounts
 from .token_blocks import Collected, collect_blocks, collect_unknown
 from .token_reasoning import last_user_index
 
-__all__ = ["AGENT_COUNTERS", "count_anthropic_messages", "count_responses"]
+__all__ = ["AGENT_COUNTERS", "call_text", "count_anthropic_messages", "count_responses"]
 
 _TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 #: Responses item keys that are identifiers or state, never rendered into the prompt.
@@ -57,7 +57,7 @@ def _as_list(raw: object) -> list | tuple:
     return raw if isinstance(raw, list) else [raw] if isinstance(raw, Mapping) else ()
 
 
-def _call_text(name: object, arguments: str) -> str:
+def call_text(name: object, arguments: str) -> str:
     """A tool call as the chat templates render it (``{"name": ..., "arguments": ...}``, Qwen/Hermes):
     the name and arguments with the wrapper text each call costs in every template."""
     name = name if isinstance(name, str) else "" if name is None else _json_text(name)
@@ -155,7 +155,7 @@ def count_anthropic_messages(payload: Mapping[str, object]) -> RequestCounts:
                     into.past_reasoning.extend((thought,) if isinstance(thought, str) else ())
                     continue
                 if kind in _TOOL_USES:
-                    into.parts.append(_call_text(block.get("name"), _json_text(block.get("input"))))
+                    into.parts.append(call_text(block.get("name"), _json_text(block.get("input"))))
                     continue
                 if kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
                     into.parts.append(block["tool_use_id"])  # the chat ``tool`` message's tool_call_id, as chat counts it
@@ -204,9 +204,9 @@ def _item(item: object, into: Collected) -> None:
         collect_blocks(item.get("content"), into)
     elif kind == "function_call":
         arguments = item.get("arguments")
-        into.parts.append(_call_text(item.get("name"), unescaped_json(arguments) if isinstance(arguments, str) else _json_text(arguments)))
+        into.parts.append(call_text(item.get("name"), unescaped_json(arguments) if isinstance(arguments, str) else _json_text(arguments)))
     elif kind == "custom_tool_call":  # LiteLLM sends the free-form input as {"content": input}
-        into.parts.append(_call_text(item.get("name"), _json_text({"content": item.get("input")})))
+        into.parts.append(call_text(item.get("name"), _json_text({"content": item.get("input")})))
     elif kind in ("function_call_output", "custom_tool_call_output"):
         if isinstance(item.get("call_id"), str):
             into.parts.append(item["call_id"])  # the chat ``tool`` message's tool_call_id, as chat counts it

@@ -393,7 +393,7 @@ DEEP_JSON_CHARS = len('"leaf"') + 2500 * (len('{"k":') + 1) + 2500 * 2
         ({"messages": [{"role": "user", "content": {"k": DEEP}}]}, len('{"k":}') + DEEP_JSON_CHARS, 0),
         ({"messages": [{"role": "user", "content": "hi"}, {"role": "assistant", "content": None,
           "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": DEEP}}]}]},
-         len('[{"id":"c1","type":"function","function":{"name":"f","arguments":}}]') + DEEP_JSON_CHARS, 0),
+         len('{"name":"f","arguments":}') + DEEP_JSON_CHARS, 0),
         ({"messages": [{"role": "user", "content": "hi"}], "tools": [{"type": "function", "function": {"name": "f", "parameters": DEEP}}]},
          len('[{"type":"function","function":{"name":"f","parameters":}}]') + DEEP_JSON_CHARS, 0),
         ({"messages": [{"role": "user", "content": "hi"}], "tools": DEEP}, DEEP_JSON_CHARS, 0),
