@@ -23,7 +23,7 @@ from .media_tokens import media_tokens
 from .token_bridge import bridged_messages
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
-from .token_fragments import FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
+from .token_fragments import CONTROL_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
 from .token_runs import MEASURED_FAMILIES, Runs
 
 __all__ = [
@@ -157,6 +157,8 @@ class CalibratedEstimator:
             digits = features[_FEATURE_INDEX["digits"]] / scale
             if digits and self.family in DIGIT_GROUP_FAMILIES:
                 frag_routing += _grouped_digits(digits, fragments.digit_runs, w_routing)
+            if self.family in TOJSON_TOOL_FAMILIES:  # a control character written as \u001b (safe only)
+                frag_safe += fragments.control_chars * max(0.0, CONTROL_SAFE_TOKENS - w_safe[_FEATURE_INDEX["punct"]])
             run_safe += scale * frag_safe
             run_routing += scale * frag_routing
         image_safe, image_routing = images_tokens(counts.images, self.image_rule)
@@ -167,6 +169,9 @@ class CalibratedEstimator:
         return TokenEstimate(safe=safe, routing=min(routing, safe), counts=counts)
 
 
+#: Families whose chat templates write a ``tool`` message with ``tojson`` (Llama 3.x), a control
+#: character as ``\u001b`` (:data:`~litellm_kvwarm.token_fragments.CONTROL_SAFE_TOKENS`); ``any`` covers them.
+TOJSON_TOOL_FAMILIES = frozenset({"llama3", "any"})
 #: Families whose pre-tokenizer cuts a run of digits into groups of three (``\\p{N}{1,3}``): a run of
 #: n digits costs ⌈n/3⌉ tokens (measured: cl100k, o200k, deepseek, llama3; Qwen and Gemma spend one per
 #: digit). ``any`` leans low for every family, so it follows the cheapest.

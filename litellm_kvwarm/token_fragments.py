@@ -34,6 +34,13 @@ token). The dense-text floor (:mod:`~litellm_kvwarm.token_weights`) counts these
 raises the ``dense`` weight; the weight is then set by dense text without such edges (DNA, protein,
 upper-case IDs), and base64, which has many, reads 1.2–1.4 × its tokens (safe).
 
+* **Control characters** (``control_chars``: C0 controls other than tab, line feed and carriage
+  return, and DEL: the ESC of terminal colour codes, ``\x1b[32m``): Llama 3's template writes a
+  ``tool`` message with ``tojson``, so each becomes ``\u001b``, three tokens; priced as one
+  punctuation mark, coloured test or build output in a tool result read 0.92–0.95 safe ÷ truth
+  (llama3). The safe estimate adds ``control_chars × (CONTROL_SAFE_TOKENS − w_punct)`` in the
+  families whose templates do that (:data:`~litellm_kvwarm.token_estimators.TOJSON_TOOL_FAMILIES`).
+
 And shapes the routing weights over-price:
 
 * **Escaped quotes and backslashes** (``escaped_quotes``: ``\\"``, ``\\\\``): JSON carried inside a JSON
@@ -64,11 +71,15 @@ import re
 from .token_runs import RUN_MIN_CHARS, RUN_PRICES
 
 __all__ = [
-    "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "NO_FRAGMENTS",
+    "CONTROL_SAFE_TOKENS", "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "NO_FRAGMENTS",
     "Fragments", "find_fragments", "mark_pairs",
 ]
 
 FRAGMENT_SAFE_TOKENS = 1.0
+#: Tokens of one control character written by ``tojson`` (``\u001b``: ``\u``, ``001``, ``b``).
+CONTROL_SAFE_TOKENS = 3.0
+#: C0 controls but tab, line feed and carriage return, and DEL (deleted to count them).
+_CONTROLS = bytes(b for b in (*range(0x20), 0x7F) if b not in (0x09, 0x0A, 0x0D))
 MIXED_RUN_ROUTING_PER_CHAR = 1 / 16
 MIXED_RUN_ROUTING_PER_RUN = 1.0
 
@@ -144,10 +155,11 @@ class Fragments:
     the families that group digits, a space before a break only where breaks weigh under one
     token), so a request pays for the counts it uses."""
 
-    __slots__ = ("_categories", "_counts", "escaped_quotes", "mixed_chars", "mixed_runs")
+    __slots__ = ("_categories", "_counts", "_data", "escaped_quotes", "mixed_chars", "mixed_runs")
 
-    def __init__(self, categories: bytes = b"", escaped_quotes: int = 0, mixed_chars: int = 0, mixed_runs: int = 0) -> None:
-        self._categories = categories
+    def __init__(self, categories: bytes = b"", escaped_quotes: int = 0, mixed_chars: int = 0, mixed_runs: int = 0,
+                 data: bytes = b"") -> None:
+        self._categories, self._data = categories, data
         self._counts: dict[bytes, int] = {}
         self.escaped_quotes = escaped_quotes
         self.mixed_chars = mixed_chars
@@ -174,6 +186,13 @@ class Fragments:
     @property
     def space_breaks(self) -> int:
         return self._count(b"s")
+
+    @property
+    def control_chars(self) -> int:
+        found = self._counts.get(b"c")
+        if found is None:
+            found = self._counts[b"c"] = len(self._data) - len(self._data.translate(None, _CONTROLS))
+        return found
 
     @property
     def digit_runs(self) -> int:
@@ -206,4 +225,4 @@ def find_fragments(data: bytes, marks: bytes, pairs: bytes) -> Fragments:
             mixed_chars += len(run)
             mixed_runs += 1
         pos = marks.find(_RUN_NEEDLE, end)
-    return Fragments(categories, escaped, mixed_chars, mixed_runs)
+    return Fragments(categories, escaped, mixed_chars, mixed_runs, data)

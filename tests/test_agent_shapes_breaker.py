@@ -126,3 +126,22 @@ def test_chat_tool_calls_are_counted_without_their_ids_like_the_other_apis():
     assert '{"name":"Read","arguments":{"file_path": "/r/f0.py"}}' in text and '"type":"function"' not in text
     legacy = {"messages": [{"role": "assistant", "function_call": {"name": "f", "arguments": "{}"}}, {"role": "assistant", "tool_calls": [7, {"x": 1}]}]}
     assert count_request(legacy, call_kind="chat").text == '{"name":"f","arguments":{}}7{"x":1}'  # odd calls: their JSON text
+
+
+def _coloured_output(seed: int) -> str:
+    rng = random.Random(seed)
+    return "\n".join(f"\x1b[32mok\x1b[0m test_{i} \x1b[2m({rng.randrange(1000)}ms)\x1b[0m" for i in range(800))
+
+
+def test_terminal_colour_codes_in_a_tool_result_stay_under_the_llama3_safe_estimate():
+    """Coloured test output (ANSI ``\\x1b[32m``) in a ``tool`` message: Llama 3's template writes tool
+    content with ``tojson``, each ESC as ``\\u001b`` (three tokens), while the weights price it as one
+    punctuation mark: safe 25,918 for a 27,259-token prompt (the official Llama 3.2 template and its
+    tokenizer). Now 31,950; other families unchanged (Qwen2.5 renders ESC raw, one token)."""
+    body = {"messages": [{"role": "user", "content": "check"}, {"role": "assistant", "content": None, "tool_calls": [
+        {"id": "c1", "type": "function", "function": {"name": "get", "arguments": "{}"}}]},
+        {"role": "tool", "tool_call_id": "c1", "content": _coloured_output(3)}]}
+    llama = estimate_request(body, call_kind="chat", estimator=calibrated_estimator("llama3"))
+    assert 27259 <= llama.safe <= 1.3 * 27259 and llama.routing <= 27259
+    assert estimate_request(body, call_kind="chat", estimator=calibrated_estimator("any")).safe >= 27259
+    assert estimate_request(body, call_kind="chat", estimator=QWEN).safe == 26976  # unchanged: Qwen's template writes ESC raw
