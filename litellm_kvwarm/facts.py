@@ -37,6 +37,7 @@ from .reactive import allowed_by_client
 from .router_view import RouterView
 from .runtime import Services
 from .tokens import Estimator, TokenEstimate, estimate_request
+from .token_responses_items import vllm_served
 from .view import AttemptView, PreCallView, provider_of
 from .windows import Deployment
 
@@ -129,6 +130,8 @@ class Facts:
             providers=tuple(provider_of(e["litellm_params"]) for e in entries),
             messages_bridged=not entries or any(not self._native_messages(
                 str(e["litellm_params"].get("model") or "").split("/", 1)[-1], provider_of(e["litellm_params"])) for e in entries),
+            responses_bridged=not entries or any(vllm_served(provider_of(e["litellm_params"]), e["litellm_params"].get("api_base"))
+                                                 for e in entries),
         ))
 
     def estimator(self, served_models: Sequence[str] = ()) -> Estimator:
@@ -186,7 +189,7 @@ class Facts:
         if window is None:
             return base
         raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models),
-                               bridged=source.messages_bridged)
+                               bridged=source.bridged(view.kind))
         estimate = self.correction.apply(group, tenant, raw) if s.learn_from_usage and tenant else raw
         # the raw estimate asks too: a learned factor alone (a tenant's other traffic) never decides an escalation a count could settle
         asked = s.exact_count and (raw.counts.template_dependent or wants_exact_count(estimate, s.output_floor_tokens, window, chain)

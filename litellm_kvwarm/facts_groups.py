@@ -25,11 +25,18 @@ __all__ = ["GroupFacts", "GroupMemo", "TargetGroupsMemo", "target_groups"]
 class GroupFacts:
     """One model group's well-formed deployments and each one's LiteLLM provider; ``messages_bridged``:
     an Anthropic Messages request to the group may be bridged to chat (a deployment without a native
-    ``/v1/messages``: its routing estimate counts what the bridge sends, :mod:`.token_bridge`)."""
+    ``/v1/messages``: its routing estimate counts what the bridge sends, :mod:`.token_bridge`);
+    ``responses_bridged``: a Responses request to the group may reach vLLM (natively or bridged to chat:
+    its routing estimate counts only the items vLLM renders, :mod:`.token_responses_items`)."""
 
     infos: tuple[DeploymentInfo, ...]
     providers: tuple[str | None, ...]
     messages_bridged: bool = True
+    responses_bridged: bool = True
+
+    def bridged(self, kind: str | None) -> bool:
+        """The ``bridged`` flag of :func:`~litellm_kvwarm.tokens.estimate_request` for a ``kind`` request."""
+        return self.responses_bridged if kind == "responses" else self.messages_bridged
 
     @property
     def served_models(self) -> tuple[str, ...]:

@@ -21,6 +21,7 @@ from typing import Protocol
 from .image_tokens import UNKNOWN_RULE, ImageRule, images_tokens
 from .media_tokens import media_tokens
 from .token_bridge import bridged_messages
+from .token_responses_items import rendered_input
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
 from .token_fragments import CONTROL_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
@@ -259,13 +260,16 @@ def estimate_request(
 
     ``bridged`` (an Anthropic Messages body LiteLLM sends to a chat backend): ``routing`` counts
     only the blocks the bridge sends (:func:`~litellm_kvwarm.token_bridge.bridged_messages`; a
-    second count, only when it drops something), ``safe`` the body as sent (conservative).
+    second count, only when it drops something), ``safe`` the body as sent (conservative). For a
+    Responses body, ``bridged`` means its group is served by vLLM (natively or through LiteLLM's chat
+    bridge): ``routing`` counts only the ``input`` items they render
+    (:func:`~litellm_kvwarm.token_responses_items.rendered_input`), ``safe`` every item.
     """
     chosen = estimator or RatioEstimator(safe_chars_per_token, routing_chars_per_token)
     counts = count_request(payload, call_kind=call_kind)
     estimate = chosen.estimate_counts(counts)
-    if bridged and call_kind == "messages" and isinstance(payload, Mapping):
-        sent = bridged_messages(payload)
+    if bridged and call_kind in ("messages", "responses") and isinstance(payload, Mapping):
+        sent = bridged_messages(payload) if call_kind == "messages" else rendered_input(payload)
         if sent is not None:
             routing = chosen.estimate_counts(count_request(sent, call_kind=call_kind)).routing
             estimate = replace(estimate, routing=min(estimate.routing, routing))

@@ -53,7 +53,8 @@ features computed exactly this way, so sampling noise is inside their margins.
 Where each part lives (this module re-exports all of them; import from here):
 
 * :mod:`litellm_kvwarm.token_counts` — request collection (:func:`count_request`, :class:`RequestCounts`);
-  what LiteLLM's Messages → chat bridge drops in :mod:`~litellm_kvwarm.token_bridge`, past reasoning in
+  what LiteLLM's Messages → chat bridge drops in :mod:`~litellm_kvwarm.token_bridge`, the Responses items vLLM
+  does not render in :mod:`~litellm_kvwarm.token_responses_items`, past reasoning in
   :mod:`~litellm_kvwarm.token_reasoning`;
   blocks in :mod:`~litellm_kvwarm.token_blocks` (base64 payloads: :mod:`~litellm_kvwarm.token_payloads`),
   the agent APIs in :mod:`~litellm_kvwarm.token_counts_agents`;
