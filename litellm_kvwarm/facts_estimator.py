@@ -18,6 +18,7 @@ from functools import lru_cache
 
 from .config import Settings
 from .image_tokens import ImageRule, image_rule_for
+from .token_reasoning import renders_no_reasoning
 from .tokens import Estimator, RatioEstimator, calibrated_estimator, family_of
 
 #: Most estimators one :class:`EstimatorMemo` keeps (sets of served models) before it starts over.
@@ -31,14 +32,19 @@ def _image_rule(served_models: tuple[str, ...]) -> ImageRule:
 
 
 def build_estimator(settings: Settings, served_models: tuple[str, ...]) -> Estimator:
-    """The estimator ``settings`` select for deployments serving ``served_models`` (see the module doc)."""
+    """The estimator ``settings`` select for deployments serving ``served_models`` (see the module doc);
+    its ``reasoning_rendered`` is false when every served model's template renders no reasoning
+    (:func:`~.token_reasoning.renders_no_reasoning`: the current tool loop's reasoning then counts in safe only)."""
     images = _image_rule(served_models)
+    rendered = not served_models or not all(map(renders_no_reasoning, served_models))
     if settings.estimator == "ratio":
-        return RatioEstimator(settings.safe_chars_per_token, settings.routing_chars_per_token, image_rule=images)
+        return RatioEstimator(settings.safe_chars_per_token, settings.routing_chars_per_token, image_rule=images,
+                              reasoning_rendered=rendered)
     if settings.estimator_family:
-        return replace(calibrated_estimator(settings.estimator_family), image_rule=images)
+        return replace(calibrated_estimator(settings.estimator_family), image_rule=images, reasoning_rendered=rendered)
     families = {family_of(m) for m in served_models}
-    return replace(calibrated_estimator(families.pop() if len(families) == 1 else "any"), image_rule=images)
+    return replace(calibrated_estimator(families.pop() if len(families) == 1 else "any"), image_rule=images,
+                   reasoning_rendered=rendered)
 
 
 class EstimatorMemo:

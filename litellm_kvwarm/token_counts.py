@@ -32,7 +32,7 @@ def _format_parts(response_format: object) -> tuple[str, ...]:
     return (_json_text(response_format),)
 
 
-def count_request(payload: Mapping[str, object], *, call_kind: str | None = None) -> RequestCounts:
+def count_request(payload: Mapping[str, object], *, call_kind: str | None = None, reasoning_rendered: bool = True) -> RequestCounts:
     """Collect the counts (and the rendered text) of one request body.
 
     Args:
@@ -42,6 +42,9 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
             Anthropic Messages body (``system``, ``messages``, ``tools``), ``"responses"`` a
             Responses body (``instructions``, ``input``, ``tools``); ``None`` reads ``messages``
             when present, else ``prompt``.
+        reasoning_rendered: ``False`` when the served model's template renders no reasoning at all
+            (:func:`~litellm_kvwarm.token_reasoning.renders_no_reasoning`): the reasoning of the current
+            tool loop is then past reasoning too (safe estimate only).
 
     Never raises on odd input: anything it does not understand is counted by its JSON
     text (a deliberate over-count), or skipped when it cannot be serialised. Nesting depth
@@ -50,7 +53,7 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
     if not isinstance(payload, Mapping):
         return RequestCounts(chars=0, messages=0)
     if call_kind in AGENT_COUNTERS:
-        return AGENT_COUNTERS[call_kind](payload)
+        return AGENT_COUNTERS[call_kind](payload, reasoning_rendered=reasoning_rendered)
     use_messages = call_kind == "chat" or (call_kind is None and "messages" in payload)
     if use_messages:
         raw = payload.get("messages")
@@ -61,7 +64,7 @@ def count_request(payload: Mapping[str, object], *, call_kind: str | None = None
             messages, other, images, media, past = len(raw), 0, (), (), ()  # type: ignore[arg-type]
         else:
             collected = Collected()
-            messages, odd_roles = _collect_messages(raw, collected)
+            messages, odd_roles = _collect_messages(raw, collected, reasoning_rendered)
             parts, other, images, media = collected.parts, collected.other, tuple(collected.images), tuple(collected.media)
             chars, past = sum(map(len, parts)), tuple(collected.past_reasoning)
         tools = 0
@@ -113,13 +116,13 @@ def _plain_contents(messages: object) -> tuple[list[str], int, bool] | None:
     return [text], len(text), not roles <= _STANDARD_ROLES
 
 
-def _collect_messages(messages: object, into: Collected) -> tuple[int, bool]:
+def _collect_messages(messages: object, into: Collected, reasoning_rendered: bool = True) -> tuple[int, bool]:
     """Add every message's text to ``into``; returns (messages, whether a role outside
     :data:`_STANDARD_ROLES` appears)."""
     if not isinstance(messages, list):
         return 0, False
     odd = False
-    last_user = last_user_index(messages)
+    last_user = last_user_index(messages) if reasoning_rendered else len(messages)
     for index, message in enumerate(messages):
         if not isinstance(message, Mapping):
             into.text(message)

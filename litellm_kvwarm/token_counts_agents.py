@@ -133,7 +133,7 @@ def _finish(into: Collected, messages: int, tools: object, output_format: object
     )
 
 
-def count_anthropic_messages(payload: Mapping[str, object]) -> RequestCounts:
+def count_anthropic_messages(payload: Mapping[str, object], *, reasoning_rendered: bool = True) -> RequestCounts:
     """Counts of an Anthropic Messages body (see the module docstring)."""
     into = Collected()
     messages = 0
@@ -142,7 +142,7 @@ def count_anthropic_messages(payload: Mapping[str, object]) -> RequestCounts:
         collect_blocks(system, into)
         messages += 1
     raw = _as_list(payload.get("messages"))
-    last_user = last_user_index(raw, "messages")
+    last_user = last_user_index(raw, "messages") if reasoning_rendered else len(raw)
     for index, message in enumerate(raw):
         content = message.get("content") if isinstance(message, Mapping) else message
         messages += _message_count(content)
@@ -165,7 +165,7 @@ def count_anthropic_messages(payload: Mapping[str, object]) -> RequestCounts:
     return _finish(into, messages, _chat_tools(payload.get("tools"), _anthropic_tool))
 
 
-def count_responses(payload: Mapping[str, object]) -> RequestCounts:
+def count_responses(payload: Mapping[str, object], *, reasoning_rendered: bool = True) -> RequestCounts:
     """Counts of a Responses body (see the module docstring)."""
     into = Collected()
     messages = 0
@@ -179,7 +179,7 @@ def count_responses(payload: Mapping[str, object]) -> RequestCounts:
         messages += 1
     elif isinstance(raw, (list, Mapping)):
         items = _as_list(raw)
-        last_user = last_user_index(items, "responses")
+        last_user = last_user_index(items, "responses") if reasoning_rendered else len(items)
         for index, item in enumerate(items):
             if isinstance(item, Mapping) and item.get("type") == "item_reference":
                 continue  # a reference to an item the server holds: it renders nothing here (~0 tokens)
@@ -223,7 +223,7 @@ def _item(item: object, into: Collected) -> None:
 
 
 #: Counters by call kind (:data:`litellm_kvwarm.view.ADAPTERS`).
-AGENT_COUNTERS: dict[str, Callable[[Mapping[str, object]], RequestCounts]] = {
+AGENT_COUNTERS: dict[str, Callable[..., RequestCounts]] = {
     "messages": count_anthropic_messages,
     "responses": count_responses,
 }

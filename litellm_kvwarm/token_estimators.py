@@ -76,6 +76,8 @@ class RatioEstimator:
     routing_chars_per_token: float = 4.0
     name: str = "ratio"
     image_rule: ImageRule = UNKNOWN_RULE
+    #: ``False``: the served models' templates render no reasoning (:func:`~.token_reasoning.renders_no_reasoning`)
+    reasoning_rendered: bool = True
 
     def estimate_counts(self, counts: RequestCounts) -> TokenEstimate:
         if counts.exact_tokens is not None:
@@ -137,6 +139,8 @@ class CalibratedEstimator:
     weights: LinearWeights
     name: str = "calibrated"
     image_rule: ImageRule = UNKNOWN_RULE
+    #: ``False``: the served models' templates render no reasoning (:func:`~.token_reasoning.renders_no_reasoning`)
+    reasoning_rendered: bool = True
 
     def estimate_counts(self, counts: RequestCounts) -> TokenEstimate:
         if counts.exact_tokens is not None:
@@ -256,7 +260,8 @@ def estimate_request(
     to ``routing``: vLLM renders none of it (guided decoding), and a 1,000-property schema with a
     one-line prompt had been routed as a 46k-token request. The reasoning of assistant turns before
     the last user message (:attr:`RequestCounts.past_reasoning`, :mod:`~litellm_kvwarm.token_reasoning`)
-    is counted the same way: in ``safe`` only.
+    is counted the same way: in ``safe`` only, and so is the current tool loop's reasoning when the
+    estimator's served models render none (``estimator.reasoning_rendered`` false).
 
     ``bridged`` (an Anthropic Messages body LiteLLM sends to a chat backend): ``routing`` counts
     only the blocks the bridge sends (:func:`~litellm_kvwarm.token_bridge.bridged_messages`; a
@@ -266,12 +271,13 @@ def estimate_request(
     (:func:`~litellm_kvwarm.token_responses_items.rendered_input`), ``safe`` every item.
     """
     chosen = estimator or RatioEstimator(safe_chars_per_token, routing_chars_per_token)
-    counts = count_request(payload, call_kind=call_kind)
+    rendered = getattr(chosen, "reasoning_rendered", True)
+    counts = count_request(payload, call_kind=call_kind, reasoning_rendered=rendered)
     estimate = chosen.estimate_counts(counts)
     if bridged and call_kind in ("messages", "responses") and isinstance(payload, Mapping):
         sent = bridged_messages(payload) if call_kind == "messages" else rendered_input(payload)
         if sent is not None:
-            routing = chosen.estimate_counts(count_request(sent, call_kind=call_kind)).routing
+            routing = chosen.estimate_counts(count_request(sent, call_kind=call_kind, reasoning_rendered=rendered)).routing
             estimate = replace(estimate, routing=min(estimate.routing, routing))
     safe_only = (*counts.format_parts, *counts.past_reasoning)
     if not safe_only:

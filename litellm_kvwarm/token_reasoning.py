@@ -12,14 +12,33 @@ tool-loop turns with 2 KB of reasoning each, then a user question, routed as ~5,
 
 So that reasoning counts in the safe estimate only (a custom template might render it;
 :attr:`~litellm_kvwarm.request_counts.RequestCounts.past_reasoning`); the reasoning of turns after
-the last user message (the current tool loop, which Qwen3 renders) counts in both.
+the last user message (the current tool loop, which Qwen3 renders) counts in both, unless every
+served model is known to render no reasoning at all (:func:`renders_no_reasoning`: Qwen2.5, Llama 3,
+DeepSeek-V3, Gemma 3, Qwen3-Coder and Qwen3 Instruct-2507 templates read no ``reasoning_content``;
+LiteLLM 1.108.7 turns Anthropic ``thinking`` blocks and Responses ``reasoning`` items into that field):
+then it is past reasoning too, safe only. Counted, ten current-loop turns with 2 KB of reasoning each
+read ~10x the truth in routing.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 
-__all__ = ["last_user_index"]
+__all__ = ["last_user_index", "renders_no_reasoning"]
+
+#: Served-model names whose official chat templates render no reasoning field anywhere.
+_NO_REASONING = re.compile(r"qwen2\.5|qwen2-|llama[-_ ]?3|deepseek-v3(?![.\d])|gemma[-_ ]?3|qwen3-coder|qwen3-.*instruct-2507")
+#: Names that may carry a reasoning template whatever else they match (R1 distills of Llama / Qwen2.5, QwQ,
+#: Nemotron reasoning models, "-thinking" variants).
+_MAY_REASON = re.compile(r"deepseek-r1|qwq|nemotron|think|reason|-r1\b")
+
+
+def renders_no_reasoning(served_model: str | None) -> bool:
+    """Whether ``served_model`` (the name ``/v1/models`` lists) is of a family whose template renders no
+    reasoning at all (module docstring); ``False`` when unknown (its reasoning keeps counting)."""
+    name = str(served_model or "").lower()
+    return bool(name) and _NO_REASONING.search(name) is not None and _MAY_REASON.search(name) is None
 
 
 def _is_user_turn(message: object, api: str) -> bool:

@@ -30,7 +30,7 @@ def test_calibrated_family(options, served, family):
 def test_ratio_estimator_uses_the_configured_ratios():
     s = Settings(estimator="ratio", safe_chars_per_token=2.5, routing_chars_per_token=4.0)
     est = build_estimator(s, ("Qwen/Qwen2.5-7B-Instruct",))
-    assert est == RatioEstimator(2.5, 4.0, image_rule=image_rule_for(("Qwen/Qwen2.5-7B-Instruct",)))
+    assert est == RatioEstimator(2.5, 4.0, image_rule=image_rule_for(("Qwen/Qwen2.5-7B-Instruct",)), reasoning_rendered=False)
 
 
 def test_memo_builds_once_per_models_and_starts_over_on_new_settings():
