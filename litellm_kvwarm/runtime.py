@@ -112,6 +112,7 @@ class Services:
         on_warm_done: ``(outcome, duration_s, target)`` when a warm ends.
         scrape_targets: the deployments to scrape (with their keys).
         served_model: a model group's served model name (what its template renders, for warm pieces).
+        bridged: ``(group, kind)`` → whether the group renders only what its bridge sends (warm piece sizes).
         clock: monotonic seconds for the window cache and the exact counter's failure memory
             (request budgets always run on ``time.monotonic``: they time real waits).
         http_client: inject a client (tests); default one is created on first use.
@@ -128,6 +129,7 @@ class Services:
         on_warm_outcome: Callable[[WarmOutcome, str], None] | None = None,
         scrape_targets: Callable[[], Iterable[Deployment]],
         served_model: Callable[[str], str | None] = lambda group: None,
+        bridged: Callable[[str, str], bool] = lambda group, kind: False,
         clock: Callable[[], float] = time.monotonic,
         http_client: httpx.AsyncClient | None = None,
         environ: Mapping[str, str] = os.environ,
@@ -139,7 +141,7 @@ class Services:
         #: sends each warm, in pieces when its uncached part is large (``KVWARM_WARM_PIECE_TOKENS``)
         self.pieces = PieceSender(settings.warm_piece_tokens, send_warm, on_piece=metrics.warm_pieces, served_model=served_model,
                                   max_pieces=settings.warm_max_pieces, on_enlarged=metrics.warm_pieces_enlarged,
-                                  piece_size=self._piece_size)
+                                  piece_size=self._piece_size, bridged=bridged)
         self._on_warm_done = on_warm_done
         self._on_warm_outcome = on_warm_outcome
         self._scrape_targets = scrape_targets

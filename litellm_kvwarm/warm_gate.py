@@ -103,6 +103,8 @@ class WarmGate:
         secret: key of the tenant and session hashes (``identity.resolve_hash_secret``), or a
             callable returning it (resolved on first use); default:
             resolved from ``settings`` and the process environment.
+        bridged: ``(target, kind)`` → whether the group renders only what its bridge sends: a head warm is
+            sized by that routing view (:func:`~litellm_kvwarm.tokens.estimate_request` ``bridged``), as routes are.
     """
 
     def __init__(
@@ -112,8 +114,10 @@ class WarmGate:
         runner: Callable[[], WarmRunner],
         count: Callable[[WarmOutcome, str, str], None],
         secret: bytes | str | Callable[[], bytes | str] | None = None,
+        bridged: Callable[[str, str], bool] = lambda group, kind: False,
     ):
         self._settings = settings
+        self._bridged = bridged
         self._runner = runner
         self._count = count
         #: each session's largest growth step (tokens), for ``JUMP`` warms
@@ -184,7 +188,7 @@ class WarmGate:
         head = head_request(kind, data)
         if head is None:
             return None
-        tokens = estimate_request(head, call_kind=kind).routing
+        tokens = estimate_request(head, call_kind=kind, bridged=self._bridged(c.target, kind)).routing
         if tokens < self._settings.warm_head_tokens:
             return None
         return replace(c, tokens=tokens, growth_tokens=tokens), head

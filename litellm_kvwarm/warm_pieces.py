@@ -48,8 +48,8 @@ from typing import Any
 
 from .config_defaults import DEFAULT_WARM_MAX_PIECES, DEFAULT_WARM_PIECE_TOKENS
 from .reply_warm import drops_past_reasoning
-from .tokens import estimate_request
 from .warm_body import METADATA_FIELDS
+from .warm_piece_tokens import Estimate, bridged_routing_tokens, item_tokens, routing_tokens  # noqa: F401  (re-exported)
 from .warm_prefixes import (  # noqa: F401  (re-exported)
     DEFAULT_CAPACITY, ITEMS_FIELD, Warmed, WarmedPrefixes, closed_prefixes, cut_points, item_text, prefix_digest, role,
     thinking_on, well_formed, with_text,
@@ -70,21 +70,6 @@ DEFAULT_PIECE_TOKENS = DEFAULT_WARM_PIECE_TOKENS
 _SPLIT_ROLES = frozenset({"system", "developer", "user", "tool", "assistant"})
 
 Send = Callable[[str, dict[str, Any]], Awaitable[Any]]
-Estimate = Callable[[str, Mapping[str, Any]], int]
-
-
-def routing_tokens(kind: str, body: Mapping[str, Any]) -> int:
-    """The ratio estimator's routing tokens of ``body`` (a ``kind`` request)."""
-    return estimate_request(body, call_kind=kind).routing
-
-
-def item_tokens(kind: str, items: Sequence[object], estimate: Estimate = routing_tokens) -> list[int]:
-    """Tokens of each item alone (``estimate`` of a body holding only it, less that of an empty body)."""
-    field = ITEMS_FIELD[kind]
-    base = estimate(kind, {field: []})
-    return [max(estimate(kind, {field: [item]}) - base, 0) for item in items]
-
-
 @dataclass(frozen=True)
 class Piece:
     """One prefix of a warm: its first ``items`` items, ``tokens`` their estimated size (with the
@@ -226,13 +211,18 @@ class PieceSender:
         on_enlarged: ``(target)`` per warm whose pieces that bound made larger than ``piece_tokens``; or a counter
             with that label (``kvwarm_warm_pieces_enlarged_total``). The first such warm of each target is logged.
         piece_size: ``(target, piece_tokens)`` → the piece size (tokens) for warms of that group (default ``piece_tokens``).
+        bridged: ``(target, kind)`` → whether that group renders only what its bridge sends
+            (:meth:`~litellm_kvwarm.facts_groups.GroupFacts.bridged`); then the default ``estimate`` sizes
+            pieces by :func:`bridged_routing_tokens`, as the route decision does.
     """
 
     def __init__(self, piece_tokens: int, send: Send, *, on_piece: Any = None, estimate: Estimate = routing_tokens,
                  capacity: int = DEFAULT_CAPACITY, served_model: Callable[[str], str | None] = lambda group: None,
                  max_pieces: int = DEFAULT_WARM_MAX_PIECES, on_enlarged: Any = None,
-                 piece_size: Callable[[str, int], int] = lambda target, configured: configured):
+                 piece_size: Callable[[str, int], int] = lambda target, configured: configured,
+                 bridged: Callable[[str, str], bool] = lambda target, kind: False):
         self.piece_tokens, self.max_pieces = piece_tokens, max_pieces
+        self._bridged = bridged
         self._piece_size = piece_size
         self._send = send
         self._served_model = served_model
@@ -249,8 +239,9 @@ class PieceSender:
         try:
             held, target = self.warmed.held(kind, body), str(body.get("model"))
             size = self._piece_size(target, self.piece_tokens)
+            estimate = bridged_routing_tokens if self._estimate is routing_tokens and self._bridged(target, kind) else self._estimate
             return plan_pieces(kind, body, size, warmed_items=held.items, warmed_chars=held.chars,
-                               estimate=self._estimate, split_assistant=not drops_past_reasoning(self._served_model(target)),
+                               estimate=estimate, split_assistant=not drops_past_reasoning(self._served_model(target)),
                                max_pieces=self.max_pieces, on_enlarged=lambda size: self._enlarged(target, size))
         except Exception:  # a body the planner cannot read is warmed whole, as without pieces
             logger.debug("warm pieces not planned", exc_info=True)
