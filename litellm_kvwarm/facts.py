@@ -36,8 +36,8 @@ from .planner import wants_exact_count
 from .reactive import allowed_by_client
 from .router_view import RouterView
 from .runtime import Services
-from .tokens import Estimator, TokenEstimate, estimate_request
 from .token_responses_items import vllm_served
+from .tokens import Estimator, TokenEstimate, estimate_request
 from .view import AttemptView, PreCallView, provider_of
 from .windows import Deployment
 
