@@ -11,8 +11,8 @@ characters.
 
 How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with numbers:
 
-1. The text is normalised: JSON/Unicode/HTML escapes undone at any depth (``\\"`` ``\\\\\\"``
-   ``\\'`` ``\\n`` ``\\u003e`` ``&gt;``), runs of byte escapes decoded as UTF-8 (``b'...\\xe2\\x80\\x99s'``),
+1. The text is normalised: its transport encodings undone, bounded (:mod:`.context_error_layers`: JSON/Unicode
+   escapes at any depth, byte escapes, percent and form encoding, HTML entities, each also applied twice),
    Unicode compatibility forms folded (NFKC: full-width ``：`` and digits, ``…``), zero-width
    characters dropped, quotes around words dropped (backticks, ASCII and curly double quotes
    ``"`` ``“”`` ``„``, guillemets ``«»`` ``‹›``, and single quotes around one identifier:
@@ -56,12 +56,12 @@ every name above is importable from here.
 
 from __future__ import annotations
 
-import html
 import re
 import unicodedata
 
 from .context_error_model import Certainty, ContextError, ErrorKind, Limit, LimitMeaning, Number, with_kind
 from .context_error_echoes import without_echoes
+from .context_error_layers import without_layers
 from .context_error_markup import with_plain_grouping, without_markup
 from .context_error_windows import with_competing_window
 from .context_error_rows import CUT_END, Row, to_int
@@ -90,13 +90,6 @@ MAX_SCAN_CHARS = 20_000
 MAX_CUT_EXTENSION = 64
 
 
-# Each starts only at the first backslash of a run ((?<!\\)): else a long run is retried from every position.
-_ESCAPED_QUOTE = re.compile(r"(?<!\\)\\+(?=[\"'`/])")
-_ESCAPED_WS = re.compile(r"(?<!\\)\\+[nrt]")
-_ESCAPED_UNICODE = re.compile(r"(?<!\\)\\+u([0-9a-fA-F]{4})")
-# A run of byte escapes ("\xe2\x80\x99" in a Python bytes or str repr), at any escaping depth.
-_ESCAPED_BYTES = re.compile(r"(?:(?<!\\)\\+x[0-9a-fA-F]{2})+")
-_HEX_PAIR = re.compile(r"x([0-9a-fA-F]{2})")
 _SPACE = re.compile(r"\s+")  # \s includes NBSP, narrow NBSP and thin space (U+00A0, U+202F, U+2009)
 # A digit touching a letter ("16384tokens", "is16384", "5000cannot"), a sentence after a number
 # ("max_model_len=4096.Please") or a word after a colon ("request:expected", from a full-width colon):
@@ -125,25 +118,16 @@ _QUOTED_FIELD = re.compile(r"(?<!\w)'?(inputs|[A-Za-z][A-Za-z0-9]{0,30}(?:_[A-Za
 # length (256.125)", "splited_prompt_len (256.125)".
 _DOT_THOUSANDS = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3})+(?!\d|\.\d)")
 _FLOAT_PROMPT_LEN = re.compile(r"(?:sum of prompt length|prompt_len) ?\( ?\Z", re.IGNORECASE)
-# A decimal character reference past U+10FFFF (html.unescape makes it U+FFFD, but int() raises past 4300 digits).
-_HUGE_CHARREF = re.compile(r"&#0*[1-9][0-9]{7,};?")
-# A run the scan cut must not split: digits, separators before a digit, escapes, HTML entities.
+# A run the scan cut must not split: digits, separators before a digit, escapes, HTML entities, percent escapes.
 _RAW_NUMBER_RUN = re.compile(
-    r"(?:\d|[,_'. \t\u00a0\u202f\u2009](?=\d|\\|&)|\\+u[0-9a-fA-F]{4}|\\+x[0-9a-fA-F]{2}|&#?\w{1,8};)+"
+    r"(?:\d|[,_'. +\t\u00a0\u202f\u2009](?=\d|\\|&|%)|\\+u[0-9a-fA-F]{4}|\\+x[0-9a-fA-F]{2}|&#?\w{1,8};"
+    r"|%u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2})+"
 )
 # What may follow a number that was cut: nothing, spaces, or truncation marks (then a wrapper's closing quotes and
 # braces).
 _CUT_END = re.compile(CUT_END, re.IGNORECASE)
 # A separator (and the start of a digit group) right before such an end: "200,0", "210.", "16 3".
 _CUT_GROUP = re.compile(r"[,_'. ]\d{0,2}")
-
-
-def _decode_bytes(match: re.Match[str]) -> str:
-    raw = bytes(int(h, 16) for h in _HEX_PAIR.findall(match.group(0)))
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:  # a str repr's "\xa0" (one Latin-1 character), not UTF-8 bytes
-        return raw.decode("latin-1")
 
 
 def _scan_window(text: str) -> str:
@@ -174,18 +158,11 @@ def _dot_thousands(match: re.Match[str]) -> str:
 
 
 def _normalise(text: str) -> str:
-    """Undo transport mangling: escapes at any depth (JSON, Python repr, bytes literals), HTML
-    entities, compatibility forms (NFKC), zero-width characters, quotes around words, typographic
+    """Undo transport mangling: encodings (escapes, percent and form encoding, HTML entities:
+    :func:`~.context_error_layers.without_layers`), compatibility forms (NFKC), zero-width characters, quotes around words, typographic
     apostrophes, Unicode spaces; put back a space between a number and a word; dot thousands
     read as thousands. Numbers keep their other separators (:data:`NUM` reads them)."""
-    s = _scan_window(text)
-    if "\\" in s:
-        s = _ESCAPED_BYTES.sub(_decode_bytes, s)
-        s = _ESCAPED_UNICODE.sub(lambda m: chr(int(m.group(1), 16)), s)
-        s = _ESCAPED_QUOTE.sub("", s)
-        s = _ESCAPED_WS.sub(" ", s)
-    if "&" in s:
-        s = html.unescape(_HUGE_CHARREF.sub("\ufffd", s))
+    s = without_layers(_scan_window(text))
     s = with_plain_grouping(without_markup(s))
     if not s.isascii():
         s = unicodedata.normalize("NFKC", s.translate(_APOSTROPHES))
@@ -276,22 +253,29 @@ def parse_context_error(text: object) -> ContextError | None:
         match = row.regex.search(s)
         if match is None:
             continue
-        groups: dict[str, str] = {}
-        cut: set[str] = set()
-        spans: list[tuple[int, int]] = []
-        for found in (match, *(extra.search(s) for extra in row.extra_regexes)):
-            if found is None:
-                continue
-            spans.append(found.span())
-            for name, value in found.groupdict().items():
-                if value is None:
-                    continue
-                groups[name] = value
-                cut.discard(name)
-                if _may_be_cut(s, found.start(name), found.end(name)):
-                    cut.add(name)
-        return with_competing_window(s, spans, _apply(row, groups, frozenset(cut)), row.kind is not None)
+        result, spans = _read(row, s, match)
+        return with_competing_window(s, spans, result, row.kind is not None)
     return None
+
+
+def _read(row: Row, s: str, match: re.Match[str]) -> tuple[ContextError, list[tuple[int, int]]]:
+    """The result of ``row`` whose pattern matched ``s`` at ``match`` (its extras searched anywhere in ``s``), and
+    the spans its wording covers."""
+    groups: dict[str, str] = {}
+    cut: set[str] = set()
+    spans: list[tuple[int, int]] = []
+    for found in (match, *(extra.search(s) for extra in row.extra_regexes)):
+        if found is None:
+            continue
+        spans.append(found.span())
+        for name, value in found.groupdict().items():
+            if value is None:
+                continue
+            groups[name] = value
+            cut.discard(name)
+            if _may_be_cut(s, found.start(name), found.end(name)):
+                cut.add(name)
+    return _apply(row, groups, frozenset(cut)), spans
 
 
 def is_context_error(text: object) -> bool:
