@@ -77,7 +77,12 @@ class ContextError:
     ``total_tokens``: printed prompt + output. ``printed_limit``: a printed limit that is not
     the window. ``excess_tokens``: by how much the request is over the limit when that is all the
     server printed (Ollama "exceeded max context length by N tokens": prompt − window = N; the
-    window itself is not printed, see :meth:`limit_given_prompt`). ``prompt_chars``/``char_limit``:
+    window itself is not printed, see :meth:`limit_given_prompt`). ``output_cap``: the model's own cap on
+    output tokens per request (max_tokens), tokens, whenever the text prints one: the ``printed_limit`` of an
+    output-cap wording (``OUTPUT_LIMIT``: OpenAI "supports at most N completion tokens", Anthropic "N, which is
+    the maximum allowed number of output tokens"), or a cap printed beside another wording's window ("...
+    maximum context length is 128000 tokens ... supports at most 16384 completion tokens"); never the window, and
+    the window never it (:mod:`~litellm_kvwarm.context_error_caps`). ``prompt_chars``/``char_limit``:
     character counts (never tokens).
 
     A number that ends the text (nothing but spaces or a truncation mark after it) may have been
@@ -96,10 +101,13 @@ class ContextError:
     excess_tokens: Number | None = None
     prompt_chars: int | None = None
     char_limit: int | None = None
+    output_cap: Number | None = None
 
     @property
     def has_numbers(self) -> bool:
-        """Whether any token count was printed (window, prompt, output, total, a limit or an excess)."""
+        """Whether any token count was printed (window, prompt, output, total, a limit or an excess). ``output_cap``
+        is not counted: it says nothing about the window or the prompt (a numberless prompt-alone refusal beside a
+        cap still needs the refused prompt's count to teach a limit)."""
         return any(
             x is not None
             for x in (

@@ -28,7 +28,7 @@ from dataclasses import replace
 from .context_error_model import Certainty, ContextError, ErrorKind, Number
 from .context_error_rows import NUM, to_int
 
-__all__ = ["with_competing_window"]
+__all__ = ["windows_outside", "with_competing_window"]
 
 _WINDOW_PHRASE = re.compile(
     r"(?:max_model_len|max_seq_len|max_total_tokens|\bn_ctx(?:_slot)?|context_length|context_window|"
@@ -36,6 +36,19 @@ _WINDOW_PHRASE = re.compile(
     r"(?: is| of)?(?: only)? ?[:=(]? ?(?P<n>" + NUM + r")(?! ?%)",
     re.IGNORECASE,
 )
+
+
+def windows_outside(s: str, spans: list[tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """Every window phrase of ``s`` whose count lies outside ``spans``: (tokens, start, end of the count)."""
+    found_windows = []
+    for found in _WINDOW_PHRASE.finditer(s):
+        start, end = found.span("n")
+        if any(a <= start < b or a < end <= b for a, b in spans):
+            continue
+        value = to_int(found.group("n"))
+        if value is not None:
+            found_windows.append((value, start, end))
+    return found_windows
 
 
 def with_competing_window(s: str, spans: list[tuple[int, int]], result: ContextError,
@@ -46,14 +59,7 @@ def with_competing_window(s: str, spans: list[tuple[int, int]], result: ContextE
     w = result.window
     if w is None:
         return result
-    others = set()
-    for found in _WINDOW_PHRASE.finditer(s):
-        start, end = found.span("n")
-        if any(a <= start < b or a < end <= b for a, b in spans):
-            continue
-        value = to_int(found.group("n"))
-        if value is not None and value != w.value:
-            others.add(value)
+    others = {value for value, _, _ in windows_outside(s, spans) if value != w.value}
     if not others:
         return result
     floor = replace(result, window=Number(min(others | {w.value}), Certainty.LOWER_BOUND))

@@ -46,7 +46,8 @@ is a LOWER_BOUND (UPPER_BOUND when negative), never EXACT, so a cut window is ne
 smaller exact one; a character count there is dropped. A printed number that is *not* the
 model's window (prompt + output) goes to ``printed_limit`` with its :class:`LimitMeaning`, never
 to ``window``; an excess over an unprinted limit (Ollama "exceeded ... by N tokens") goes to
-``excess_tokens``.
+``excess_tokens``; the model's output cap is kept in ``output_cap`` too, also when the text prints it beside a
+window, and the window beside it (:mod:`.context_error_caps`).
 
 The table of wordings (family, wording, where seen) is :mod:`litellm_kvwarm.context_error_wordings`;
 the result's shape :mod:`litellm_kvwarm.context_error_model`; a row's machinery
@@ -60,6 +61,7 @@ import re
 import unicodedata
 
 from .context_error_model import Certainty, ContextError, ErrorKind, Limit, LimitMeaning, Number, with_kind
+from .context_error_caps import with_output_cap
 from .context_error_echoes import without_echoes
 from .context_error_layers import without_layers
 from .context_error_markup import with_plain_grouping, without_markup
@@ -254,7 +256,8 @@ def parse_context_error(text: object) -> ContextError | None:
         if match is None:
             continue
         result, spans = _read(row, s, match)
-        return with_competing_window(s, spans, result, row.kind is not None)
+        result = with_competing_window(s, spans, result, row.kind is not None)
+        return with_output_cap(s, spans, result, lambda cap_row, found: _read(cap_row, s, found)[0], _may_be_cut)
     return None
 
 
