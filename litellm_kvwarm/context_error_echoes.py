@@ -18,13 +18,37 @@ between them; Gemini's ``parts`` and Cohere's ``message``, role ``CHATBOT``, are
 ``output`` of a Responses API ``function_call_output`` item (a sub-agent's own context error returned as a tool's
 result), a tool call's ``arguments`` (chat ``tool_calls``, Responses ``function_call``), and Anthropic's
 ``tool_result`` content and ``tool_use`` input.
+
+A context error quoted in *prose* inside the client's text (a user asking 'Yesterday I got "This model's maximum
+context length is 4096 tokens. However, you requested 5000 tokens" — what does it mean?', in an echoed ``prompt``,
+``input`` or ``text`` field, a logged ``prompt='...'``, a request body printed before the server's own message) is
+the client's too. :func:`marked_quotes` (on the text before its quotes are dropped) marks each passage in double
+quotes (ASCII ``"`` opened after a word and a space, or after ``word: ``; curly ``“”`` ``„“``; guillemets ``«»``) of
+at most :data:`MAX_QUOTE` characters (to the end of a text cut inside it) that is a sentence (three words or more) naming context or tokens; a quoted
+field name (``"max_tokens"``) or a JSON/repr string (opened after ``:`` ``,`` ``{`` ``[`` ``=``) is never such a
+passage. :func:`without_echoes` then takes the marked passages out when the text without them still reads as a
+refusal with a number (the server's own message beside the quote; a wrapper's bare error name, LiteLLM's
+``ContextWindowExceededError``, is none; not for a passage opened after ``word: ``, which that word
+labels: ``debugDescription: "Content contains 5342 tokens ..."`` is the server's), or, passage by passage, when
+the nearest field label before it that names either side names the client's request (``prompt:``, ``messages``, ``content``, ``input``,
+``inputText``, ``text``, ``query``, ``body``, ``request``, ``instructions``, ``system``, ``Request prompt was:``; a
+passage opened after ``word: `` skips that word; not ``message``/``error``/``detail``: a wrapper quoting the server, as
+'Upstream returned "This model's maximum context length is ..."' or 'Error: "prompt is too long: ..."', still reads).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
-__all__ = ["without_echoes"]
+__all__ = ["MAX_QUOTE", "marked_quotes", "without_echoes"]
+
+#: A quoted passage longer than this (characters) is not marked.
+MAX_QUOTE = 4000
+#: Private-use characters that stand for a marked passage's quotes until :func:`without_echoes` reads them (a
+#: passage opened after ``word: `` has its own opening mark: the word labels it, so only its label decides).
+OPEN, CLOSE, OPEN_LABELLED = "\ue000", "\ue001", "\ue002"
+_MARKS = str.maketrans(dict.fromkeys(OPEN + CLOSE + OPEN_LABELLED, None))
 
 # pydantic's echo (always ends at ``input_type=``, or where the text was cut)
 _ECHO_INPUT_VALUE = re.compile(r"input_value=.*?(?:, ?input_type=\w+|\Z)", re.DOTALL)
@@ -48,9 +72,89 @@ _ECHO_CONTENT = re.compile(
 _ECHO_CONTENT_FIRST = re.compile(r"\{ ?(?:content|message) ?: ?[^{}]*?, ?(?=" + _ROLE + r")", re.DOTALL | re.IGNORECASE)
 
 
-def without_echoes(s: str) -> str:
-    """``s`` (a normalised error text: quotes already dropped) without what a validation error quotes of the
-    client's input; the rest unchanged. Never raises."""
+_PROSE_OPEN = re.compile(r"(?<=[A-Za-z0-9.!?;)\u2014\u2013] )\"(?=\S)|(?P<labelled>(?<=[A-Za-z]: )\")(?=\S)|[\u201c\u201e\u00ab](?=\S)")
+_CLOSER = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u00ab": "\u00bb"}
+_CONTEXT_WORD = re.compile(r"context|tokens?\b|too long|max_tokens|max_model_len|maximum|exceed", re.IGNORECASE)
+_SENTENCE = re.compile(r"\S+\s+\S+\s+\S")
+_MARKED = re.compile("[\ue000\ue002][^\ue000\ue001\ue002]*\ue001")
+# A field label (a JSON/repr key, "Request body:", "prompt=", "prompt was:"), and what names the client's request in it
+# ("prompt", "inputText", "user_input", "messages") or the server's reply ("error", "detail", "debugDescription",
+# "litellm.BadRequestError"), by the last part of its name.
+_LABEL = re.compile(r"\b([A-Za-z][\w.-]{0,40})(?: (?:was|is))? ?[:=]")
+_WORD_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
+_REQUEST_NAMES = frozenset({"prompt", "input", "inputs", "text", "query", "content", "question", "instructions",
+                            "system", "body", "request", "messages", "contents", "parts"})
+_REPLY_NAMES = frozenset({"error", "detail", "reason", "description", "msg", "message", "status", "code", "exception"})
+#: Marked passages weighed at most (each looks back at most this far for its label).
+_MAX_PASSAGES, _LABEL_REACH = 64, 2000
+
+
+def marked_quotes(s: str) -> str:
+    """``s`` (an error text whose quotes are still there) with the quotes of each prose passage that may quote a
+    context error replaced by :data:`OPEN`/:data:`CLOSE` (see the module docstring); any such character already in
+    ``s`` dropped. Linear: each closing quote is searched for once per kind."""
+    if OPEN in s or CLOSE in s or OPEN_LABELLED in s:
+        s = s.translate(_MARKS)
+    marks: list[tuple[int, int, str]] = []
+    next_close: dict[str, int] = {}
+    pos = 0
+    for found in _PROSE_OPEN.finditer(s):
+        start = found.start()
+        if start < pos:
+            continue
+        closer = _CLOSER[found.group()]
+        end = next_close.get(closer, start)
+        if end != -1 and end <= start:
+            end = next_close[closer] = s.find(closer, start + 1)
+        if end == -1:  # never closed: the text was cut inside the quote
+            end = len(s)
+        if end - start > MAX_QUOTE:
+            continue
+        passage = s[start + 1:end]
+        if _SENTENCE.search(passage) and _CONTEXT_WORD.search(passage):
+            marks.append((start, end, OPEN_LABELLED if found.group("labelled") else OPEN))
+            pos = end + 1
+    if not marks:
+        return s
+    parts, last = [], 0
+    for start, end, mark in marks:
+        parts += [s[last:start], mark, s[start + 1:end], CLOSE]
+        last = min(end + 1, len(s))
+    return "".join(parts) + s[last:]
+
+
+def _requested(s: str, start: int) -> bool:
+    """Whether the nearest field label before ``start`` that names either side names the client's request (a
+    passage opened after ``word: `` skips that word's own label)."""
+    labels = list(_LABEL.finditer(s, max(0, start - _LABEL_REACH), start))
+    if labels and s[start] == OPEN_LABELLED and labels[-1].end() >= start - 1:
+        labels.pop()
+    for label in reversed(labels):
+        parts = _WORD_PART.findall(label.group(1))  # the last part names it: inputText, user_input, BadRequestError
+        last = parts[-1].lower() if parts else ""
+        if last in _REPLY_NAMES:
+            return False
+        if last in _REQUEST_NAMES:
+            return True
+    return False
+
+
+def _without_quoted_prose(s: str, reads: Callable[[str], bool]) -> str:
+    passages = list(_MARKED.finditer(s))[:_MAX_PASSAGES]
+    if passages:
+        every = reads(_MARKED.sub(" ", s).translate(_MARKS))
+        for found in reversed(passages):
+            if (every and s[found.start()] == OPEN) or _requested(s, found.start()):
+                s = s[:found.start()] + " (quoted) " + s[found.end():]
+    return s.translate(_MARKS)
+
+
+def without_echoes(s: str, reads: Callable[[str], bool] = lambda _: False) -> str:
+    """``s`` (a normalised error text: quotes already dropped, prose passages marked by :func:`marked_quotes`)
+    without what a validation error quotes of the client's input and without the client's quoted prose; the rest
+    unchanged, and no mark left. ``reads``: whether a text still reads as a context-length refusal that prints a
+    token count. Never
+    raises."""
     if "input_value=" in s:
         s = _ECHO_INPUT_VALUE.sub("input_value=(client input), input_type=echo", s)
     if _VALIDATION_ENTRY.search(s):
@@ -60,4 +164,6 @@ def without_echoes(s: str) -> str:
     if "role" in lowered or "function_call" in lowered or "tool_" in lowered or "arguments" in lowered:
         s = _ECHO_CONTENT_FIRST.sub("{content: (conversation), ", s)
         s = _ECHO_CONTENT.sub(r"\g<head>(conversation)", s)
+    if OPEN in s or CLOSE in s or OPEN_LABELLED in s:
+        s = _without_quoted_prose(s, reads)
     return s

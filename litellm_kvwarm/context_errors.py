@@ -26,6 +26,7 @@ How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with
    dropped. A count with a magnitude suffix ("128k", "128K tokens", "1.2M") is rounded, so it is
    never read (not even its digits): such a text parses with no numbers. HTML tags are dropped and
    locale grouping (``1,63,840``, ``16٬384``, ``16·384``) read as thousands (:mod:`.context_error_markup`).
+   Prose quotes that may hold a context error are marked before quotes are dropped (:mod:`.context_error_echoes`).
    Wrappers (LiteLLM prefixes, JSON bodies, Python reprs, trailing ``None``) need no unwrapping: rows are
    searched anywhere in the text.
 2. :data:`NEGATIVES` (known look-alikes: rate limits, TPM, quota, budget, auth, content
@@ -62,7 +63,7 @@ import unicodedata
 
 from .context_error_model import Certainty, ContextError, ErrorKind, Limit, LimitMeaning, Number, with_kind
 from .context_error_caps import with_output_cap
-from .context_error_echoes import without_echoes
+from .context_error_echoes import marked_quotes, without_echoes
 from .context_error_layers import without_layers
 from .context_error_markup import with_plain_grouping, without_markup
 from .context_error_windows import with_competing_window
@@ -168,7 +169,7 @@ def _normalise(text: str) -> str:
     s = with_plain_grouping(without_markup(s))
     if not s.isascii():
         s = unicodedata.normalize("NFKC", s.translate(_APOSTROPHES))
-    s = s.translate(_DROPPED_QUOTES)
+    s = marked_quotes(s).translate(_DROPPED_QUOTES)
     if "'" in s:
         s = _QUOTED_FIELD.sub(r"\1", _QUOTED_WORD.sub(r"\1", s))
     s = _DIGIT_LETTER.sub(" ", s)
@@ -248,7 +249,7 @@ def parse_context_error(text: object) -> ContextError | None:
         text = bytes(text[: MAX_SCAN_CHARS * 4]).decode("utf-8", errors="replace")
     elif not isinstance(text, str):
         text = str(text)
-    s = without_echoes(_normalise(text))
+    s = without_echoes(_normalise(text), _reads)
     if any(neg.search(s) for neg in NEGATIVES):
         return None
     for row in ROWS:
@@ -279,6 +280,18 @@ def _read(row: Row, s: str, match: re.Match[str]) -> tuple[ContextError, list[tu
             if _may_be_cut(s, found.start(name), found.end(name)):
                 cut.add(name)
     return _apply(row, groups, frozenset(cut)), spans
+
+
+def _reads(s: str) -> bool:
+    """Whether the normalised text ``s`` reads as a refusal that prints a number (no look-alike; the first wording
+    of :data:`ROWS` that matches reads a token count): a wrapper's bare error name reads none."""
+    if any(neg.search(s) for neg in NEGATIVES):
+        return False
+    for row in ROWS:
+        match = row.regex.search(s)
+        if match is not None:
+            return _read(row, s, match)[0].has_numbers
+    return False
 
 
 def is_context_error(text: object) -> bool:
