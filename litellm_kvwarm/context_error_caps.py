@@ -20,7 +20,7 @@ one (the smallest, a LOWER_BOUND, when several differ). Neither is ever read for
 window phrase ("maximum context length is 8192") is no cap. The kind stays the row's.
 
 Cap phrases that are no row of their own (they never say the request is over anything): "maximum number of output
-tokens is N", "max output tokens: N", "maximum completion tokens of N", "output token limit of N", "the maximum
+tokens is N", "max output tokens: N", "maximum output length is N", "maximum completion tokens of N", "output token limit of N", "the maximum
 value for max_tokens is N", "supports up to N output tokens".
 """
 
@@ -43,7 +43,8 @@ CAP_ROWS: tuple[Row, ...] = tuple(row for row in ROWS if row.limit_meaning is Li
 # A cap stated as a fact, not a requested output compared with something ("maximum output tokens (20000) exceeds").
 _NOT_COMPARED = r"(?! ?\)?,? ?(?:tokens? )?(?:exceed|is (?:greater|larger|more|too)|>|cannot|must|should))"
 _CAP_PHRASES = tuple(re.compile(p, re.IGNORECASE) for p in (
-    r"(?:maximum|max) (?:number of )?(?:output|completion|generated|new) tokens(?: allowed)?(?: for (?:this|the) model)?"
+    r"(?:maximum|max) (?:number of )?(?:output|completion|generated|new) (?:tokens|length)(?: allowed)?"
+    r"(?: for (?:this|the) model)?"
     r"(?: is| of|:|=)? ?\(?(?P<cap>" + NUM + r")" + _NOT_COMPARED,
     r"output (?:token )?(?:limit|cap)(?: (?:of|for) (?:this|the) model)?(?: of| is|:|=)? ?\(?(?P<cap>" + NUM + r")" + _NOT_COMPARED,
     r"maximum value for max_(?:completion_|output_|new_)?tokens is (?P<cap>" + NUM + r")",

@@ -33,6 +33,9 @@ BOTH = [
      "sglang-requested-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, Number(163840), Number(32768), Number(70000)),
     ("max_tokens=70000 cannot be greater than max_model_len=65536. The maximum value for max_tokens is 32768.",
      "vllm-max-tokens-over-window", K.OUTPUT_OVER_WINDOW, Number(65536), Number(32768), Number(70000)),
+    ("The prompt (40000 tokens) exceeds the context window (32768 tokens). The maximum output length for this model "
+     "is 4096 tokens.",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, Number(32768), Number(4096), None),
     # cap wordings that name the window too
     ("max_tokens is too large: 20000. This model supports at most 16384 completion tokens, whereas its maximum "
      "context length is 128000 tokens.",
@@ -68,6 +71,8 @@ ONE = [
     ("max_tokens is too large: 20000. This model supports at most 8192 completion tokens",
      "openai-max-output", None, Number(8192), Limit(8192, CAP)),
     ("maximum output tokens (20000) exceeds the context window (8192)",
+     "generic-output-over-window", Number(8192), None, None),
+    ("Your max output length (20000) is greater than the model's context length of 8192.",
      "generic-output-over-window", Number(8192), None, None),
     ("Requested output tokens 20000 exceeds the model's context length of 8192.",
      "generic-output-over-window", Number(8192), None, None),
