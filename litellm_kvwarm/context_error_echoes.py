@@ -23,7 +23,8 @@ A context error quoted in *prose* inside the client's text (a user asking 'Yeste
 context length is 4096 tokens. However, you requested 5000 tokens" — what does it mean?', in an echoed ``prompt``,
 ``input`` or ``text`` field, a logged ``prompt='...'``, a request body printed before the server's own message) is
 the client's too. :func:`marked_quotes` (on the text before its quotes are dropped) marks each passage in double
-quotes (ASCII ``"`` opened after a word and a space, or after ``word: ``; curly ``“”`` ``„“``; guillemets ``«»``) of
+quotes (ASCII ``"`` opened after a word and a space, or after ``word: ``; curly ``“”`` ``„“``; guillemets ``«»``;
+Markdown code, ```` `...` ```` and fenced ```` ```...``` ````, opened after a space) of
 at most :data:`MAX_QUOTE` characters (to the end of a text cut inside it) that is a sentence (three words or more) naming context or tokens; a quoted
 field name (``"max_tokens"``) or a JSON/repr string (opened after ``:`` ``,`` ``{`` ``[`` ``=``) is never such a
 passage. :func:`without_echoes` then takes the marked passages out when the text without them still reads as a
@@ -72,10 +73,12 @@ _ECHO_CONTENT = re.compile(
 _ECHO_CONTENT_FIRST = re.compile(r"\{ ?(?:content|message) ?: ?[^{}]*?, ?(?=" + _ROLE + r")", re.DOTALL | re.IGNORECASE)
 
 
-_PROSE_OPEN = re.compile(r"(?<=[A-Za-z0-9.!?;)\u2014\u2013] )\"(?=\S)|(?P<labelled>(?<=[A-Za-z]: )\")(?=\S)|[\u201c\u201e\u00ab](?=\S)")
-_CLOSER = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u00ab": "\u00bb"}
+_PROSE_OPEN = re.compile(
+    r"(?<=[A-Za-z0-9.!?;)\u2014\u2013] )\"(?=\S)|(?P<labelled>(?<=[A-Za-z]: )\")(?=\S)|[\u201c\u201e\u00ab](?=\S)|"
+    r"(?<!\S)```|(?<!\S)`(?=[^\s`])"
+)
+_CLOSER = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u00ab": "\u00bb", "```": "```", "`": "`"}
 _CONTEXT_WORD = re.compile(r"context|tokens?\b|too long|max_tokens|max_model_len|maximum|exceed", re.IGNORECASE)
-_SENTENCE = re.compile(r"\S+\s+\S+\s+\S")
 _MARKED = re.compile("[\ue000\ue002][^\ue000\ue001\ue002]*\ue001")
 # A field label (a JSON/repr key, "Request body:", "prompt=", "prompt was:"), and what names the client's request in it
 # ("prompt", "inputText", "user_input", "messages") or the server's reply ("error", "detail", "debugDescription",
@@ -92,34 +95,38 @@ _MAX_PASSAGES, _LABEL_REACH = 64, 2000
 def marked_quotes(s: str) -> str:
     """``s`` (an error text whose quotes are still there) with the quotes of each prose passage that may quote a
     context error replaced by :data:`OPEN`/:data:`CLOSE` (see the module docstring); any such character already in
-    ``s`` dropped. Linear: each closing quote is searched for once per kind."""
+    ``s`` dropped. Linear: each closing quote is searched for once per kind, and a passage inside one already
+    weighed (the same closing quote, or the same cut end) is not weighed again."""
     if OPEN in s or CLOSE in s or OPEN_LABELLED in s:
         s = s.translate(_MARKS)
-    marks: list[tuple[int, int, str]] = []
+    marks: list[tuple[int, int, int, int, str]] = []  # opening quote, passage, end of the closing quote; mark
     next_close: dict[str, int] = {}
+    weighed: dict[str, int] = {}  # closer → the end of the last passage weighed and left unmarked
     pos = 0
     for found in _PROSE_OPEN.finditer(s):
-        start = found.start()
+        start, inner = found.start(), found.end()
         if start < pos:
             continue
         closer = _CLOSER[found.group()]
         end = next_close.get(closer, start)
-        if end != -1 and end <= start:
-            end = next_close[closer] = s.find(closer, start + 1)
+        if end != -1 and end < inner:
+            end = next_close[closer] = s.find(closer, inner)
         if end == -1:  # never closed: the text was cut inside the quote
             end = len(s)
-        if end - start > MAX_QUOTE:
+        if end - start > MAX_QUOTE or weighed.get(closer) == end:
             continue
-        passage = s[start + 1:end]
-        if _SENTENCE.search(passage) and _CONTEXT_WORD.search(passage):
-            marks.append((start, end, OPEN_LABELLED if found.group("labelled") else OPEN))
-            pos = end + 1
+        passage = s[inner:end]
+        weighed[closer] = end
+        if len(passage.split(None, 2)) == 3 and _CONTEXT_WORD.search(passage):
+            marks.append((start, inner, end, min(end + len(closer), len(s)),
+                          OPEN_LABELLED if found.group("labelled") else OPEN))
+            pos = end + len(closer)
     if not marks:
         return s
     parts, last = [], 0
-    for start, end, mark in marks:
-        parts += [s[last:start], mark, s[start + 1:end], CLOSE]
-        last = min(end + 1, len(s))
+    for start, inner, end, after, mark in marks:
+        parts += [s[last:start], mark, s[inner:end], CLOSE]
+        last = after
     return "".join(parts) + s[last:]
 
 

@@ -20,6 +20,8 @@ ASK = f'Yesterday I got "{OLD}" — what does it mean?'
 ASK_CURLY = f"Yesterday I got \u201c{OLD}\u201d \u2014 what does it mean?"
 ASK_GUILLEMETS = f"Hier j'ai eu \u00ab{OLD}\u00bb, pourquoi ?"
 ASK_COLON = f'I keep getting this error: "{OLD}". How do I fix it?'
+ASK_CODE = f"My agent failed with `{OLD}` after a long session"
+ASK_FENCED = f"Error log:\n```\n{OLD}\n```\nWhy?"
 
 OPENAI = ("This model's maximum context length is 8192 tokens. However, your messages resulted in 9500 tokens.",
           "openai-messages-resulted", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9500)})
@@ -47,6 +49,9 @@ BESIDE = [
     # the body cut inside the client's quote: the quote runs to the end
     (json.dumps({"error": {"message": OPENAI[0]}, "request": {"prompt": ASK}})[:-40], OPENAI),
     (f"{GEMINI[0]} Request: {{user_input: {ASK_CURLY}}}", GEMINI),
+    # Markdown code in the client's text
+    (json.dumps({"error": {"message": ANTHROPIC[0]}, "request": {"prompt": ASK_CODE}}), ANTHROPIC),
+    (json.dumps({"input": [{"type": "input_text", "text": ASK_FENCED}], "error": {"message": VLLM[0]}}), VLLM),
 ]
 
 
@@ -92,7 +97,7 @@ def test_a_server_s_own_quoted_message_still_reads(text, family, kind, fields):
     assert _view(parse_context_error(text)) == _expected(family, kind, fields)
 
 
-@pytest.mark.parametrize("text", [ASK, ASK_CURLY, ASK_GUILLEMETS, ASK_COLON])
+@pytest.mark.parametrize("text", [ASK, ASK_CURLY, ASK_GUILLEMETS, ASK_COLON, ASK_CODE, ASK_FENCED])
 def test_the_client_s_own_text_alone_still_reads_as_the_error_it_quotes(text):
     # what limit_learning.echoes_client relies on: the client's text itself reads as a context error
     got = parse_context_error(text)
@@ -101,7 +106,9 @@ def test_the_client_s_own_text_alone_still_reads_as_the_error_it_quotes(text):
 
 
 def test_quoted_prose_marking_stays_linear_on_hostile_text():
-    for text in ("a \u201c" * 50_000, 'a "' * 100_000, "x: \"context tokens too long " * 20_000,
+    for text in ("a \u201c" * 50_000, 'a "' * 100_000, "x: \"context tokens too long " * 20_000, " `" * 100_000,
+                 " ```a" * 50_000,
+                 "\u201c" * 30_000, "\u201ca b context " * 5_000 + "\u201d", "\u00ab" * 10_000 + "\u00bb" * 10_000,
                  "\ue000\ue001\ue002" * 10_000 + OPENAI[0]):
         got = parse_context_error(text)
         assert got is None or got.family == "openai-messages-resulted"
