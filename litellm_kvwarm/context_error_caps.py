@@ -20,8 +20,8 @@ one (the smallest, a LOWER_BOUND, when several differ). Neither is ever read for
 window phrase ("maximum context length is 8192") is no cap. The kind stays the row's.
 
 Cap phrases that are no row of their own (they never say the request is over anything): "maximum number of output
-tokens is N", "max output tokens: N", "maximum output length is N", "maximum completion tokens of N", "output token limit of N", "the maximum
-value for max_tokens is N", "supports up to N output tokens".
+tokens is N", "max output tokens: N", "maximum output length is N", "maximum completion tokens of N", "output token
+limit of N" (also "of this model is N"), "the maximum value for max_tokens is N", "supports up to N output tokens".
 """
 
 from __future__ import annotations
@@ -46,7 +46,8 @@ _CAP_PHRASES = tuple(re.compile(p, re.IGNORECASE) for p in (
     r"(?:maximum|max) (?:number of )?(?:output|completion|generated|new) (?:tokens|length)(?: allowed)?"
     r"(?: for (?:this|the) model)?"
     r"(?: is| of|:|=)? ?\(?(?P<cap>" + NUM + r")" + _NOT_COMPARED,
-    r"output (?:token )?(?:limit|cap)(?: (?:of|for) (?:this|the) model)?(?: of| is|:|=)? ?\(?(?P<cap>" + NUM + r")" + _NOT_COMPARED,
+    r"output (?:token )?(?:limit|cap)(?: (?:of|for) (?:this|the) model)?(?: of| is|:|=)? ?\(?(?P<cap>" + NUM + r")"
+    + _NOT_COMPARED,
     r"maximum value for max_(?:completion_|output_|new_)?tokens is (?P<cap>" + NUM + r")",
     r"supports (?:up to|at most) (?P<cap>" + NUM + r") (?:output|completion) tokens",
 ))

@@ -22,19 +22,23 @@ result), a tool call's ``arguments`` (chat ``tool_calls``, Responses ``function_
 A context error quoted in *prose* inside the client's text (a user asking 'Yesterday I got "This model's maximum
 context length is 4096 tokens. However, you requested 5000 tokens" — what does it mean?', in an echoed ``prompt``,
 ``input`` or ``text`` field, a logged ``prompt='...'``, a request body printed before the server's own message) is
-the client's too. :func:`marked_quotes` (on the text before its quotes are dropped) marks each passage in double
-quotes (ASCII ``"`` opened after a word and a space, or after ``word: ``; curly ``“”`` ``„“``; guillemets ``«»``;
-Markdown code, ```` `...` ```` and fenced ```` ```...``` ````, opened after a space) of
-at most :data:`MAX_QUOTE` characters (to the end of a text cut inside it) that is a sentence (three words or more) naming context or tokens; a quoted
-field name (``"max_tokens"``) or a JSON/repr string (opened after ``:`` ``,`` ``{`` ``[`` ``=``) is never such a
-passage. :func:`without_echoes` then takes the marked passages out when the text without them still reads as a
-refusal with a number (the server's own message beside the quote; a wrapper's bare error name, LiteLLM's
-``ContextWindowExceededError``, is none; not for a passage opened after ``word: ``, which that word
-labels: ``debugDescription: "Content contains 5342 tokens ..."`` is the server's), or, passage by passage, when
-the nearest field label before it that names either side names the client's request (``prompt:``, ``messages``, ``content``, ``input``,
-``inputText``, ``text``, ``query``, ``body``, ``request``, ``instructions``, ``system``, ``Request prompt was:``; a
-passage opened after ``word: `` skips that word; not ``message``/``error``/``detail``: a wrapper quoting the server, as
-'Upstream returned "This model's maximum context length is ..."' or 'Error: "prompt is too long: ..."', still reads).
+the client's too. :func:`marked_quotes` (on the text before its quotes are dropped) marks each quoted passage of at
+most :data:`MAX_QUOTE` characters (to the end of a text cut inside it) that is a sentence (three words or more)
+naming context or tokens. Quotes: ASCII ``"`` opened after a word and a space or after ``word: ``; a single quote,
+typographic ones included, likewise but only before a capital (``'This model's ...'``, never ``'max_tokens'``);
+curly ``“”`` ``„“``; guillemets ``«»``; Markdown code (```` `...` ````, fenced ```` ```...``` ````) opened after a
+space. A quoted field name (``"max_tokens"``) or a JSON/repr string (opened after ``:`` ``,`` ``{`` ``[`` ``=``) is
+never such a passage.
+
+:func:`without_echoes` then takes the marked passages out when the text without them still reads as a refusal with
+a number (the server's own message beside the quote; a wrapper's bare error name, LiteLLM's
+``ContextWindowExceededError``, is none), except a passage opened after ``word: `` (that word labels it:
+``debugDescription: "Content contains 5342 tokens ..."`` is the server's); or, passage by passage, when the nearest
+field label before it that names either side names the client's request (``prompt:``, ``messages``, ``content``,
+``input``, ``inputText``, ``text``, ``query``, ``body``, ``request``, ``instructions``, ``system``, ``Request prompt
+was:``; a passage opened after ``word: `` skips that word), not the server's reply (``message``, ``error``,
+``detail``, ``BadRequestError``). So a wrapper quoting the server ('Upstream returned "This model's maximum context
+length is ..."', 'Error: "prompt is too long: ..."') still reads.
 """
 
 from __future__ import annotations
@@ -73,11 +77,14 @@ _ECHO_CONTENT = re.compile(
 _ECHO_CONTENT_FIRST = re.compile(r"\{ ?(?:content|message) ?: ?[^{}]*?, ?(?=" + _ROLE + r")", re.DOTALL | re.IGNORECASE)
 
 
+_QUOTE = r"(?:\"(?=\S)|'(?=[A-Z]))"  # a single quote opens prose only before a capital: 'max_tokens' is a name
 _PROSE_OPEN = re.compile(
-    r"(?<=[A-Za-z0-9.!?;)\u2014\u2013] )\"(?=\S)|(?P<labelled>(?<=[A-Za-z]: )\")(?=\S)|[\u201c\u201e\u00ab](?=\S)|"
-    r"(?<!\S)```|(?<!\S)`(?=[^\s`])"
+    r"(?<=[A-Za-z0-9.!?;)\u2014\u2013] )" + _QUOTE + r"|(?P<labelled>(?<=[A-Za-z]: )" + _QUOTE + r")|"
+    r"[\u201c\u201e\u00ab](?=\S)|(?<!\S)```|(?<!\S)`(?=[^\s`])"
 )
-_CLOSER = {'"': '"', "\u201c": "\u201d", "\u201e": "\u201c", "\u00ab": "\u00bb", "```": "```", "`": "`"}
+_CLOSER = {'"': '"', "'": "'", "\u201c": "\u201d", "\u201e": "\u201c", "\u00ab": "\u00bb", "```": "```", "`": "`"}
+# a single quote that closes: after a character, before no letter or digit (the apostrophe of "model's" does not)
+_SINGLE_CLOSE = re.compile(r"(?<=\S)'(?![A-Za-z0-9])")
 _CONTEXT_WORD = re.compile(r"context|tokens?\b|too long|max_tokens|max_model_len|maximum|exceed", re.IGNORECASE)
 _MARKED = re.compile("[\ue000\ue002][^\ue000\ue001\ue002]*\ue001")
 # A field label (a JSON/repr key, "Request body:", "prompt=", "prompt was:"), and what names the client's request in it
@@ -110,7 +117,11 @@ def marked_quotes(s: str) -> str:
         closer = _CLOSER[found.group()]
         end = next_close.get(closer, start)
         if end != -1 and end < inner:
-            end = next_close[closer] = s.find(closer, inner)
+            if closer == "'":
+                close = _SINGLE_CLOSE.search(s, inner)
+                end = next_close[closer] = close.start() if close is not None else -1
+            else:
+                end = next_close[closer] = s.find(closer, inner)
         if end == -1:  # never closed: the text was cut inside the quote
             end = len(s)
         if end - start > MAX_QUOTE or weighed.get(closer) == end:

@@ -161,10 +161,10 @@ def _dot_thousands(match: re.Match[str]) -> str:
 
 
 def _normalise(text: str) -> str:
-    """Undo transport mangling: encodings (escapes, percent and form encoding, HTML entities:
-    :func:`~.context_error_layers.without_layers`), compatibility forms (NFKC), zero-width characters, quotes around words, typographic
-    apostrophes, Unicode spaces; put back a space between a number and a word; dot thousands
-    read as thousands. Numbers keep their other separators (:data:`NUM` reads them)."""
+    """Undo transport mangling: encodings (:func:`~.context_error_layers.without_layers`), compatibility
+    forms (NFKC), zero-width characters, quotes around words (prose quotes marked first), typographic
+    apostrophes, Unicode spaces; put back a space between a number and a word; dot thousands read as
+    thousands. Numbers keep their other separators (:data:`NUM` reads them)."""
     s = without_layers(_scan_window(text))
     s = with_plain_grouping(without_markup(s))
     if not s.isascii():

@@ -87,7 +87,8 @@ ONE = [
 ]
 
 
-@pytest.mark.parametrize(("text", "family", "window", "cap", "limit"), ONE, ids=[f"{i}-{o[1]}" for i, o in enumerate(ONE)])
+@pytest.mark.parametrize(("text", "family", "window", "cap", "limit"), ONE,
+                         ids=[f"{i}-{o[1]}" for i, o in enumerate(ONE)])
 def test_a_window_is_never_an_output_cap_nor_a_cap_a_window(text, family, window, cap, limit):
     got = parse_context_error(text)
     assert got is not None

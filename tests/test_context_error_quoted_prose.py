@@ -20,6 +20,8 @@ ASK = f'Yesterday I got "{OLD}" — what does it mean?'
 ASK_CURLY = f"Yesterday I got \u201c{OLD}\u201d \u2014 what does it mean?"
 ASK_GUILLEMETS = f"Hier j'ai eu \u00ab{OLD}\u00bb, pourquoi ?"
 ASK_COLON = f'I keep getting this error: "{OLD}". How do I fix it?'
+ASK_SINGLE = f"Yesterday I got '{OLD}' - what does it mean?"
+ASK_TYPOGRAPHIC = f"Yesterday I got \u2018{OLD}\u2019 - what does it mean?"
 ASK_CODE = f"My agent failed with `{OLD}` after a long session"
 ASK_FENCED = f"Error log:\n```\n{OLD}\n```\nWhy?"
 
@@ -49,6 +51,9 @@ BESIDE = [
     # the body cut inside the client's quote: the quote runs to the end
     (json.dumps({"error": {"message": OPENAI[0]}, "request": {"prompt": ASK}})[:-40], OPENAI),
     (f"{GEMINI[0]} Request: {{user_input: {ASK_CURLY}}}", GEMINI),
+    # single quotes, ASCII or typographic (the apostrophe of "model's" inside them)
+    (json.dumps({"error": {"message": OPENAI[0]}, "request": {"prompt": ASK_SINGLE}}), OPENAI),
+    (f"{ANTHROPIC[0]} (request text: {ASK_TYPOGRAPHIC})", ANTHROPIC),
     # Markdown code in the client's text
     (json.dumps({"error": {"message": ANTHROPIC[0]}, "request": {"prompt": ASK_CODE}}), ANTHROPIC),
     (json.dumps({"input": [{"type": "input_text", "text": ASK_FENCED}], "error": {"message": VLLM[0]}}), VLLM),
@@ -78,6 +83,8 @@ def test_a_quoted_context_error_in_an_echo_alone_is_no_refusal(text):
 OWN = [
     ('Error: "' + OPENAI[0] + '"', *OPENAI[1:]),
     ('Upstream provider returned "' + ANTHROPIC[0] + '"', *ANTHROPIC[1:]),
+    ("Upstream provider returned '" + OPENAI[0] + "'", *OPENAI[1:]),
+    (str({"error": {"message": OPENAI[0], "type": "invalid_request_error"}}), *OPENAI[1:]),
     ('litellm.ContextWindowExceededError: litellm.BadRequestError: Provider returned "' + OPENAI[0] + '"',
      *OPENAI[1:]),
     ("The upstream said \u201c" + GEMINI[0] + "\u201d", *GEMINI[1:]),
@@ -97,7 +104,8 @@ def test_a_server_s_own_quoted_message_still_reads(text, family, kind, fields):
     assert _view(parse_context_error(text)) == _expected(family, kind, fields)
 
 
-@pytest.mark.parametrize("text", [ASK, ASK_CURLY, ASK_GUILLEMETS, ASK_COLON, ASK_CODE, ASK_FENCED])
+@pytest.mark.parametrize("text", [ASK, ASK_CURLY, ASK_GUILLEMETS, ASK_COLON, ASK_SINGLE, ASK_TYPOGRAPHIC, ASK_CODE,
+                                  ASK_FENCED])
 def test_the_client_s_own_text_alone_still_reads_as_the_error_it_quotes(text):
     # what limit_learning.echoes_client relies on: the client's text itself reads as a context error
     got = parse_context_error(text)
@@ -108,7 +116,8 @@ def test_the_client_s_own_text_alone_still_reads_as_the_error_it_quotes(text):
 def test_quoted_prose_marking_stays_linear_on_hostile_text():
     for text in ("a \u201c" * 50_000, 'a "' * 100_000, "x: \"context tokens too long " * 20_000, " `" * 100_000,
                  " ```a" * 50_000,
-                 "\u201c" * 30_000, "\u201ca b context " * 5_000 + "\u201d", "\u00ab" * 10_000 + "\u00bb" * 10_000,
+                 "\u201c" * 30_000, "a 'B" * 30_000, "a 'B c d context'" * 5_000,
+                 "\u201ca b context " * 5_000 + "\u201d", "\u00ab" * 10_000 + "\u00bb" * 10_000,
                  "\ue000\ue001\ue002" * 10_000 + OPENAI[0]):
         got = parse_context_error(text)
         assert got is None or got.family == "openai-messages-resulted"
