@@ -319,6 +319,11 @@ Other servers
     than the model's context length (W)", "num_predict C exceeds context length W", "max_tokens too large: C > W
     (context length)": the requested output alone over the window (OUTPUT_OVER_WINDOW; read before as a bare
     window, or not at all), its subject an output parameter (a breaker's round, 2026-12).
+    ``generic-output-over-cap`` "Requested max_tokens C exceeds the model's maximum output of L tokens",
+    "max_completion_tokens (C) is greater than the maximum output tokens (L)", "output tokens C > max output length L":
+    the requested output over the model's output cap (OUTPUT_OVER_LIMIT, L is OUTPUT_LIMIT; gateways and home-grown
+    servers, 2025–2026; read before as nothing at all); the window beside it, if printed, is kept
+    (:mod:`~litellm_kvwarm.context_error_caps`).
   * ``generic`` — no usable numbers ("context_length_exceeded", "exceeds the context window",
     "prompt is too long", MiniMax "context window exceeds limit", LM Studio "greater than the
     context length", "too many tokens", LiteLLM's own "ContextWindowExceededError", z.ai
@@ -809,6 +814,12 @@ ROWS: tuple[Row, ...] = (
         r"max_(?:completion_|output_|new_)?tokens (?:is )?too large: (?P<output2>{n}) ?> ?(?P<window2>{n}) ?\(?(?:the )?"
         r"(?:model'?s )?(?:maximum )?context (?:length|window)",
         {"window": W, "output": C, "window2": W, "output2": C}, K.OUTPUT_OVER_WINDOW),
+    Row("generic-output-over-cap",
+        r"(?<!plus )(?<!\+ )(?<!and )(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|(?:requested )?output "
+        r"tokens)(?: value)? ?[(=:]? ?(?P<output>{n})(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|larger|more) "
+        r"than|>) (?:the )?(?:model'?s )?(?:maximum|max|allowed) (?:output|completion)(?: tokens?| length)?(?: limit)?"
+        r"(?: of| is)? ?\(?(?P<limit>{n})",
+        {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("generic-prompt-over-window",
         r"(?:prompt|input)(?: sequence)?(?: length| tokens?| token count)?(?: is)? [(\[]?(?P<prompt>{n})(?: tokens?)?[)\]]? "
         r"(?:exceeds?|exceeded|is longer than|>) (?:the )?(?:model'?s )?(?:maximum |max )?"

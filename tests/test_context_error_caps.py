@@ -46,6 +46,13 @@ BOTH = [
     ("Unable to submit request because it has a maxOutputTokens value of 100000 but the supported range is from 1 "
      "(inclusive) to 65537 (exclusive). Context length: 1048576.",
      "vertex-max-output", K.OUTPUT_OVER_LIMIT, Number(1048576), Number(65536), Number(100000)),
+    # the requested output over a printed cap (generic wording), with and without a window: read nothing before
+    ("Requested max_tokens 20000 exceeds the model's maximum output of 8192 tokens (context window 128000).",
+     "generic-output-over-cap", K.OUTPUT_OVER_LIMIT, Number(128000), Number(8192), Number(20000)),
+    ("Error: output tokens 9000 > max output length 4096; context length 32768.",
+     "generic-output-over-cap", K.OUTPUT_OVER_LIMIT, Number(32768), Number(4096), Number(9000)),
+    ("max_completion_tokens (20000) is greater than the maximum output tokens (16384).",
+     "generic-output-over-cap", K.OUTPUT_OVER_LIMIT, None, Number(16384), Number(20000)),
     # a cap wording printed beside two different windows: the window is a floor
     ("max_tokens is too large: 20000. This model supports at most 16384 completion tokens. context_window: 128000; "
      "deployment max_model_len: 32768",
