@@ -235,7 +235,11 @@ def _retry_or_skip(
     prompt = _prompt_at_least(error, prompt_count)  # "at least N" is a lower bound: never less than our own count
     if prompt is None:
         return HopDecision(HopAction.SKIP, window=printed_window, reason="prompt size unknown")
-    return _retry_with_room(window - prompt - margin, plan, floor, printed_window, f"prompt ≈{prompt}tok in window {window}")
+    room, basis = window - prompt, f"prompt ≈{prompt}tok in window {window}"
+    cap = error.output_cap  # printed beside the window (OpenAI "supports at most N completion tokens"): a retry above it is refused again
+    if cap is not None and cap.certainty is Certainty.EXACT and cap.value < room:
+        room, basis = cap.value, f"{basis}, the model's output cap {cap.value}"
+    return _retry_with_room(room - margin, plan, floor, printed_window, basis)
 
 
 def _retry_with_room(room: int, plan: BackstopPlan, floor: int, printed_window: int | None, basis: str) -> HopDecision:

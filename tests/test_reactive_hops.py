@@ -175,6 +175,25 @@ def test_an_output_cap_refusal_retries_the_same_model_at_its_cap(text):
     assert hop(text, plan=BackstopPlan("fast", ("slow",), None, own_generic_fallbacks=True), prompt=10).action is HopAction.SKIP
 
 
+CAP_BESIDE_WINDOW = (
+    "This model's maximum context length is 128000 tokens. However, you requested 150000 tokens (20000 in the messages, "
+    "130000 in the completion). Please reduce the length of the messages or completion. This model supports at most "
+    "16384 completion tokens."
+)
+
+
+def test_a_window_refusal_that_prints_an_output_cap_retries_within_the_cap():
+    """The room the window leaves (108,000) is over the model's printed output cap: a retry with it is refused again."""
+    plan = BackstopPlan(source="fast", chain=("slow",), requested=130_000, own_generic_fallbacks=True)
+    d = hop(CAP_BESIDE_WINDOW, plan=plan, prompt=20_000)
+    assert (d.action, d.max_tokens, d.window) == (HopAction.RETRY_CLAMPED, 16_384, 128_000)
+    assert "output cap 16384" in d.reason
+    fuller = CAP_BESIDE_WINDOW.replace("20000 in the messages, 130000", "120000 in the messages, 30000")
+    d = hop(fuller, plan=plan, prompt=100_000)  # the window leaves less than the cap: the window decides
+    assert (d.action, d.max_tokens) == (HopAction.RETRY_CLAMPED, 8_000)
+    assert "output cap" not in d.reason
+
+
 # ------------------------------------------------------------------ a step that holds the whole budget
 
 HELD = BackstopPlan(source="fast", chain=("slow",), requested=4096, own_generic_fallbacks=True, step_windows={"slow": 131_072})
