@@ -137,7 +137,7 @@ def test_describe_defaults_show_unset_secrets():
         ("not a url", "not a url"),
     ],
 )
-def test_redact_url(url, redacted):
+def test_settings_redact_url(url, redacted):
     assert redact_url(url) == redacted
 
 

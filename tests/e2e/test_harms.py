@@ -388,7 +388,7 @@ def test_a_clients_per_step_output_cap_holds(stack):
         assert received(stack["c_mid"]) == []  # the client narrowed the chain to c-large
 
 
-def test_text_completion_warm_carries_its_prompt(stack):
+def test_text_completion_warm_carries_its_prompt_through_the_proxy(stack):
     """Fault: a warm for a /v1/completions request was built without its prompt and always failed
     (TypeError), using up the session's cooldown."""
     prompt = "[text-warm] " + long_text(56_000)  # ~12k tokens: over 60% of fast's 16,384, under its window
