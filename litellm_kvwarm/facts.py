@@ -121,6 +121,11 @@ class Facts:
         return DeploymentWindows(self.services.windows, router, window_ttl_s=self.settings.window_ttl_s,
                                  learned=self.services.learned, tenant=tenant, litellm_windows=self._litellm_windows)
 
+    def bridged(self, group: str, kind: str) -> bool:
+        """Whether a ``kind`` warm to ``group`` renders only what its bridge sends (the route's view, :meth:`GroupFacts.bridged`)."""
+        router = self.router()
+        return router is None or self.group(router, group).bridged(kind)
+
     def group(self, router: RouterLike, name: str) -> GroupFacts:
         """The group's deployments: one router read (:meth:`RouterView.deployments`), parsed again
         only when a field they are read from changed (:class:`GroupMemo`, compared by value)."""

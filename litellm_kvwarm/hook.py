@@ -74,23 +74,18 @@ class KVWarmHandler(CustomLogger):
         self._hash_secret: bytes | None = None
         self.correction = EstimateCorrection()
         self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer, secret=lambda: self.hash_secret,
-                                  count=lambda *outcome: self.effects.count_warm(*outcome), bridged=self._bridged)
+                                  count=lambda *outcome: self.effects.count_warm(*outcome), bridged=lambda g, k: self.facts.bridged(g, k))
         self.effects = Effects(self.settings, self.metrics, self.warm_gate, secret=lambda: self.hash_secret, forbid=bridge.forbidden,
                                served_model=lambda group: served_model(self._router_getter(), group))
         self.priority = WarmPriority(self.settings.warm_priority, self.settings.window_ttl_s, on_refused=self.metrics.warm_priority_refused)
         self.services = Services(self.settings, self.metrics, on_warm_done=self.effects.warm_done, served_model=self.effects.served_model,
                                  send_warm=lambda kind, body: self.priority.send(lambda k, b: bridge.send_warm(self._router_getter(), k, b), kind, body),
-                                 on_warm_outcome=self.effects.count_warm, clock=clock, http_client=http_client, bridged=self._bridged,
+                                 on_warm_outcome=self.effects.count_warm, clock=clock, http_client=http_client, bridged=lambda g, k: self.facts.bridged(g, k),
                                  scrape_targets=lambda: scrape_targets(self._router_getter(), bridge.resolve_secret))
         self.facts = Facts(self.settings, self.services, self.correction, may_use=bridge.key_may_use, to_chat=bridge.chat_payload,
                            translate=bridge.litellm_messages, secret=bridge.resolve_secret, native_messages=bridge.native_messages,
                            hash_key=lambda tenant: identity.hash_key(self.hash_secret, tenant), router_getter=router_getter)
         self.attempts = Attempts(self.facts, self.effects, native_messages=bridge.native_messages)
-
-    def _bridged(self, group: str, kind: str) -> bool:
-        """Whether a ``kind`` warm to ``group`` renders only what its bridge sends (the route's view, :class:`.GroupFacts`)."""
-        router = self._router_getter()
-        return router is None or self.facts.group(router, group).bridged(kind)
 
     @property
     def hash_secret(self) -> bytes:
