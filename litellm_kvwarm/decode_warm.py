@@ -36,11 +36,15 @@ CHARS_PER_TOKEN = 4
 
 
 def _delta(item: Any) -> tuple[str, bool]:
-    """(content text, whether a tool call started) of one streamed chat chunk (object or dict)."""
+    """(content text, whether a tool call started) of the first choice (``index`` 0 or none) in one streamed
+    chat chunk (object or dict). With ``n`` > 1 the choices arrive interleaved, one per chunk, each with its
+    ``index`` (LiteLLM's stream wrapper keeps it): the others' chunks are not the reply the client sends back
+    (the reply-warm reads the first choice too)."""
     choices = field(item, "choices")
     if not choices:
         return "", False
-    delta = field(choices[0], "delta")
+    first = next((c for c in choices if field(c, "index") in (None, 0)), None)
+    delta = field(first, "delta")
     if delta is None:
         return "", False
     content = field(delta, "content")

@@ -34,8 +34,8 @@ async def pass_through(response: AsyncIterable[Any], request_data: object, metri
     sent = False
     try:
         async for item in response:
-            if not sent and stream_item_has_content(item):
-                sent = True
+            if not sent:
+                sent = _has_content(item)
             yield item
             if tap is not None:
                 await tap.feed(item)
@@ -52,3 +52,13 @@ async def pass_through(response: AsyncIterable[Any], request_data: object, metri
         except Exception:
             logger.debug("stream error not counted", exc_info=True)
         raise
+
+
+def _has_content(item: Any) -> bool:
+    """:func:`~litellm_kvwarm.usage.stream_item_has_content`, never raising: an item it cannot read (a chunk of
+    an odd shape, an event object whose attributes raise) counts as content (sent as it is, like bytes or an
+    event of another API), and the client's stream goes on exactly as LiteLLM hands it over."""
+    try:
+        return stream_item_has_content(item)
+    except Exception:
+        return True
