@@ -185,12 +185,32 @@ def _quoted(body: Mapping[str, Any]) -> bool:
     field it sends (prompt, system text, tools, and what else the warm copied from the live request:
     ``chat_template_kwargs``, ``response_format``, ``thinking``, ``reasoning``, ``extra_body``, ...; vLLM's
     400 for an invalid field quotes its input), all but the plugin's own metadata (never sent to a
-    backend). Then an error quoting it is not a refusal; a body that cannot be serialised counts as quoting."""
+    backend). Then an error quoting it is not a refusal; a body that cannot be serialised counts as quoting.
+    Searched both as JSON (a server quoting the request's structure) and as its strings unescaped, one a line
+    (a server quoting a value raw or as a Python repr, where ``"`` and line breaks stay as the client wrote
+    them, which JSON escapes)."""
+    sent = {k: v for k, v in body.items() if k not in _UNSENT}
     try:
-        text = json.dumps({k: v for k, v in body.items() if k not in _UNSENT}, ensure_ascii=False, default=str)
+        text = json.dumps(sent, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         return True
-    return is_priority_refusal(text)
+    return is_priority_refusal(text) or is_priority_refusal("\n".join(_strings(sent)))
+
+
+def _strings(value: object) -> list[str]:
+    """Every string in ``value`` (keys and values of nested mappings and lists), iteratively (no recursion)."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            stack.extend(item.values())
+            out.extend(k for k in item if isinstance(k, str))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(item)
+    return out
 
 
 #: Warm-body fields LiteLLM keeps to itself (its metadata: hashes, the caller's identity), never sent.
