@@ -27,8 +27,8 @@ from .meta import (
 from .metrics import Metrics
 from .pending_replies import PendingReplies, PendingReply
 from .planner import Backstop, Route, RoutePlan
-from .reply_warm import Reply, keeps_reasoning, opens_next_turn, reply_of, with_reply
-from .usage import field, prompt_usage
+from .reply_warm import Reply, keeps_reasoning, opens_next_turn, reply_of, reply_tokens, with_reply
+from .usage import prompt_usage
 from .view import AttemptView, PreCallView
 from .warm import WarmOutcome, WarmTrigger
 from .warm_gate import WarmCandidate, WarmGate
@@ -162,9 +162,7 @@ class Effects:
         if reply is None or reply.empty:
             return
         usage = getattr(response, "usage", None) if not isinstance(response, Mapping) else response.get("usage")
-        produced = field(usage, "completion_tokens") or field(usage, "output_tokens")
-        if not isinstance(produced, int) or produced < 0:
-            produced = (len(reply.text or "") + sum(len(c.arguments) for c in reply.tool_calls)) // 4
+        produced = reply_tokens(response, reply, usage)  # the appended reply's own (n > 1: not every choice's)
         c = pending.candidate
         prompt, _ = prompt_usage(usage)  # the server's own count when it gave one: exact, where the estimate may be low
         size = (prompt if isinstance(prompt, int) and prompt > 0 else c.tokens) + produced

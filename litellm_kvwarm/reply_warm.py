@@ -35,7 +35,8 @@ from typing import Any
 
 from .meta import field
 
-__all__ = ["Reply", "ToolCall", "drops_past_reasoning", "keeps_reasoning", "opens_next_turn", "reply_of", "with_reply"]
+__all__ = ["Reply", "ToolCall", "drops_past_reasoning", "keeps_reasoning", "opens_next_turn", "reply_of", "reply_tokens",
+           "with_reply"]
 
 #: Served-model names whose chat templates render an assistant turn's reasoning only after the
 #: last user message (Qwen3 and Qwen3.5/3.6 hybrid-thinking templates, QwQ, DeepSeek-R1 and its
@@ -109,6 +110,34 @@ def reply_of(response: Any) -> Reply | None:
     except Exception:  # a reply we cannot read is no reply
         return None
     return None
+
+
+def reply_tokens(response: Any, reply: Reply, usage: Any) -> int:
+    """Tokens of ``reply`` (:func:`reply_of` of ``response``): the server's ``completion_tokens``
+    (``output_tokens``); with several choices (``n`` > 1, which that count sums) the first choice's share of
+    it by characters; without a count, its characters ÷ 4. Never raises."""
+    chars = len(reply.text or "") + sum(len(c.arguments) for c in reply.tool_calls)
+    try:
+        produced = _get(usage, "completion_tokens") or _get(usage, "output_tokens")
+        if not isinstance(produced, int) or produced < 0:
+            return chars // 4
+        choices = _get(response, "choices")
+        if not isinstance(choices, Sequence) or len(choices) < 2:
+            return produced
+        sizes = [_choice_chars(c) for c in choices]
+        return produced * sizes[0] // sum(sizes) if sum(sizes) else chars // 4
+    except Exception:
+        return chars // 4
+
+
+def _choice_chars(choice: Any) -> int:
+    """Characters one chat choice produced: text, reasoning, tool-call arguments."""
+    message = _get(choice, "message")
+    if message is None:
+        return len(_text(_get(choice, "text")) or "")
+    reasoning = _text(_get(message, "reasoning_content")) or _text(_get(message, "reasoning")) or ""
+    calls = _chat_calls(_get(message, "tool_calls"))
+    return len(_text(_get(message, "content")) or "") + len(reasoning) + sum(len(c.arguments) for c in calls)
 
 
 def _messages_reply(blocks: Sequence[Any]) -> Reply:
