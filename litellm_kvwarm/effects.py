@@ -35,6 +35,8 @@ from .warm_gate import WarmCandidate, WarmGate
 
 logger = logging.getLogger("litellm_kvwarm")
 
+#: LiteLLM's metadata flag on a stream the client left (its disconnect-time success event, which bills the partial reply).
+CLIENT_DISCONNECTED = "client_disconnected"
 #: A request keeps its reply-warm body only if its size + its output budget reaches this fraction of
 #: the warm threshold: the routing estimate may be low (the reply-warm is sized by the server's count).
 REPLY_MARGIN = 0.5
@@ -156,8 +158,8 @@ class Effects:
         if any(m.get(WARM_MARKER) for m in metas) or not isinstance(call_id, str):
             return
         pending = self.pending.pop(_call_tenant(metas), call_id)
-        if pending is None:
-            return
+        if pending is None or any(m.get(CLIENT_DISCONNECTED) is True for m in metas):
+            return  # LiteLLM's disconnect-time success event bills a partial reply the client never got: no warm of it
         reply = reply_of(response)
         if reply is None or reply.empty:
             return
