@@ -217,3 +217,27 @@ def test_an_agent_s_long_tool_result_is_warmed_in_pieces_cut_inside_it(stack):
     for before, after in zip(sent[:4], sent[1:5]):
         assert after["cached_tokens"] >= before["prompt_tokens"] - 2 * BLOCK, sent
     assert len({w["replica"] for w in sent}) == 1 and all(w["priority"] == 10 for w in sent)
+
+
+@pytest.mark.parametrize("leave", [True, False], ids=["client-leaves", "control-reads-to-the-end"])
+def test_a_messages_stream_the_client_leaves_gets_no_reply_warm_of_its_partial_reply(stack, leave):
+    """LiteLLM bills a stream the client left with a disconnect-time success event of the partial reply
+    (metadata ``client_disconnected``); a Messages stream has no decode tap to drop the kept body. Before: that
+    event queued a reply-warm of the partial reply (``kvwarm_warms_total{trigger="reply"}`` +1, a warm of a
+    conversation the client never has). Now: none; a stream read to the end still gets its reply-warm."""
+    messages = conversation(f"leave-{leave}")
+    body = {"model": "fast-paced", "system": messages[0]["content"], "messages": messages[1:], "max_tokens": 400, "stream": True}
+    headers = {"Authorization": "Bearer sk-a", "x-litellm-session-id": f"leaves-{leave}"}
+    before = metric(stack, "kvwarm_warms_total", trigger="reply")
+    events = 0
+    with httpx.stream("POST", stack["proxy"].base_url + "/v1/messages", json=body, headers=headers, timeout=60) as r:
+        assert r.status_code == 200
+        for line in r.iter_lines():
+            events += line.startswith("data: ")
+            if leave and events >= 8:
+                break  # the client leaves mid-reply (~4 s of decoding left)
+    if leave:
+        time.sleep(3.0)  # the disconnect-time success event has run by now
+        assert metric(stack, "kvwarm_warms_total", trigger="reply") == before
+    else:
+        assert wait_for(lambda: metric(stack, "kvwarm_warms_total", trigger="reply") > before)
