@@ -151,8 +151,9 @@ class Effects:
         stayed on its group with an escalation target): the warm body plus the reply as the client
         will send it back (``reasoning`` only where the target's template renders it,
         :func:`~litellm_kvwarm.reply_warm.keeps_reasoning`), sized as the request (the response's own
-        ``usage`` prompt count when present, else the pre-call estimate) plus the reply's
-        ``completion_tokens`` (``output_tokens``), then the warm guards (``trigger="reply"``)."""
+        ``usage`` prompt count when present, else the pre-call estimate) plus the share of the reply's
+        ``completion_tokens`` (``output_tokens``) that it appends (:func:`~litellm_kvwarm.reply_warm.reply_tokens`:
+        one choice of ``n``, no reasoning the next request drops), then the warm guards (``trigger="reply"``)."""
         metas = all_metadata(kwargs)
         call_id = kwargs.get("litellm_call_id")
         if any(m.get(WARM_MARKER) for m in metas) or not isinstance(call_id, str):
@@ -164,13 +165,12 @@ class Effects:
         if reply is None or reply.empty:
             return
         usage = getattr(response, "usage", None) if not isinstance(response, Mapping) else response.get("usage")
-        produced = reply_tokens(response, reply, usage)  # the appended reply's own (n > 1: not every choice's)
-        c = pending.candidate
+        c, served = pending.candidate, self.served_model(pending.candidate.target)
+        reasoning = keeps_reasoning(reply, served)
+        produced = reply_tokens(response, reply, usage, reasoning=reasoning and pending.kind == "chat")  # what is appended
         prompt, _ = prompt_usage(usage)  # the server's own count when it gave one: exact, where the estimate may be low
         size = (prompt if isinstance(prompt, int) and prompt > 0 else c.tokens) + produced
-        served = self.served_model(c.target)
-        body = with_reply(pending.body, pending.kind, reply, reasoning=keeps_reasoning(reply, served),
-                          next_turn=opens_next_turn(reply, served))
+        body = with_reply(pending.body, pending.kind, reply, reasoning=reasoning, next_turn=opens_next_turn(reply, served))
         if body is None:
             return
         await self.warm_gate.consider(_grown(c, size, produced), {}, kind=pending.kind, trigger=WarmTrigger.REPLY, body=body)

@@ -112,22 +112,23 @@ def reply_of(response: Any) -> Reply | None:
     return None
 
 
-def reply_tokens(response: Any, reply: Reply, usage: Any) -> int:
-    """Tokens of ``reply`` (:func:`reply_of` of ``response``): the server's ``completion_tokens``
-    (``output_tokens``); with several choices (``n`` > 1, which that count sums) the first choice's share of
-    it by characters; without a count, its characters ÷ 4. Never raises."""
+def reply_tokens(response: Any, reply: Reply, usage: Any, *, reasoning: bool = False) -> int:
+    """Tokens of what a reply-warm appends of ``reply`` (:func:`reply_of` of ``response``; its reasoning only
+    with ``reasoning``, :func:`keeps_reasoning`): the server's ``completion_tokens`` (``output_tokens``) times
+    the appended share of everything it counts, by characters: the first choice of several (``n`` > 1, which
+    the count sums), without the reasoning the next request drops. Without a count, characters ÷ 4. Never raises."""
     chars = len(reply.text or "") + sum(len(c.arguments) for c in reply.tool_calls)
+    sent = chars + (len(reply.reasoning or "") if reasoning else 0)
     try:
         produced = _get(usage, "completion_tokens") or _get(usage, "output_tokens")
         if not isinstance(produced, int) or produced < 0:
-            return chars // 4
+            return sent // 4
         choices = _get(response, "choices")
-        if not isinstance(choices, Sequence) or len(choices) < 2:
-            return produced
-        sizes = [_choice_chars(c) for c in choices]
-        return produced * sizes[0] // sum(sizes) if sum(sizes) else chars // 4
+        many = isinstance(choices, Sequence) and not isinstance(choices, str) and len(choices) > 0
+        total = sum(_choice_chars(c) for c in choices) if many else chars + len(reply.reasoning or "")
+        return produced * sent // total if total > sent else produced
     except Exception:
-        return chars // 4
+        return sent // 4
 
 
 def _choice_chars(choice: Any) -> int:

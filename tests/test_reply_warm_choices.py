@@ -57,3 +57,18 @@ async def test_a_reply_warm_of_an_n4_response_is_sized_by_the_reply_it_appends(m
     assert kwargs["body"]["messages"][-1] == {"role": "assistant", "content": "A" * 400}
     assert candidate.tokens == 1600
     assert candidate.growth_tokens == (ahead.growth_tokens or ahead.tokens) + 100
+
+
+def test_reasoning_the_next_request_drops_is_not_counted_in_the_reply():
+    """A Qwen3 final answer: 8,000 characters of reasoning, 400 of answer, 2,100 completion tokens. The warm appends
+    the answer only (the next request drops past reasoning): before, sized by all 2,100 tokens; now 100. A tool-calling
+    reply whose reasoning the warm appends (``reasoning=True``) keeps the whole count; Anthropic thinking blocks too."""
+    final = ModelResponse(choices=[{"index": 0, "message": {"role": "assistant", "content": "A" * 400, "reasoning_content": "r" * 8000},
+                                    "finish_reason": "stop"}], usage={"prompt_tokens": 10, "completion_tokens": 2100, "total_tokens": 2110})
+    reply = Reply("A" * 400, (), "r" * 8000)
+    assert reply_tokens(final, reply, final.usage) == 100
+    assert reply_tokens(final, reply, final.usage, reasoning=True) == 2100
+    anthropic = {"role": "assistant", "content": [{"type": "thinking", "thinking": "t" * 3000}, {"type": "text", "text": "B" * 1000}],
+                 "usage": {"input_tokens": 10, "output_tokens": 1000}}
+    from litellm_kvwarm.reply_warm import reply_of
+    assert reply_tokens(anthropic, reply_of(anthropic), anthropic["usage"]) == 250
