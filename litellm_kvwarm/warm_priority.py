@@ -56,11 +56,13 @@ def is_priority_refusal(error: object) -> bool:
 
 
 def with_priority(body: Mapping[str, Any], priority: int) -> dict[str, Any]:
-    """A copy of the warm ``body`` whose ``extra_body`` carries ``priority`` (``0``: unchanged copy)."""
+    """A copy of the warm ``body`` whose ``extra_body`` carries ``priority``; ``0``: without the field, also
+    when the live request it was copied from carried its own (a warm never runs at a client's priority)."""
+    if not priority:
+        return without_priority(body)
     out = dict(body)
-    if priority:
-        extra = out.get("extra_body")
-        out["extra_body"] = {**(extra if isinstance(extra, Mapping) else {}), PRIORITY_FIELD: priority}
+    extra = out.get("extra_body")
+    out["extra_body"] = {**(extra if isinstance(extra, Mapping) else {}), PRIORITY_FIELD: priority}
     return out
 
 

@@ -95,3 +95,30 @@ def test_a_deeply_nested_client_field_counts_as_quoting_and_never_raises():
     with pytest.raises(RuntimeError, match="Got priority"):
         asyncio.run(support.send(send, "chat", body))
     assert not support.refuses("dep-1")
+
+
+def test_with_warm_priority_off_a_warm_never_carries_the_client_s_own_priority():
+    """``KVWARM_WARM_PRIORITY=0`` ("the field is never sent"): a warm copies the live request's ``extra_body``, and a
+    client's own ``priority: -1000`` (ahead of every live request on a ``--scheduling-policy priority`` server)
+    went out on its warms. Before: ``extra_body == {"cache_salt": "s", "priority": -1000}``, and a server refusing it
+    taught the deployment "refuses priority" from that tenant's field. Now the warm carries none; nothing learned."""
+    from litellm_kvwarm.config import Settings
+    from litellm_kvwarm.warm_body import warm_metadata, warm_request
+    from litellm_kvwarm.warm_priority import with_priority
+
+    live = {"model": "fast", "messages": [{"role": "user", "content": "hi"}], "extra_body": {"priority": -1000, "cache_salt": "s"}}
+    body = with_priority(warm_request(live, target="slow", metadata=warm_metadata(live, session_hash="t:s")), 0)
+    assert body["extra_body"] == {"cache_salt": "s"}
+    assert with_priority({"model": "slow", "extra_body": {"priority": 3}}, 0) == {"model": "slow"}
+    assert with_priority({"model": "slow", "extra_body": {"priority": 3}}, 10)["extra_body"] == {"priority": 10}
+    assert Settings(warm_priority=0).warm_priority == 0
+    support = WarmPriority(0, ttl_s=60)
+
+    async def send(kind, sent):
+        sent.setdefault("metadata", {})["model_info"] = {"id": "dep-1"}
+        if "priority" in (sent.get("extra_body") or {}):
+            raise RuntimeError("Got priority -1000 but Priority scheduling is not enabled.")
+        return "ok"
+
+    assert asyncio.run(support.send(send, "chat", support.body(live))) == "ok"
+    assert not support.refuses("dep-1")
