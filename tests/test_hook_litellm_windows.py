@@ -47,7 +47,7 @@ def gauge(registry: CollectorRegistry, served: str) -> float | None:
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-async def test_litellm_s_windows_route_without_the_plugin_reading_the_cards(monkeypatch, shape):
+async def test_hook_litellm_s_windows_route_without_the_plugin_reading_the_cards(monkeypatch, shape):
     router = shape({"fast": None, "slow": None}, chains=CHAIN, discovered={"fast": 4096, "slow": 32768})
     backends = Backends({"fast-model": 4096, "slow-model": 32768})
     h, registry = handler(router, monkeypatch, transport=backends)
@@ -59,7 +59,7 @@ async def test_litellm_s_windows_route_without_the_plugin_reading_the_cards(monk
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-async def test_a_ttl_under_litellm_s_refresh_interval_reads_the_cards_itself(monkeypatch, shape):
+async def test_hook_a_ttl_under_litellm_s_refresh_interval_reads_the_cards_itself(monkeypatch, shape):
     router = shape({"fast": None, "slow": None}, chains=CHAIN, discovered={"fast": 32768, "slow": 32768})
     backends = Backends({"fast-model": 4096, "slow-model": 32768})
     h, registry = handler(router, monkeypatch, transport=backends, window_ttl_s=3)
@@ -99,7 +99,7 @@ async def test_the_clamp_reads_litellm_s_window_by_the_attempt_s_model_id(monkey
 
 
 @pytest.mark.parametrize("shape", SHAPES)
-async def test_a_learned_window_keeps_winning_over_litellm_s(monkeypatch, shape):
+async def test_hook_a_learned_window_keeps_winning_over_litellm_s(monkeypatch, shape):
     """The server rejected 3,000 + 2,000 on a 4,096 window while LiteLLM's card read says 32,768:
     the retry is clamped on 4,096; the failure callback learns 4,096 for the tenant, and the
     tenant's next request routes on it (another tenant's does not)."""
