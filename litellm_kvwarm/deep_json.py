@@ -11,9 +11,10 @@ from __future__ import annotations
 
 import functools
 import json
+from collections.abc import Mapping
 from operator import itemgetter
 
-__all__ = ["json_text", "lenient_json_text", "unescaped_json"]
+__all__ = ["json_text", "lenient_json_text", "strings", "unescaped_json"]
 
 
 def unescaped_json(text: str) -> str:
@@ -130,3 +131,19 @@ def _json_text_iterative(value: object, sort_keys: bool) -> str:
         work.append((_LEAVE, id(item)))
         stack.extend(reversed(work))
     return "".join(out)
+
+
+def strings(value: object) -> list[str]:
+    """Every string value inside ``value`` (mappings' values, lists, tuples; not dict keys), in document order,
+    at any nesting depth (an explicit stack: no recursion on a client's nesting). ``[]`` for a non-container."""
+    out: list[str] = []
+    stack = [value]
+    while stack:
+        item = stack.pop()
+        if isinstance(item, str):
+            out.append(item)
+        elif isinstance(item, Mapping):
+            stack.extend(reversed(list(item.values())))
+        elif isinstance(item, (list, tuple)):
+            stack.extend(reversed(item))
+    return out

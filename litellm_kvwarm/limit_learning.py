@@ -22,13 +22,13 @@ when all of these hold (else nothing, and the request is served as LiteLLM alone
 
 from __future__ import annotations
 
-import json
 import logging
 from collections.abc import Mapping
 from typing import Any
 
 from . import catalog
 from .context_errors import parse_context_error
+from .deep_json import json_text, strings
 from .deadline import RequestBudget
 from .facts import Facts
 from .learned_limits import Observed, limit_from_error, needs_prompt_count
@@ -53,20 +53,12 @@ def echoes_client(observed: Observed, request: Mapping[str, Any]) -> bool:
     client's own text already reads as a context-length error, or holds the learned number."""
     sent = {k: request.get(k) for k in _CLIENT_KEYS if request.get(k) is not None}
     try:
-        client = json.dumps(sent, ensure_ascii=False, default=str)
+        client = json_text(sent)  # at any depth: a client nests as deep as it likes
     except (TypeError, ValueError):  # unserialisable: cannot tell, so do not learn
         return True
     numbers = () if observed.bound else (str(observed.tokens), f"{observed.tokens:,}")
     # the client's texts alone, one a line: the parser reads no error inside a quoted chat message's content
-    return any(n in client for n in numbers) or parse_context_error("\n".join(_texts(sent))) is not None
-
-
-def _texts(value: Any) -> list[str]:
-    """Every string inside ``value`` (dicts, lists, tuples), in order."""
-    if isinstance(value, str):
-        return [value]
-    items = value.values() if isinstance(value, Mapping) else value if isinstance(value, (list, tuple)) else ()
-    return [text for item in items for text in _texts(item)]
+    return any(n in client for n in numbers) or parse_context_error("\n".join(strings(sent))) is not None
 
 
 class LimitLearner:

@@ -9,11 +9,11 @@ conversation is planned after what is already in the target's prefix cache
 from __future__ import annotations
 
 import hashlib
-import json
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .deep_json import json_text
 from .fair_lru import FairLRU
 from .identity import key_tenant
 from .meta import SALT_KEY
@@ -181,7 +181,7 @@ def _context_text(kind: str, body: Mapping[str, Any]) -> str:
     extra = extra if isinstance(extra, Mapping) else {}
     context["extra_body"] = {key: extra[key] for key in PROMPT_SHAPING_KEYS if key in extra and extra[key]} or None
     head = {"model": body.get("model"), "salt": _metadata(body).get(SALT_KEY), "context": context}
-    return json.dumps(head, sort_keys=True, default=str, ensure_ascii=False)
+    return json_text(head, sort_keys=True)
 
 
 def _digest(data: bytes) -> bytes:
@@ -200,7 +200,7 @@ def digest_chain(kind: str, body: Mapping[str, Any], upto: int | None = None) ->
     link = _digest(_context_text(kind, body).encode("utf-8", "surrogatepass"))
     chain = [link]
     for item in items[:upto]:
-        text = json.dumps(item, sort_keys=True, default=str, ensure_ascii=False)
+        text = json_text(item, sort_keys=True)  # at any depth: a client nests as deep as it likes
         link = _digest(link + text.encode("utf-8", "surrogatepass"))
         chain.append(link)
     return chain
