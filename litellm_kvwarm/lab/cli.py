@@ -105,7 +105,18 @@ def _raise_interrupt(signum: int, frame: object) -> None:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    argv = list(sys.argv[1:] if argv is None else argv)
+    """``kvwarm`` (the console script). A dataset the lab's extras would install is missing (a plugin-only
+    install, ``pip install .``): the one-line reason on stderr and exit status 2, not a traceback."""
+    from .datasets.model import DatasetUnavailable
+
+    try:
+        return _run(list(sys.argv[1:] if argv is None else argv))
+    except DatasetUnavailable as exc:
+        print(f"kvwarm: {exc}", file=sys.stderr)
+        return 2
+
+
+def _run(argv: list[str]) -> int:
     if argv[:1] == ["bench"]:  # `kvwarm bench ...` = `python -m litellm_kvwarm.lab.bench ...`
         from .bench.__main__ import main as bench_main
 

