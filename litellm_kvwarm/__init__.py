@@ -15,9 +15,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from .config import Settings, SettingsError
-
 if TYPE_CHECKING:
+    from .config import Settings, SettingsError
     from .hook import KVWarmHandler
 
 __all__ = ["KVWarmHandler", "Settings", "SettingsError", "proxy_handler_instance"]
@@ -34,6 +33,10 @@ def __getattr__(name: str) -> Any:
 
             _instance = KVWarmHandler()
         return _instance
+    if name in ("Settings", "SettingsError"):  # lazy too: `python -m litellm_kvwarm.config` runs it fresh, no warning
+        from . import config
+
+        return getattr(config, name)
     if name == "KVWarmHandler":
         from .hook import KVWarmHandler
 
