@@ -133,9 +133,10 @@ def _json_text_iterative(value: object, sort_keys: bool) -> str:
     return "".join(out)
 
 
-def strings(value: object) -> list[str]:
-    """Every string value inside ``value`` (mappings' values, lists, tuples; not dict keys), in document order,
-    at any nesting depth (an explicit stack: no recursion on a client's nesting). ``[]`` for a non-container."""
+def strings(value: object, *, keys: bool = False) -> list[str]:
+    """Every string value inside ``value`` (mappings' values, lists, tuples; with ``keys`` each mapping's string keys
+    too, before its values), in document order, at any nesting depth (an explicit stack: no recursion on a client's
+    nesting). ``[]`` for a non-container."""
     out: list[str] = []
     stack = [value]
     while stack:
@@ -143,6 +144,8 @@ def strings(value: object) -> list[str]:
         if isinstance(item, str):
             out.append(item)
         elif isinstance(item, Mapping):
+            if keys:
+                out.extend(k for k in item if isinstance(k, str))
             stack.extend(reversed(list(item.values())))
         elif isinstance(item, (list, tuple)):
             stack.extend(reversed(item))

@@ -25,6 +25,7 @@ from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
+from .deep_json import strings
 from .meta import WARM_MARKER
 from .metrics import deployment_label
 
@@ -196,23 +197,7 @@ def _quoted(body: Mapping[str, Any]) -> bool:
         text = json.dumps(sent, ensure_ascii=False, default=str)
     except (TypeError, ValueError, RecursionError):
         return True
-    return is_priority_refusal(text) or is_priority_refusal("\n".join(_strings(sent)))
-
-
-def _strings(value: object) -> list[str]:
-    """Every string in ``value`` (keys and values of nested mappings and lists), iteratively (no recursion)."""
-    out: list[str] = []
-    stack = [value]
-    while stack:
-        item = stack.pop()
-        if isinstance(item, str):
-            out.append(item)
-        elif isinstance(item, Mapping):
-            stack.extend(item.values())
-            out.extend(k for k in item if isinstance(k, str))
-        elif isinstance(item, (list, tuple)):
-            stack.extend(item)
-    return out
+    return is_priority_refusal(text) or is_priority_refusal("\n".join(strings(sent, keys=True)))
 
 
 #: Warm-body fields LiteLLM keeps to itself (its metadata: hashes, the caller's identity), never sent.
