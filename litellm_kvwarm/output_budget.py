@@ -66,12 +66,15 @@ def cap_output(payload: MutableMapping[str, Any], cap: int) -> None:
 
 
 def set_output(payload: MutableMapping[str, Any], value: int | None, default_field: str = "max_tokens") -> None:
-    """Set the output budget of a fallback hop: every field the payload carries gets ``value``
-    (``default_field``, the API's own field, is added when none is there); ``None`` removes them all."""
+    """Set the output budget of a fallback hop: every field the payload carries with a value gets
+    ``value`` (``default_field``, the API's own field, is set when none has one); ``None`` removes
+    those fields. A field the client sent as ``null`` stays ``null``, as LiteLLM alone sends it: giving
+    it a value would add a parameter the API may not take (``max_completion_tokens`` on a text
+    completion, which LiteLLM passes to the OpenAI SDK, and the hop fails before reaching a server)."""
+    carried = [name for name in OUTPUT_FIELDS if payload.get(name) is not None]
     if value is None:
-        for name in OUTPUT_FIELDS:
-            payload.pop(name, None)
+        for name in carried:
+            del payload[name]
         return
-    carried = [name for name in OUTPUT_FIELDS if name in payload]
     for name in carried or [default_field]:
         payload[name] = value

@@ -42,6 +42,23 @@ def test_set_output_on_a_hop():
     assert payload == {}
 
 
+@pytest.mark.parametrize(
+    "payload, value, expected",
+    [
+        # a text completion's null max_completion_tokens (differential 20261206:3486): LiteLLM alone sends the
+        # null; a value there is a parameter text completions do not take, and the escalated hop failed
+        ({"max_tokens": 512, "max_completion_tokens": None}, 512, {"max_tokens": 512, "max_completion_tokens": None}),
+        ({"max_tokens": None, "max_completion_tokens": 900}, 300, {"max_tokens": None, "max_completion_tokens": 300}),
+        ({"max_tokens": None}, 300, {"max_tokens": 300}),
+        ({"max_output_tokens": None, "max_tokens": None}, 300, {"max_output_tokens": 300, "max_tokens": None}),
+        ({"max_tokens": 512, "max_completion_tokens": None}, None, {"max_completion_tokens": None}),
+    ],
+)
+def test_set_output_leaves_null_fields_as_the_client_sent_them(payload, value, expected):
+    set_output(payload, value, "max_output_tokens" if "max_output_tokens" in payload else "max_tokens")
+    assert payload == expected
+
+
 def test_strip_client_keys_removes_only_plugin_keys():
     data = {
         "metadata": {"kvwarm_warm": True, "kvwarm_estimate": {"safe": 1}, "session_id": "s", "tags": ["a"]},
