@@ -79,6 +79,8 @@ class Attempts:
             await self.learner.learn(view.carried.previous_attempt, kwargs, view.carried, budget)
         output = await self._hop(attempt, kwargs, budget)
         self._refuse_over_learned(attempt, output)
+        if view.fallback_depth:  # this hop goes ahead: a reply its target computes itself is not warmed there
+            self.effects.served_by(kwargs, view.carried.model_group)
         await self._clamp(attempt, output, kwargs, budget)
 
     def _refuse_over_learned(self, attempt: AttemptFacts, output: OutputBudget) -> None:

@@ -27,7 +27,7 @@ from .meta import (
 from .metrics import Metrics
 from .pending_replies import PendingReplies, PendingReply
 from .planner import Backstop, Route, RoutePlan
-from .reply_warm import Reply, keeps_reasoning, opens_next_turn, reply_of, reply_tokens, with_reply
+from .reply_warm import Reply, keeps_reasoning, opens_next_turn, reply_of, reply_tokens, target_holds, with_reply
 from .usage import prompt_usage
 from .view import AttemptView, PreCallView
 from .warm import WarmOutcome, WarmTrigger
@@ -43,11 +43,8 @@ REPLY_MARGIN = 0.5
 
 
 class Effects:
-    """Writes, counters and log lines of one handler.
-
-    Args:
-        settings: plugin settings. metrics: collectors. warm_gate: queues warms.
-        secret: key of the tenant and session hashes (resolved on first use).
+    """Writes, counters and log lines of one handler. Args: settings: plugin settings. metrics: collectors.
+        warm_gate: queues warms. secret: key of the tenant and session hashes (resolved on first use).
         forbid: builds the exception that refuses a request (HTTP 403, from the bridge).
         served_model: a model group's served model name (``/v1/models``), for what its template renders.
     """
@@ -146,6 +143,11 @@ class Effects:
             return False
         return self.pending.discard(_call_tenant(all_metadata(request_data)), call_id)
 
+    def served_by(self, kwargs: Mapping[str, Any], group: str | None) -> None:
+        """A fallback hop (LiteLLM's attempt ``kwargs``) goes to ``group``: see :meth:`PendingReplies.served_by`."""
+        if isinstance(call_id := kwargs.get("litellm_call_id"), str):
+            self.pending.served_by(_call_tenant(all_metadata(kwargs)), call_id, group)
+
     async def reply_warm(self, kwargs: Mapping[str, Any], response: Any) -> None:
         """After a successful attempt: the request's reply-warm, if its pre-call hook kept one (it
         stayed on its group with an escalation target): the warm body plus the reply as the client
@@ -166,6 +168,8 @@ class Effects:
             return
         usage = getattr(response, "usage", None) if not isinstance(response, Mapping) else response.get("usage")
         c, served = pending.candidate, self.served_model(pending.candidate.target)
+        if pending.served_by_target and target_holds(reply, served):
+            return  # the target computed this reply, as the next request renders it: its prefix cache has it
         reasoning = keeps_reasoning(reply, served)
         produced = reply_tokens(response, reply, usage, reasoning=reasoning and pending.kind == "chat")  # what is appended
         prompt, _ = prompt_usage(usage)  # the server's own count when it gave one: exact, where the estimate may be low
@@ -177,9 +181,9 @@ class Effects:
 
     def decode_tap(self, request_data: Mapping[str, Any]) -> DecodeTap | None:
         """A tap for the stream of a chat request whose reply-warm is kept (:meth:`_await_reply`): every
-        ``decode_warm_tokens`` of streamed text it queues a decode warm (the reply-warm body with the text so
-        far, ``trigger="decode"``); a client that leaves before the end drops the kept body (no reply-warm of
-        a reply it never got); ``None`` for any other stream (nothing kept, another API, switched off).
+        ``decode_warm_tokens`` of streamed text it queues a decode warm (the reply-warm body with the text so far,
+        ``trigger="decode"``); a client that leaves before the end drops the kept body (no reply-warm of a reply it
+        never got); ``None`` for any other stream (nothing kept, another API, switched off, served by the target).
         Never raises (an internal error is logged: the stream goes on untapped)."""
         s = self.settings
         try:
@@ -191,7 +195,7 @@ class Effects:
         except Exception:
             logger.warning("[KV-WARM] decode warms skipped after an internal error", exc_info=True)
             return None
-        if pending is None or pending.kind != "chat":
+        if pending is None or pending.kind != "chat" or pending.served_by_target:
             return None
 
         async def submit(text: str) -> None:
@@ -279,8 +283,7 @@ def _grown(c: WarmCandidate, tokens: int, produced: int) -> WarmCandidate:
     return replace(c, tokens=tokens, growth_tokens=(c.growth_tokens if c.growth_tokens is not None else c.tokens) + produced)
 
 
-def _same_group(entry: object, group: str) -> bool:
-    """Whether a fallback entry (a group name, or ``{"model": group, ...}``) is ``group`` itself."""
+def _same_group(entry: object, group: str) -> bool:  # a fallback entry: a group name or {"model": group, ...}
     return (entry.get("model") if isinstance(entry, Mapping) else entry) == group
 
 

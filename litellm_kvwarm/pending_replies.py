@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 
 from .fair_lru import FairLRU
@@ -31,11 +31,12 @@ DEFAULT_TTL_S = 600.0
 class PendingReply:
     """One request served by its source group: its warm ``candidate`` (``warm_gate.WarmCandidate``,
     sizes in tokens), its request ``kind`` and ``body`` (the warm body built from the live request,
-    without the reply)."""
+    without the reply); ``served_by_target``: a fallback hop took it to the warm's target (:meth:`PendingReplies.served_by`)."""
 
     candidate: Any
     kind: str
     body: dict[str, Any]
+    served_by_target: bool = False
 
 
 def _tenant(key: tuple[str, str]) -> str:
@@ -68,6 +69,16 @@ class PendingReplies:
     def discard(self, tenant: str, call_id: str) -> bool:
         """Drop that call's entry (its request failed); whether there was one."""
         return self._entries.pop((tenant, call_id), None) is not None
+
+    def served_by(self, tenant: str, call_id: str, group: object) -> bool:
+        """A fallback hop takes that call to ``group``: when it is the call's warm target, the entry is marked
+        :attr:`PendingReply.served_by_target` (the target computes the reply itself: no decode warms; a
+        reply-warm only where the next request renders the reply otherwise). Whether one was marked."""
+        found = self._entries.get((tenant, call_id))
+        if found is None or found[1].served_by_target or getattr(found[1].candidate, "target", None) != group:
+            return False
+        self._entries[(tenant, call_id)] = (found[0], replace(found[1], served_by_target=True))
+        return True
 
     def get(self, tenant: str, call_id: str) -> PendingReply | None:
         """The entry of that call (kept), ``None`` when absent or expired."""

@@ -36,7 +36,7 @@ from typing import Any
 from .meta import field
 
 __all__ = ["Reply", "ToolCall", "drops_past_reasoning", "keeps_reasoning", "opens_next_turn", "reply_of", "reply_tokens",
-           "with_reply"]
+           "target_holds", "with_reply"]
 
 #: Served-model names whose chat templates render an assistant turn's reasoning only after the
 #: last user message (Qwen3 and Qwen3.5/3.6 hybrid-thinking templates, QwQ, DeepSeek-R1 and its
@@ -174,6 +174,13 @@ def _responses_reply(items: Sequence[Any]) -> Reply:
 def keeps_reasoning(reply: Reply, served_model: str | None) -> bool:
     """Whether the next request will render ``reply``'s reasoning (see the module docstring)."""
     return reply.reasoning is not None and bool(reply.tool_calls) and drops_past_reasoning(served_model)
+
+
+def target_holds(reply: Reply, served_model: str | None) -> bool:
+    """Whether the model that generated ``reply`` holds it in its prefix cache as the next request renders it: a
+    text reply without reasoning a template drops (tool calls are rendered again from the client's JSON, which
+    may differ from the model's own output; dropped reasoning changes the rendering from that turn on)."""
+    return not reply.tool_calls and not (reply.reasoning and drops_past_reasoning(served_model))
 
 
 def opens_next_turn(reply: Reply, served_model: str | None) -> bool:

@@ -380,3 +380,36 @@ async def test_a_learned_factor_alone_never_escalates_what_an_exact_count_says_f
     assert counted == ["/tokenize"] * 2  # asked anyway: the raw estimate wants a count
     assert data["model"] == "fast"  # 3,000 counted + 50 fits 4,096: stays, as LiteLLM alone would serve it
     assert decisions(registry) == {("stay", "fast", "slow"): 2}
+
+
+async def test_a_hop_to_the_warm_target_ends_decode_warms_and_the_reply_warm_of_what_it_holds(monkeypatch):
+    """A request kept for a reply-warm of slow is escalated to slow by the backstop: slow computes the reply
+    itself, so no decode warm follows (differential 20261207: a 100,000-token stream escalated to slow queued ~390
+    decode warms of slow), nor a reply-warm of a text reply; a reply with tool calls (rendered again from the
+    client's JSON) is still warmed. A retry on fast leaves the kept body as it was."""
+    h, _ = handler(FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN), monkeypatch, warm_ahead=True)
+    for call_id in ("call-1", "call-2"):
+        data = await h.async_pre_call_hook(Key(), None, body(6000, max_tokens=2000, litellm_call_id=call_id), "acompletion")
+        assert data["model"] == "fast" and data["metadata"][PLAN_KEY]["chain"] == ["slow"]
+        meta = {**data["metadata"], "previous_models": [{"exception_string": OVERFLOW}]}
+        retry = attempt(meta, fallback_depth=1, max_tokens=2000, litellm_call_id=call_id)
+        assert (await h.async_pre_call_deployment_hook(retry, "acompletion"))["max_tokens"] == 4096 - 3000
+        tenant = data["metadata"][TENANT_KEY]
+        assert not h.effects.pending.get(tenant, call_id).served_by_target  # the retry on fast: still fast's reply
+        escalated = attempt({**meta, "model_group": "slow"}, fallback_depth=2, litellm_call_id=call_id,
+                            model="hosted_vllm/slow-model", api_base="http://slow.test/v1", model_info={"max_input_tokens": 32768})
+        await h.async_pre_call_deployment_hook(escalated, "acompletion")
+        assert h.effects.pending.get(tenant, call_id).served_by_target
+        assert h.effects.decode_tap({**data, "stream": True}) is None
+    queued = []
+
+    async def consider(candidate, data, *args, **kwargs):
+        queued.append(kwargs["trigger"].value)
+    monkeypatch.setattr(h.effects.warm_gate, "consider", consider)
+    text = {"choices": [{"message": {"role": "assistant", "content": "the answer " * 300}}], "usage": {"completion_tokens": 600}}
+    await h.effects.reply_warm({"litellm_call_id": "call-1", "metadata": {TENANT_KEY: tenant}}, text)
+    assert queued == [] and h.effects.pending.get(tenant, "call-1") is None
+    call = {"id": "c1", "type": "function", "function": {"name": "search", "arguments": "{\"q\": \"x\"}"}}
+    tools = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}], "usage": {"completion_tokens": 600}}
+    await h.effects.reply_warm({"litellm_call_id": "call-2", "metadata": {TENANT_KEY: tenant}}, tools)
+    assert queued == ["reply"]

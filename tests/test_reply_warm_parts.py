@@ -270,3 +270,13 @@ def test_a_refusal_text_the_client_put_in_any_copied_field_teaches_nothing(kind,
 ])
 def test_a_server_that_knows_no_priority_field_refuses_it_too(text, refusal):
     assert is_priority_refusal(text) is refusal
+
+
+def test_the_model_that_generated_a_reply_holds_it_unless_the_next_request_renders_it_otherwise():
+    from litellm_kvwarm.reply_warm import target_holds
+    calls = (ToolCall("c", "f", "{}"),)
+    assert target_holds(Reply("answer"), "meta-llama/Llama-3.1-8B") is True
+    assert target_holds(Reply("answer", (), "thought"), "meta-llama/Llama-3.1-8B") is True  # never rendered either way
+    assert target_holds(Reply("answer", (), "thought"), "Qwen/Qwen3-32B") is False  # the next turn drops the reasoning
+    assert target_holds(Reply("answer"), "Qwen/Qwen3-32B") is True
+    assert target_holds(Reply(None, calls), "meta-llama/Llama-3.1-8B") is False  # calls rendered from the client's JSON
