@@ -259,7 +259,8 @@ Other servers
     has P tokens, but the configured context size is W tokens" (DS4 server, pi issue #6262,
     2026); ``cohere-excess`` "too many tokens: size limit exceeded by N tokens" (Cohere v1 chat,
     N an excess as for Ollama); ``openai-context-window`` "Your input exceeds the context window of
-    W tokens" (OpenAI Responses/Azure with the number, 2025–2026); ``fireworks`` "prompt is too long: P[ tokens], model maximum context
+    W tokens" (OpenAI Responses/Azure with the number, 2025–2026; tried after the generic rows with a subject, so
+    "max_tokens (C) exceeds the context window of W" is the output's, OUTPUT_OVER_WINDOW); ``fireworks`` "prompt is too long: P[ tokens], model maximum context
     length: W"; ``cohere`` "total number of tokens in the prompt cannot exceed W - received P";
     ``cohere-max-tokens`` "too many tokens: max tokens must be less than or equal to L, the maximum
     output for this model - received C" (Cohere's output cap under its "too many tokens:" prefix:
@@ -304,7 +305,8 @@ Other servers
   * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
-  * ``generic-prompt-over-window`` "The prompt (P tokens) exceeds the context window (W tokens)", "Input length
+  * ``generic-prompt-over-window`` "The prompt (P tokens) exceeds the context window (W tokens)", "Input is P tokens,
+    which exceeds the model's context window of W tokens" (also "has", "contains"), "Input length
     P exceeds the model's max sequence length W", "prompt length P > max_model_len W", Elasticsearch's inference "Input
     too large. The tokenized input length [P] exceeds the maximum sequence length [W]", "Input sequence length (P)
     exceeds the maximum sequence length (W)";
@@ -334,7 +336,10 @@ Other servers
     long." (type ``too_many_prompt_tokens``), Ollama's llama-server path "the prompt is longer than the context length
     currently available to the model; shorten the prompt, ..." (2026), …); a bare
     "maximum context length is W tokens", "exceeds the model's maximum context length of W tokens" or
-    "exceeds (exceeded) maximum context length (W)" keeps W.
+    "exceeds (exceeded) maximum context length (W)" keeps W, and so does "exceeds the model's (maximum) context window
+    of W tokens" / "exceeds model context window (W tokens)" (gateways and agent runtimes, 2025–2026; read before as
+    no number at all); LiteLLM's router suffix after it ("... W tokens\nReceived Model Group=...") is no "received"
+    count.
 
 Look-alikes (:data:`NEGATIVES`) include throttling worded with tokens: Bedrock's
 "ThrottlingException: Too many tokens, please wait before trying again." (also without the
@@ -718,9 +723,6 @@ ROWS: tuple[Row, ...] = (
     Row("cohere-excess",
         r"size limit exceeded by (?P<excess>{n}) tokens?",
         {"excess": ("excess", E)}, K.PROMPT_OVER_WINDOW),
-    Row("openai-context-window",
-        r"exceeds the context window of (?P<window>{n})",
-        {"window": W}, K.PROMPT_OVER_WINDOW),
     Row("fireworks",
         r"prompt is too long: (?P<prompt>{n})(?: tokens?)?, model maximum context length: (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
@@ -821,11 +823,16 @@ ROWS: tuple[Row, ...] = (
         r"(?: of| is)? ?\(?(?P<limit>{n})",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("generic-prompt-over-window",
-        r"(?:prompt|input)(?: sequence)?(?: length| tokens?| token count)?(?: is)? [(\[]?(?P<prompt>{n})(?: tokens?)?[)\]]? "
-        r"(?:exceeds?|exceeded|is longer than|>) (?:the )?(?:model'?s )?(?:maximum |max )?"
+        r"(?:prompt|input)(?: sequence)?(?: length| tokens?| token count)?(?: is| has| contains)? [(\[]?(?P<prompt>{n})"
+        r"(?: tokens?)?[)\]]?,? (?:which )?(?:exceeds?|exceeded|is longer than|>) (?:the |this |its )?(?:model'?s )?"
+        r"(?:maximum |max )?"
         r"(?:context (?:length|window|size)|max_model_len|max(?:imum)? sequence length|max_seq_len)"
         r"(?: of| is)? [(\[]?(?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    # after the subject-bearing rows above: "max_tokens (C) exceeds the context window of W" is the output's
+    Row("openai-context-window",
+        r"exceeds the context window of (?P<window>{n})",
+        {"window": W}, K.PROMPT_OVER_WINDOW),
     Row("generic-count-over-window",
         r"(?:token count|number of tokens|total tokens)(?: is)? \(?(?P<total>{n})\)? (?:tokens? )?(?:exceeds?|exceeded|>) "
         r"(?:the )?(?:model'?s )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)(?: of| is)? \(?(?P<window>{n})",
@@ -855,8 +862,9 @@ ROWS: tuple[Row, ...] = (
     # ---- generic fallbacks (last)
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
     Row("generic",
-        r"exceed(?:s|ed)? (?:the )?(?:model'?s )?maximum context length (?:of (?P<window>{n})|\((?P<window2>{n}))"
-        r"(?! ?(?:tokens? ?)?(?:>|requested|given|provided|received|vs\b))",  # "(P > W)": P is the request, not W
+        r"exceed(?:s|ed)? (?:the |this |its )?(?:model'?s? )?(?:maximum context length|(?:maximum |max )?context "
+        r"(?:window|size)) (?:of (?P<window>{n})|\((?P<window2>{n}))"
+        r"(?! ?(?:tokens? ?)?(?:>|requested|given|provided|received(?! model group)|vs\b))",  # "(P > W)": P is the request, not W
         {"window": W, "window2": W}, K.UNKNOWN),
     Row("generic",
         r"context[ _-]?(?:length|window|size)[ _-]?(?:exceeded|exceeds)|exceeds? (?:the |this |its )?(?:model'?s? )?"

@@ -1,0 +1,82 @@
+"""Context-length error parsing (pure), a breaker's round: kinds of message the parser misread, each with the
+family, kind and numbers it must report (a field not named must be ``None``), checked bare and in the wrappers
+real messages travel in (LiteLLM prefixes, JSON bodies, Python reprs, SSE ``event: error`` lines, router suffixes).
+
+Numbers are as printed: W window, P prompt, C requested output, T total, L a printed limit that is not the window. A
+number that ends the text may have been cut, so it is a lower bound there (see ``context_errors``).
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from context_error_view import expected as _expected, view as _view
+from litellm_kvwarm.context_errors import Certainty, ErrorKind, Limit, LimitMeaning, Number, parse_context_error
+
+EXACT, LB, UB, APPROX = Certainty.EXACT, Certainty.LOWER_BOUND, Certainty.UPPER_BOUND, Certainty.APPROXIMATE
+K = ErrorKind
+M = LimitMeaning
+
+# (text, family, kind, {field: expected}): each read wrongly before its fix (the comment says how).
+ROUND_FAULTS = [
+    # "exceeds the model's context window of W tokens": the wording of many gateways and agent runtimes (Go and
+    # TypeScript model routers, 2025-2026: "Input is P tokens, which exceeds the model's context window of W tokens.",
+    # "P tokens exceeds the model's context window of W (context_length_exceeded)"). Read as a context error with no
+    # number at all (generic): the window W was lost, and with a subject the prompt P too.
+    ("prompt exceeds the model's context window of 200000 tokens",
+     "generic", K.UNKNOWN, {"window": Number(200000)}),
+    ("This request exceeds the model's maximum context window of 200,000 tokens.",
+     "generic", K.UNKNOWN, {"window": Number(200000)}),
+    ("Request exceeds model context window (4096 tokens)",
+     "generic", K.UNKNOWN, {"window": Number(4096)}),
+    ("Your message exceeds the model's context window of 4,096 tokens. Please shorten it.",
+     "generic", K.UNKNOWN, {"window": Number(4096)}),
+    ("decoder.HiddenLast: 9000 tokens exceeds the model's context window of 8192 (context_length_exceeded); truncate "
+     "before pooling",
+     "generic", K.UNKNOWN, {"window": Number(8192)}),
+    ("Input is 9000 tokens, which exceeds the model's context window of 8192 tokens.",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    ("The prompt has 9000 tokens, which exceeds the model's context length of 8192 tokens.",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    ("Your prompt contains 9,000 tokens which exceeds this model's context window of 8,192 tokens",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    # LiteLLM's router suffix ("\nReceived Model Group=...") after "... W tokens" was read as "W tokens received" (a
+    # count compared with W): the window was lost in the router-suffix wrapper
+    ("The input exceeds the model's maximum context length of 4096 tokens",
+     "generic", K.UNKNOWN, {"window": Number(4096)}),
+    # an output parameter over "the context window of W" was read as the prompt over it (openai-context-window,
+    # PROMPT_OVER_WINDOW, no output): the requested output alone is over the window
+    ("max_tokens (9000) exceeds the context window of 8192 tokens",
+     "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(8192), "output_tokens": Number(9000)}),
+]
+
+# Messages that already read right and must keep doing so beside the fixes above.
+ROUND_CORPUS = [
+    ("Your input exceeds the context window of 8192 tokens.",
+     "openai-context-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192)}),
+    ("Your input exceeds the context window of this model. Please adjust your input and try again.",
+     "generic", K.UNKNOWN, {}),
+    ("Your input exceeds the context window of 128k tokens.", "generic", K.UNKNOWN, {}),
+    ("exceeds the model's maximum context length (9000 > 8192)",
+     "generic-comparison", K.UNKNOWN, {"window": Number(8192), "total_tokens": Number(9000)}),
+    ("request (9000 tokens) exceeds the available context size (8192 tokens), try increasing it",
+     "llamacpp-request", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+]
+
+ROUND_WRAPPERS = {
+    "bare": lambda t: t,
+    "litellm-context": lambda t: "litellm.ContextWindowExceededError: litellm.BadRequestError: OpenAIException - " + t,
+    "json-body": lambda t: json.dumps({"error": {"message": t, "type": "invalid_request_error", "param": None}}),
+    "python-repr": lambda t: "Error code: 400 - " + str({"error": {"message": t, "type": "BadRequestError", "code": 400}}),
+    "sse-error": lambda t: "event: error\ndata: " + json.dumps({"type": "error", "error": {"message": t}}) + "\n\n",
+    "router-suffix": lambda t: t + "\nReceived Model Group=fast\nAvailable Model Group Fallbacks=None LiteLLM Retried: 2 times",
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(ROUND_WRAPPERS))
+@pytest.mark.parametrize(("text", "family", "kind", "fields"), ROUND_FAULTS + ROUND_CORPUS,
+                         ids=[f"{i}-{w[1]}" for i, w in enumerate(ROUND_FAULTS + ROUND_CORPUS)])
+def test_round_message_parses_with_its_meaning_in_any_wrapper(text, family, kind, fields, wrapper):
+    assert _view(parse_context_error(ROUND_WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
