@@ -9,6 +9,11 @@ An error body reaches the proxy through layers that each encode it again:
   (``?error_description=This%20model%27s%20maximum%20context%20length%20is%2016384%20tokens``), also twice
   (``%2520``) and JavaScript's ``%u2019``; form encoding's ``+`` for a space (``maximum+context+length+is+16384``);
 * HTML entities, also escaped twice (``&amp;#39;``, ``&amp;quot;``) by a page that escapes an escaped body.
+* an apostrophe lost to a wrong decoding, once the layers above are undone: a typographic one (``’``, ``‘``) read
+  as Windows-1252 or Latin-1 (``modelâ€™s``, a Windows console or log pipeline), or replaced by ``?``
+  or U+FFFD (an ASCII encode, an invalid UTF-8 byte): ``endpoint?s maximum``, ``model�s context length``. Only
+  between a letter and an ``s`` that ends the word, so "why?s" is the one case it could misread, and no wording
+  depends on it.
 
 Each layer is undone only where its signs are plain: percent escapes only in a text that holds a common one
 (an ASCII space, punctuation or bracket: ``%20`` ``%22`` ``%27`` ``%28`` ``%2C`` ``%3A`` ``%7B`` ``%25`` …), so
@@ -46,6 +51,9 @@ _PERCENT_SIGN = re.compile(r"%(?:2[0-9A-Fa-f]|3[A-Fa-f]|0[9AaDd]|5[BbCcDd]|7[BbC
 # after whitespace or at the start ((?<!\S)): else a long run without "+" is retried from every position.
 _FORM_RUN = re.compile(r"(?<!\S)[^\s+]*(?:\+[^\s+]*){3,}")
 _LETTER_PLUS = re.compile(r"(?<=[A-Za-z'.,;:?!])\+(?=[A-Za-z])")
+# An apostrophe lost to a wrong decoding: U+2019/U+2018 as Windows-1252 ("â€™") or Latin-1 (with C1
+# controls), or "?"/U+FFFD, between a letter and an "s" that ends the word ("model?s").
+_LOST_APOSTROPHE = re.compile(r"(?<=[A-Za-z])(?:\u00e2(?:\u20ac[\u2122\u02dc]|\x80[\x98\x99])|[?\ufffd])(?=s\b)")
 
 
 def _decode_hex(raw: bytes) -> str:
@@ -86,10 +94,12 @@ def _one_pass(s: str) -> str:
 
 def without_layers(s: str) -> str:
     """``s`` with its transport encodings undone (see the module docstring), at most :data:`MAX_PASSES` passes
-    (fewer when a pass changes nothing)."""
+    (fewer when a pass changes nothing), then its lost apostrophes put back."""
     for _ in range(MAX_PASSES):
         decoded = _one_pass(s)
         if decoded == s:
             break
         s = decoded
+    if "\u00e2" in s or "?" in s or "\ufffd" in s:
+        s = _LOST_APOSTROPHE.sub("'", s)
     return s

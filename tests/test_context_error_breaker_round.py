@@ -50,10 +50,29 @@ ROUND_FAULTS = [
     # PROMPT_OVER_WINDOW, no output): the requested output alone is over the window
     ("max_tokens (9000) exceeds the context window of 8192 tokens",
      "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(8192), "output_tokens": Number(9000)}),
+    # an apostrophe lost to a wrong decoding ("model?s" from an ASCII encode, U+FFFD from an invalid byte, "model\u00e2\u20ac\u2122s"
+    # from a typographic apostrophe read as Windows-1252 by a console or log pipeline): every wording spelled with
+    # "model's" or "endpoint's" (SGLang, vLLM, OpenRouter, Z.ai) read as nothing, or as a numberless generic error
+    ("The input (516368 tokens) is longer than the model?s context length (262144 tokens).",
+     "sglang-context-length", K.PROMPT_OVER_WINDOW, {"window": Number(262144), "prompt_tokens": Number(516368)}),
+    ("The input (516368 tokens) is longer than the model\ufffds context length (262144 tokens).",
+     "sglang-context-length", K.PROMPT_OVER_WINDOW, {"window": Number(262144), "prompt_tokens": Number(516368)}),
+    ("The input (516368 tokens) is longer than the model\u00e2\u20ac\u2122s context length (262144 tokens).",
+     "sglang-context-length", K.PROMPT_OVER_WINDOW, {"window": Number(262144), "prompt_tokens": Number(516368)}),
+    ("'max_tokens' or 'max_completion_tokens' is too large: 5000. This model?s maximum context length is 4096 tokens "
+     "and your request has 100 input tokens (5000 > 4096 - 100).",
+     "vllm-max-tokens-too-large", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(4096), "prompt_tokens": Number(100), "output_tokens": Number(5000)}),
+    ("This endpoint\u00e2\u0080\u0099s maximum context length is 32768 tokens. However, you requested about 42832 tokens "
+     "(42832 of text input). Please reduce the length of either one.",
+     "openrouter", K.PROMPT_OVER_WINDOW,
+     {"window": Number(32768), "prompt_tokens": Number(42832, APPROX), "total_tokens": Number(42832, APPROX)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
 ROUND_CORPUS = [
+    ("Why?s the prompt so long? prompt is too long: 210000 tokens > 200000 maximum",
+     "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW, {"window": Number(200000), "prompt_tokens": Number(210000)}),
     ("Your input exceeds the context window of 8192 tokens.",
      "openai-context-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192)}),
     ("Your input exceeds the context window of this model. Please adjust your input and try again.",
