@@ -9,6 +9,12 @@ messages"). Inline tags (``b``, ``code``, ``span``, …) are dropped without a t
 around a number (a chat front end or bot relaying the error: "maximum context length is **8192** tokens", ``*8192*``,
 ``__8192__``) is dropped too; a snake_case name or ``16_384`` is no emphasis.
 
+Terminal colours: a log line or CLI output relayed as the error (a server's coloured log, a gateway that forwards its
+console text) may wrap words and numbers in ANSI escape sequences ("maximum context length is ESC[1m8192ESC[0m
+tokens"). Every CSI sequence that starts with ESC is dropped, and so is a colour code whose ESC was stripped on the
+way ("[1m8192[0m", "[0;31m", caret notation "^[[1m"): one or more numbers joined by ``;`` in brackets, then an
+``m`` that ends the word and no closing bracket.
+
 Locale digit grouping, made the comma the number pattern reads (:data:`~litellm_kvwarm.context_error_rows.NUM`):
 the Arabic thousands separator ``٬`` (U+066C) and the middle dot (``·``, U+00B7, Catalan "16·384") between
 digits; the Arabic decimal separator ``٫`` (U+066B) becomes a dot. Indian grouping (lakh and crore: "1,63,840",
@@ -27,6 +33,8 @@ _INLINE_TAG = re.compile(rf"</?(?:{_INLINE})(?:\s[^<>]{{0,200}})?/?>", re.IGNORE
 _OTHER_TAG = re.compile(r"</?[A-Za-z][A-Za-z0-9]{0,15}(?:\s[^<>]{0,200})?/?>")
 # comment markers and the doctype (a comment's text is kept: searching for its end from every "<!--" is quadratic)
 _HTML_COMMENT = re.compile(r"<!--|-->|<!DOCTYPE[^<>]{0,200}>", re.IGNORECASE)
+# ANSI escapes: a CSI sequence after ESC, or a colour code (SGR) whose ESC was stripped ("[1m", "[0;31m").
+_ANSI = re.compile(r"\x1b\[[0-?]{0,32}[ -/]{0,4}[@-~]|\x1b|(?:\^\[)?\[\d{1,3}(?:;\d{1,3}){0,8}m(?![A-Za-z\]])")
 # Markdown emphasis wrapping a number only (the same marker on both sides, no word character touching either).
 _EMPHASIS = re.compile(r"(?<![\w*])(\*{1,3}|_{1,2})(\d(?:[\d,.' ]{0,30}\d)?)\1(?![\w*])")
 # A separator between two digits: the Arabic thousands separator and the middle dot.
@@ -37,7 +45,9 @@ _INDIAN = re.compile(r"(?<![\d,.[])\d{1,2}(?:,\d{2})+,\d{3}(?![\d]|[,.]\d)")
 
 def without_markup(s: str) -> str:
     """``s`` without HTML tags and comment markers (inline tags dropped, others a space) and without Markdown
-    emphasis around a number; ``s`` itself without either."""
+    emphasis around a number, and without terminal colour codes; ``s`` itself without any."""
+    if "\x1b" in s or "m" in s and "[" in s:
+        s = _ANSI.sub("", s)
     if "*" in s or "__" in s:
         s = _EMPHASIS.sub(r"\2", s)
     if "<" not in s:

@@ -67,6 +67,16 @@ ROUND_FAULTS = [
      "(42832 of text input). Please reduce the length of either one.",
      "openrouter", K.PROMPT_OVER_WINDOW,
      {"window": Number(32768), "prompt_tokens": Number(42832, APPROX), "total_tokens": Number(42832, APPROX)}),
+    # terminal colour codes around words and numbers (a coloured server log or CLI output relayed as the error text):
+    # the number was glued to the code ("[1m8192") and read as nothing, or the whole wording failed
+    ("ValueError: This model's maximum context length is \x1b[1m16384\x1b[0m tokens. However, you requested "
+     "\x1b[1m19591\x1b[0m tokens (\x1b[1m9591\x1b[0m in the messages, \x1b[1m10000\x1b[0m in the completion).",
+     "openai-requested", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(16384), "prompt_tokens": Number(9591), "output_tokens": Number(10000), "total_tokens": Number(19591)}),
+    ("\x1b[0;31mERROR\x1b[0m prompt is too long: [1m210000[0m tokens > [1m200000[0m maximum",
+     "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW, {"window": Number(200000), "prompt_tokens": Number(210000)}),
+    ("Input validation error: `inputs` must have less than ^[[1m4096^[[0m tokens. Given: ^[[1m4097^[[0m (see the docs)",
+     "tgi-max-input", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(4097), "printed_limit": Limit(4096, M.INPUT_LIMIT)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
