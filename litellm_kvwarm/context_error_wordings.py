@@ -172,6 +172,10 @@ Other servers
     prompt alone). ``llamacpp-ubatch`` "input (P tokens) is too large to process. increase the
     physical batch size (current batch size: L)" (non-causal models, embeddings and rerank, must fit
     one physical batch: L is n_ubatch, BATCH_LIMIT).
+  * ``lmstudio-does-not-fit`` "Input does not fit in context length. The input has P tokens, but the context length
+    only supports W tokens." (LM Studio 0.4.21, 2026-08, sent as an SSE ``event: error`` with HTTP 200:
+    lmstudio-ai/lmstudio-bug-tracker#2322, aaif-goose/goose#11318; read before as nothing at all): the prompt alone
+    over the loaded context length W; the first sentence alone (cut, or relayed without the second) is numberless.
   * ``lmstudio-reached-context`` "Reached context length of W tokens with model (arch: A) that does
     not currently support mid-generation context overflow" (also "..., but this model does not ...",
     LM Studio 0.3, 2025): generation reached the loaded context length W (prompt + output).
@@ -657,6 +661,13 @@ ROWS: tuple[Row, ...] = (
         r"Reached context length of (?P<window>{n}) tokens?,? (?:with model .{0,80}?that|but this model) does not "
         r"currently support mid-generation context overflow",
         {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    Row("lmstudio-does-not-fit",
+        r"(?:input|prompt) has (?P<prompt>{n}) tokens?,? but the (?:model'?s )?context (?:length|window|size) (?:only )?"
+        r"supports (?:only )?(?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("lmstudio-does-not-fit",
+        r"(?:input|prompt) does not fit (?:in|into) (?:the )?(?:model'?s )?context(?: length| window| size)?",
+        {}, K.PROMPT_OVER_WINDOW),
     Row("lmstudio-keep",
         r"Trying to keep the first (?P<prompt>{n}) tokens when context the overflows(?:\. However, the model is "
         r"loaded with context length of only (?P<window>{n}) tokens)?",

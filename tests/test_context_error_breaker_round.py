@@ -77,6 +77,16 @@ ROUND_FAULTS = [
      "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW, {"window": Number(200000), "prompt_tokens": Number(210000)}),
     ("Input validation error: `inputs` must have less than ^[[1m4096^[[0m tokens. Given: ^[[1m4097^[[0m (see the docs)",
      "tgi-max-input", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(4097), "printed_limit": Limit(4096, M.INPUT_LIMIT)}),
+    # LM Studio 0.4.21 (2026-08, lmstudio-ai/lmstudio-bug-tracker#2322 via aaif-goose/goose#11318: an SSE event: error
+    # with HTTP 200): read as nothing at all. The prompt alone over the loaded context length.
+    ("Input does not fit in context length. The input has 31430 tokens, but the context length only supports 30000 "
+     "tokens.",
+     "lmstudio-does-not-fit", K.PROMPT_OVER_WINDOW, {"window": Number(30000), "prompt_tokens": Number(31430)}),
+    ('event: error\ndata: {"error":{"message":"Input does not fit in context length. The input has 31430 tokens, but '
+     'the context length only supports 30000 tokens."},"message":"Input does not fit in context length. The input has '
+     '31430 tokens, but the context length only supports 30000 tokens."}',
+     "lmstudio-does-not-fit", K.PROMPT_OVER_WINDOW, {"window": Number(30000), "prompt_tokens": Number(31430)}),
+    ("Input does not fit in context length.", "lmstudio-does-not-fit", K.UNKNOWN, {}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
