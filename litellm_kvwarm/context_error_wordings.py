@@ -113,7 +113,8 @@ OpenAI and OpenAI-compatible
     request being prompt + output.
   * Output caps, never a window (OUTPUT_OVER_LIMIT, L is OUTPUT_LIMIT): ``openai-max-output`` also
     reads "max_completion_tokens/max_output_tokens is too large: C. This model supports at most L
-    completion/output tokens" (OpenAI chat and Responses; SGLang prints its context length as L in
+    completion/output tokens" (OpenAI chat and Responses; "sampling_params.max_new_tokens is too large: C" from
+    gateways in front of SGLang/TGI-style native APIs, 2026, read before as nothing; SGLang prints its context length as L in
     the same words, read as a cap all the same: a cap is never learned as a window, and the retry at
     L then meets SGLang's window error); ``openai-max-output-above-maximum`` "Invalid
     'max_output_tokens' (or max_tokens, max_completion_tokens): integer above maximum value. Expected
@@ -505,7 +506,7 @@ ROWS: tuple[Row, ...] = (
         r"(?: Your messages resulted in (?P<prompt>{n}) tokens)?",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("openai-max-output",
-        r"max_(?:completion_|output_)?tokens is too large: (?P<output>{n})\.? This model supports at most "
+        r"max_(?:completion_|output_|new_)?tokens is too large: (?P<output>{n})\.? This model supports at most "
         r"(?P<limit>{n}) (?:completion|output) tokens",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("openai-max-output-above-maximum",

@@ -87,6 +87,12 @@ ROUND_FAULTS = [
      '31430 tokens, but the context length only supports 30000 tokens."}',
      "lmstudio-does-not-fit", K.PROMPT_OVER_WINDOW, {"window": Number(30000), "prompt_tokens": Number(31430)}),
     ("Input does not fit in context length.", "lmstudio-does-not-fit", K.UNKNOWN, {}),
+    # OpenAI's output-cap wording on a native API's parameter (a gateway's profile check in front of SGLang /generate,
+    # 2026: "sampling_params.max_new_tokens is too large: C. This model supports at most L completion tokens."): read
+    # as nothing at all. The requested output over the model's output cap.
+    ("sampling_params.max_new_tokens is too large: 70000. This model supports at most 32768 completion tokens.",
+     "openai-max-output", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(70000), "printed_limit": Limit(32768, M.OUTPUT_LIMIT)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
