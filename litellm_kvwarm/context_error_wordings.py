@@ -904,6 +904,10 @@ NEGATIVES: tuple[re.Pattern[str], ...] = tuple(
     for p in (
         r"rate[ _-]?limit",  # "Rate limit reached for ... tokens", rate_limit_exceeded
         r"tokens? per (?:min|minute|hour|day|second)|\b(?:[io]?tpm|rpm|tpd|rpd)\b",  # Groq/OpenAI/Anthropic TPM
+        # the same throttling with its period spelled another way: "100000 tokens/min", "token limit per day", "tokens per
+        # 24h", "limit exceeded for this hour" (a rate or a quota over time, never one request's size)
+        r"tokens? ?/ ?(?:s|sec|second|min|minute|h|hr|hour|d|day)\b|\blimit (?:per|/) ?(?:sec|second|min|minute|hour|day)\b|"
+        r"\bper (?:24 ?h(?:ours?)?|hour|day|week|month)\b|\b(?:this|each|every) (?:minute|hour|day)\b",
         r"quota|resource[_ ]exhausted|too many requests|service tier capacity exceeded",
         r"(?:daily|weekly|monthly|hourly) (?:token )?(?:limit|usage)",
         r"budget (?:has been )?exceeded|exceededbudget|max budget",  # LiteLLM budgets

@@ -93,6 +93,13 @@ ROUND_FAULTS = [
     ("sampling_params.max_new_tokens is too large: 70000. This model supports at most 32768 completion tokens.",
      "openai-max-output", K.OUTPUT_OVER_LIMIT,
      {"output_tokens": Number(70000), "printed_limit": Limit(32768, M.OUTPUT_LIMIT)}),
+    # throttling and quotas over a period spelled other than "tokens per minute" (gateways' own rate limiters and
+    # plan quotas): read as a numberless context error (generic "token limit exceeded", "too many tokens") though a
+    # rate over time is never one request's size
+    ("Your request exceeded model token limit per day", None, None, {}),
+    ("Too many tokens: you have used 100000 tokens/min, limit is 90000 tokens/min", None, None, {}),
+    ("Token limit exceeded: 1,000,000 tokens per 24h", None, None, {}),
+    ("input token limit exceeded for this hour (limit: 200000)", None, None, {}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
