@@ -120,7 +120,10 @@ _OPENROUTER_PART = re.compile(rf"({NUM}) (of [a-z]+ input|in the output)", re.IG
 
 
 def refine_openrouter(groups: dict[str, str], result: ContextError) -> ContextError:
-    """OpenRouter: "(P1 of text input, P2 of tool input, C in the output)": sum the inputs."""
+    """OpenRouter: "(P1 of text input, P2 of tool input, C in the output)": sum the inputs. Without the whole
+    breakdown (cut, or not printed) only T is known, which may or may not count an output: UNKNOWN."""
+    if groups.get("parts") is None:
+        return replace(result, kind=ErrorKind.UNKNOWN)
     prompt, output = 0, None
     for number, what in _OPENROUTER_PART.findall(groups.get("parts") or ""):
         value = to_int(number)

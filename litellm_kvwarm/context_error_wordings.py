@@ -105,7 +105,9 @@ OpenAI and OpenAI-compatible
     tokens per submitted batch is L. Your batch has P tokens after truncation." (Voyage embeddings,
     2024–2026: the sum over the batch, REQUEST_LIMIT).
   * ``openrouter`` — "This endpoint's maximum context length is W tokens. However, you
-    requested about T tokens (P of text input, C in the output)": P, T APPROXIMATE.
+    requested about T tokens (P of text input, C in the output)": P, T APPROXIMATE; without the breakdown (cut
+    before it or inside it, or relayed without it: read before as a bare window, T lost) T alone, kind UNKNOWN (T is
+    the prompt plus max_tokens when the request sets it, the prompt alone when not).
   * ``sglang-requested-total`` — "Requested token count exceeds the model's maximum context
     length of W tokens. You requested a total of T tokens: P tokens from the input messages
     and C tokens for the completion": SGLang ≥0.4.3 (also Chutes, Fireworks); the first sentence
@@ -532,7 +534,8 @@ ROWS: tuple[Row, ...] = (
         r"take (?P<total>{n}) tokens",
         {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("openrouter",
-        r"endpoint'?s " + MCL + HOWEVER + r"you requested about (?P<total>{n}) tokens \((?P<parts>[^)]{0,300})\)",
+        r"endpoint'?s " + MCL + HOWEVER + r"you requested about (?P<total>{n})(?: tokens(?: \((?P<parts>[^)]{0,300})\))?|"
+        + CUT + ")",
         {"window": W, "total": ("total", APPROX)}, refine=refine_openrouter),
     Row("sglang-requested-total",
         r"Requested token count exceeds the model'?s maximum context length of (?P<window>{n}) tokens?\.? You "

@@ -100,10 +100,24 @@ ROUND_FAULTS = [
     ("Too many tokens: you have used 100000 tokens/min, limit is 90000 tokens/min", None, None, {}),
     ("Token limit exceeded: 1,000,000 tokens per 24h", None, None, {}),
     ("input token limit exceeded for this hour (limit: 200000)", None, None, {}),
+    # OpenRouter's wording without its breakdown (cut before or inside the parentheses, or relayed without them, as
+    # agent runtimes quote it): read as a bare window, the requested total lost. T alone (it counts max_tokens only
+    # when the request set one), kind UNKNOWN.
+    ("This endpoint's maximum context length is 8192 tokens. However, you requested about 9000 tokens. Please reduce "
+     "the length of either one.",
+     "openrouter", K.UNKNOWN, {"window": Number(8192), "total_tokens": Number(9000, APPROX)}),
+    ("This endpoint's maximum context length is 200000 tokens. However, you requested about 212776 tokens (210776 of "
+     "text input, 20[truncated]",
+     "openrouter", K.UNKNOWN, {"window": Number(200000), "total_tokens": Number(212776, APPROX)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
 ROUND_CORPUS = [
+    ("This endpoint's maximum context length is 200000 tokens. However, you requested about 212776 tokens (210776 of "
+     "text input, 2000 in the output). Please reduce the length of either one.",
+     "openrouter", K.PROMPT_OVER_WINDOW,
+     {"window": Number(200000), "prompt_tokens": Number(210776, APPROX), "output_tokens": Number(2000),
+      "total_tokens": Number(212776, APPROX)}),
     ("Why?s the prompt so long? prompt is too long: 210000 tokens > 200000 maximum",
      "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW, {"window": Number(200000), "prompt_tokens": Number(210000)}),
     ("Your input exceeds the context window of 8192 tokens.",
