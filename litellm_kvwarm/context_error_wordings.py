@@ -343,7 +343,8 @@ Other servers
     long." (type ``too_many_prompt_tokens``), Ollama's llama-server path "the prompt is longer than the context length
     currently available to the model; shorten the prompt, ..." (2026), …); a bare
     "maximum context length is W tokens", "exceeds the model's maximum context length of W tokens" or
-    "exceeds (exceeded) maximum context length (W)" keeps W, and so does "exceeds the model's (maximum) context window
+    "exceeds (exceeded) maximum context length (W)" keeps W (only when the parenthesis closes after W: "(P tokens > W)"
+    cut to "(P t" is no window), and so does "exceeds the model's (maximum) context window
     of W tokens" / "exceeds model context window (W tokens)" (gateways and agent runtimes, 2025–2026; read before as
     no number at all); LiteLLM's router suffix after it ("... W tokens\nReceived Model Group=...") is no "received"
     count.
@@ -878,11 +879,13 @@ ROWS: tuple[Row, ...] = (
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
     Row("generic",
         r"exceed(?:s|ed)? (?:the |this |its )?(?:model'?s? )?(?:maximum context length|(?:maximum |max )?context "
-        r"(?:window|size)) (?:of (?P<window>{n})|\((?P<window2>{n}))"
-        r"(?! ?(?:tokens? ?)?(?:>|requested|given|provided|received(?! model group)|vs\b))",  # "(P > W)": P is the request, not W
+        r"(?:window|size)) (?:of (?P<window>{n})|\((?P<window2>{n})(?=(?: tokens?)? ?\)|" + CUT + r"))"
+        # "(P > W)": P is the request, not W; "(W" is read only when it closes (or the text ends right after W): "(P t"
+        # cut inside its comparison is no window
+        r"(?! ?(?:tokens? ?)?(?:>|requested|given|provided|received(?! model group)|vs\b))",
         {"window": W, "window2": W}, K.UNKNOWN),
     Row("generic",
-        r"context[ _-]?(?:length|window|size)[ _-]?(?:exceeded|exceeds)|exceeds? (?:the |this |its )?(?:model'?s? )?"
+        r"context[ _-]?(?:length|window|size)[ _-]?(?:exceeded|exceeds)|exceed(?:s|ed)? (?:the |this |its )?(?:model'?s? )?"
         r"(?:maximum |available )?context (?:window|length|size|limit)|(?:prompt|input) is too long|"
         r"greater than the context length|exceeded model token limit|too many (?:input )?tokens|"
         r"token limit exceeded|reduce the length of the (?:messages|input|prompt)|exceeds? context limit|"

@@ -109,10 +109,21 @@ ROUND_FAULTS = [
     ("This endpoint's maximum context length is 200000 tokens. However, you requested about 212776 tokens (210776 of "
      "text input, 20[truncated]",
      "openrouter", K.UNKNOWN, {"window": Number(200000), "total_tokens": Number(212776, APPROX)}),
+    # "exceeded maximum context length (P tokens > W)" cut inside its comparison ("(40000 t", "(40000 tokens"): P was
+    # read as the exact window (generic), though what follows it decides what it is. No number now; a text cut right
+    # after the number keeps it as a floor. The bare "exceeded maximum context length" (not "exceeds") read as no
+    # context error at all once the number was gone.
+    ("Input exceeded maximum context length (40000 t", "generic", K.UNKNOWN, {}),
+    ("Input exceeded maximum context length (40000 tokens", "generic", K.UNKNOWN, {}),
+    ("Input exceeded maximum context length. Please shorten the conversation.", "generic", K.UNKNOWN, {}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
 ROUND_CORPUS = [
+    ("Input exceeded maximum context length (40000 tokens > 32768).",
+     "generic-comparison", K.UNKNOWN, {"window": Number(32768), "total_tokens": Number(40000)}),
+    ("exceeds maximum context length (4096 tokens). Please shorten the input.", "generic", K.UNKNOWN,
+     {"window": Number(4096)}),
     ("This endpoint's maximum context length is 200000 tokens. However, you requested about 212776 tokens (210776 of "
      "text input, 2000 in the output). Please reduce the length of either one.",
      "openrouter", K.PROMPT_OVER_WINDOW,
