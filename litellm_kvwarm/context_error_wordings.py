@@ -276,7 +276,9 @@ Other servers
     prompt size exceeds the context window size and cannot be processed. GPT-J ERROR: The prompt is P
     tokens and the context window is W!" (GPT4All backend, printed without spaces around the numbers
     in 2023 builds: "is2614tokens", zylon-ai/private-gpt #839);
-    ``max-seq-len`` "length of prompt_tokens (P) must be less than max_seq_len (W)";
+    ``max-seq-len`` "length of prompt_tokens (P) must be less than max_seq_len (W)" and "max_total_tokens (T) must be
+    less than or equal to max_seq_len (W)" (SiliconFlow, code 20015; the second, continuedev/continue#10993, 2026-03,
+    read before as nothing: T is the prompt plus max_tokens, checked once the prompt alone fits);
     ``textgen-truncated`` "Context length: W, max_new_tokens: C, available context length: L"
     (INPUT_BUDGET); ``candle-vllm`` "Requested max tokens C larger than available tokens L
     ... (P tokens reserved for prompt)" (L = W − P: OUTPUT_BUDGET); ``deepseek-max-tokens``
@@ -758,6 +760,9 @@ ROWS: tuple[Row, ...] = (
     Row("max-seq-len",
         r"length of prompt_tokens \((?P<prompt>{n})\) must be less than max_seq_len \((?P<window>{n})\)",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("max-seq-len",
+        r"max_total_tokens \((?P<total>{n})\) must be less than or equal to max_seq_len \((?P<window>{n})\)",
+        {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("textgen-truncated",
         r"Context length: (?P<window>{n}), max_new_tokens: (?P<output>{n}), available context length: (?P<limit>{n})",
         {"window": W, "output": C, "limit": L}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, M.INPUT_BUDGET),

@@ -116,10 +116,17 @@ ROUND_FAULTS = [
     ("Input exceeded maximum context length (40000 t", "generic", K.UNKNOWN, {}),
     ("Input exceeded maximum context length (40000 tokens", "generic", K.UNKNOWN, {}),
     ("Input exceeded maximum context length. Please shorten the conversation.", "generic", K.UNKNOWN, {}),
+    # SiliconFlow (code 20015) once the prompt alone fits: "max_total_tokens (T) must be less than or equal to
+    # max_seq_len (W)" (continuedev/continue#10993, 2026-03, Qwen 2.5 Coder 32B): read as nothing at all. T is the
+    # prompt plus max_tokens.
+    ('{"code":20015,"message":"max_total_tokens (33802) must be less than or equal to max_seq_len (32768).","data":null}',
+     "max-seq-len", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(32768), "total_tokens": Number(33802)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
 ROUND_CORPUS = [
+    ('{"code":20015,"message":"length of prompt_tokens (68957) must be less than max_seq_len (65536).","data":null}',
+     "max-seq-len", K.PROMPT_OVER_WINDOW, {"window": Number(65536), "prompt_tokens": Number(68957)}),
     ("Input exceeded maximum context length (40000 tokens > 32768).",
      "generic-comparison", K.UNKNOWN, {"window": Number(32768), "total_tokens": Number(40000)}),
     ("exceeds maximum context length (4096 tokens). Please shorten the input.", "generic", K.UNKNOWN,
