@@ -269,6 +269,9 @@ Other servers
     W tokens" (OpenAI Responses/Azure with the number, 2025–2026; tried after the generic rows with a subject, so
     "max_tokens (C) exceeds the context window of W" is the output's, OUTPUT_OVER_WINDOW); ``fireworks`` "prompt is too long: P[ tokens], model maximum context
     length: W"; ``cohere`` "total number of tokens in the prompt cannot exceed W - received P";
+    ``cohere-total`` "too many tokens: total number of tokens (prompt and prediction) cannot exceed W - received T"
+    (Cohere v1 generate, 2022–2023, cohere-ai/sandbox-topically#4; read before as a numberless generic error): T is
+    the prompt plus max_tokens;
     ``cohere-max-tokens`` "too many tokens: max tokens must be less than or equal to L, the maximum
     output for this model - received C" (Cohere's output cap under its "too many tokens:" prefix:
     OUTPUT_LIMIT, never a context overflow);
@@ -751,6 +754,9 @@ ROWS: tuple[Row, ...] = (
     Row("cohere",
         r"total number of tokens in the prompt cannot exceed (?P<window>{n}) - received (?P<prompt>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("cohere-total",
+        r"total number of tokens \(prompt and prediction\) cannot exceed (?P<window>{n}) ?- ?received (?P<total>{n})",
+        {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("gpt4all",
         r"prompt is (?P<prompt>{n}) tokens and the context window is (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),

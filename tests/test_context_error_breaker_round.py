@@ -121,6 +121,11 @@ ROUND_FAULTS = [
     # prompt plus max_tokens.
     ('{"code":20015,"message":"max_total_tokens (33802) must be less than or equal to max_seq_len (32768).","data":null}',
      "max-seq-len", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(32768), "total_tokens": Number(33802)}),
+    # Cohere v1 generate (2022-2023, cohere-ai/sandbox-topically#4): read as a numberless generic error ("too many
+    # tokens"). W the window, T the prompt plus the requested prediction (max_tokens).
+    ("CohereError: too many tokens: total number of tokens (prompt and prediction) cannot exceed 2048 - received 6354. "
+     "Try using a shorter prompt or a smaller max_tokens value.",
+     "cohere-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(2048), "total_tokens": Number(6354)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
