@@ -351,7 +351,8 @@ Other servers
     "exceeds (exceeded) maximum context length (W)" keeps W (only when the parenthesis closes after W: "(P tokens > W)"
     cut to "(P t" is no window), and so does "exceeds the model's (maximum) context window
     of W tokens" / "exceeds model context window (W tokens)" (gateways and agent runtimes, 2025–2026; read before as
-    no number at all); LiteLLM's router suffix after it ("... W tokens\nReceived Model Group=...") is no "received"
+    no number at all) and "exceeds the max context length of W tokens" (Liquid AI's LEAP SDK, 2026; read before as
+    nothing at all, with or without the number); LiteLLM's router suffix after it ("... W tokens\nReceived Model Group=...") is no "received"
     count.
 
 Look-alikes (:data:`NEGATIVES`) include throttling worded with tokens: Bedrock's
@@ -889,15 +890,15 @@ ROWS: tuple[Row, ...] = (
     # ---- generic fallbacks (last)
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
     Row("generic",
-        r"exceed(?:s|ed)? (?:the |this |its )?(?:model'?s? )?(?:maximum context length|(?:maximum |max )?context "
-        r"(?:window|size)) (?:of (?P<window>{n})|\((?P<window2>{n})(?=(?: tokens?)? ?\)|" + CUT + r"))"
+        r"exceed(?:s|ed)? (?:the |this |its )?(?:model'?s? )?(?:maximum |max )?context (?:length|window|size) "
+        r"(?:of (?P<window>{n})|\((?P<window2>{n})(?=(?: tokens?)? ?\)|" + CUT + r"))"
         # "(P > W)": P is the request, not W; "(W" is read only when it closes (or the text ends right after W): "(P t"
         # cut inside its comparison is no window
         r"(?! ?(?:tokens? ?)?(?:>|requested|given|provided|received(?! model group)|vs\b))",
         {"window": W, "window2": W}, K.UNKNOWN),
     Row("generic",
         r"context[ _-]?(?:length|window|size)[ _-]?(?:exceeded|exceeds)|exceed(?:s|ed)? (?:the |this |its )?(?:model'?s? )?"
-        r"(?:maximum |available )?context (?:window|length|size|limit)|(?:prompt|input) is too long|"
+        r"(?:maximum |max |available )?context (?:window|length|size|limit)|(?:prompt|input) is too long|"
         r"greater than the context length|exceeded model token limit|too many (?:input )?tokens|"
         r"token limit exceeded|reduce the length of the (?:messages|input|prompt)|exceeds? context limit|"
         r"model'?s maximum context (?:length|limit)|ContextWindowExceededError|prompt too long|"

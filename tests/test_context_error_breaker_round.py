@@ -126,6 +126,12 @@ ROUND_FAULTS = [
     ("CohereError: too many tokens: total number of tokens (prompt and prediction) cannot exceed 2048 - received 6354. "
      "Try using a shorter prompt or a smaller max_tokens value.",
      "cohere-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(2048), "total_tokens": Number(6354)}),
+    # "max context length" (not "maximum"): Liquid AI's LEAP SDK (LeapGenerationPromptExceedContextLengthException,
+    # 2026) "The prompt exceeds the max context length of W tokens.", a plan-limited gateway "Your prompt exceeds the
+    # max context length for your plan.": read as nothing at all
+    ("The prompt exceeds the max context length of 4096 tokens.", "generic", K.UNKNOWN, {"window": Number(4096)}),
+    ("Your prompt exceeds the max context length for your plan.", "generic", K.UNKNOWN, {}),
+    ("Input exceeds the context length of 8192 tokens.", "generic", K.UNKNOWN, {"window": Number(8192)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
