@@ -907,6 +907,14 @@ ROWS: tuple[Row, ...] = (
         r"too_many_prompt_tokens|total length of all messages is too long|prompt tokens too long|tokens_too_long|"
         r"exceededContextWindowSize|prompt is longer than the context length|"
         r"input tokens? exceeds? (?:the )?model'?s? token limit|"
+        # the same refusal with another verb (gateways, agent runtimes, local servers): "is longer than the context
+        # window", "does not fit into the model's context", "is too long for the context window", "exceeds the model's
+        # token limit", "exceeded the maximum number of tokens"
+        r"(?:is|are) (?:(?:longer|larger|greater|bigger) than|over) (?:the |this |its )?(?:model'?s? )?(?:maximum |max )?"
+        r"context (?:window|length|size|limit)|(?:does not|doesn'?t|do not|don'?t|cannot|can'?t|won'?t) fit (?:in|into|"
+        r"within) (?:the |this |its )?(?:model'?s? )?(?:maximum |max |available )?context\b|too (?:long|large|big) for "
+        r"(?:the |this |its )?(?:model'?s? )?(?:maximum |max )?context (?:window|length|size)|exceed(?:s|ed)? (?:the |this "
+        r"|its )?model'?s? (?:maximum )?token limit|exceeded (?:the )?maximum number of tokens|"
         # LiteLLM's own substrings (exception_mapping_utils, 1.108.7): Bedrock "prompt: length: 1..200000, got
         # 210000" (a unit it does not name), Hugging Face "Input validation error: length limit exceeded", NLP
         # Cloud "Input text length should not exceed 1024", Bedrock Nova "Input Tokens Exceeded: Number of input

@@ -132,6 +132,15 @@ ROUND_FAULTS = [
     ("The prompt exceeds the max context length of 4096 tokens.", "generic", K.UNKNOWN, {"window": Number(4096)}),
     ("Your prompt exceeds the max context length for your plan.", "generic", K.UNKNOWN, {}),
     ("Input exceeds the context length of 8192 tokens.", "generic", K.UNKNOWN, {"window": Number(8192)}),
+    # the same refusal with another verb (gateways, agent runtimes and local servers word it freely): read as nothing
+    # at all before; a numberless context error now
+    ("The conversation is longer than the model's context window.", "generic", K.UNKNOWN, {}),
+    ("Input is larger than the context size.", "generic", K.UNKNOWN, {}),
+    ("The prompt doesn't fit into the model's context. Shorten it or load the model with a larger context.",
+     "generic", K.UNKNOWN, {}),
+    ("Your messages are too long for the context window of this model.", "generic", K.UNKNOWN, {}),
+    ("The prompt exceeds the model's token limit.", "generic", K.UNKNOWN, {}),
+    ("Request failed: input exceeded the maximum number of tokens.", "generic", K.UNKNOWN, {}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
