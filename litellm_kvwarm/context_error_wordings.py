@@ -318,7 +318,8 @@ Other servers
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
   * ``generic-prompt-over-window`` "The prompt (P tokens) exceeds the context window (W tokens)", "Input is P tokens,
-    which exceeds the model's context window of W tokens" (also "has", "contains"), "Input length
+    which exceeds the model's context window of W tokens" (also "has", "contains", "of"; "is larger/greater than"),
+    "Input length
     P exceeds the model's max sequence length W", "prompt length P > max_model_len W", Elasticsearch's inference "Input
     too large. The tokenized input length [P] exceeds the maximum sequence length [W]", "Input sequence length (P)
     exceeds the maximum sequence length (W)";
@@ -851,8 +852,9 @@ ROWS: tuple[Row, ...] = (
         r"(?: of| is)? ?\(?(?P<limit>{n})",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("generic-prompt-over-window",
-        r"(?:prompt|input)(?: sequence)?(?: length| tokens?| token count)?(?: is| has| contains)? [(\[]?(?P<prompt>{n})"
-        r"(?: tokens?)?[)\]]?,? (?:which )?(?:exceeds?|exceeded|is longer than|>) (?:the |this |its )?(?:model'?s )?"
+        r"(?:prompt|input)(?: sequence)?(?: length| tokens?| token count)?(?: is| has| contains| of)? [(\[]?(?P<prompt>{n})"
+        r"(?: tokens?)?[)\]]?,? (?:which )?(?:exceeds?|exceeded|is (?:longer|larger|greater|bigger) than|>) "
+        r"(?:the |this |its )?(?:model'?s )?"
         r"(?:maximum |max )?"
         r"(?:context (?:length|window|size)|max_model_len|max(?:imum)? sequence length|max_seq_len)"
         r"(?: of| is)? [(\[]?(?P<window>{n})",

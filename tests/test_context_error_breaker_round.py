@@ -141,6 +141,14 @@ ROUND_FAULTS = [
     ("Your messages are too long for the context window of this model.", "generic", K.UNKNOWN, {}),
     ("The prompt exceeds the model's token limit.", "generic", K.UNKNOWN, {}),
     ("Request failed: input exceeded the maximum number of tokens.", "generic", K.UNKNOWN, {}),
+    # a prompt count against the window with "is larger/greater than" or "of P tokens": read as a numberless generic
+    # error (or nothing), both numbers lost
+    ("The input (9000 tokens) is larger than the model's context length (8192 tokens).",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    ("Prompt (9000) is greater than the max context length (8192).",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    ("The prompt of 9000 tokens exceeds the context window of 8192 tokens.",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
