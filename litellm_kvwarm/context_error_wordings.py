@@ -328,7 +328,9 @@ Other servers
     "context length exceeded, max_seq_len W, got T"; ``generic-prompt-plus-output`` "The total number of
     tokens (prompt + max_tokens) must not exceed W; got T" (and "Your prompt (P tokens) plus max_tokens (C)
     exceeds the model context length of W", "context window: P + C > W": the kind from the numbers): gateways and
-    home-grown servers (a breaker's sweep, 2026-12), each a count against the window with its subject named;
+    home-grown servers (a breaker's sweep, 2026-12), each a count against the window with its subject named (the
+    conversation or messages are the prompt; a request's count, "Request (T tokens) exceeds the context window (W
+    tokens)", is of unknown split);
     ``generic-output-over-window``
     "max_completion_tokens (C) exceeds the model's maximum context length of W tokens", "max_tokens (C) is greater
     than the model's context length (W)", "num_predict C exceeds context length W", "max_tokens too large: C > W
@@ -852,21 +854,25 @@ ROWS: tuple[Row, ...] = (
         r"(?: of| is)? ?\(?(?P<limit>{n})",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("generic-prompt-over-window",
-        r"(?:prompt|input)(?: sequence)?(?: length| tokens?| token count)?(?: is| has| contains| of)? [(\[]?(?P<prompt>{n})"
+        r"(?:prompt|input|conversation|messages?)(?: sequence)?(?: length| tokens?| token count)?(?: is| has| contains| of)? "
+        r"[(\[]?(?P<prompt>{n})"
         r"(?: tokens?)?[)\]]?,? (?:which )?(?:exceeds?|exceeded|is (?:longer|larger|greater|bigger) than|>) "
         r"(?:the |this |its )?(?:model'?s )?"
         r"(?:maximum |max )?"
         r"(?:context (?:length|window|size)|max_model_len|max(?:imum)? sequence length|max_seq_len)"
         r"(?: of| is)? [(\[]?(?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
-    # after the subject-bearing rows above: "max_tokens (C) exceeds the context window of W" is the output's
+    Row("generic-count-over-window",
+        r"(?:token count|number of tokens|total tokens|request)(?: is| has| of)? \(?(?P<total>{n})(?: tokens?)?\)?"
+        r"(?: tokens?)?,? (?:which )?(?:exceeds?|exceeded|is (?:longer|larger|greater|bigger) than|>) "
+        r"(?:the |this |its )?(?:model'?s )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)(?: of| is)? "
+        r"\(?(?P<window>{n})",
+        {"window": W, "total": T}, K.UNKNOWN),
+    # after the subject-bearing rows above: "max_tokens (C) exceeds the context window of W" is the output's, "Token
+    # count T exceeds the context window of W" a count of unknown split
     Row("openai-context-window",
         r"exceeds the context window of (?P<window>{n})",
         {"window": W}, K.PROMPT_OVER_WINDOW),
-    Row("generic-count-over-window",
-        r"(?:token count|number of tokens|total tokens)(?: is)? \(?(?P<total>{n})\)? (?:tokens? )?(?:exceeds?|exceeded|>) "
-        r"(?:the )?(?:model'?s )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)(?: of| is)? \(?(?P<window>{n})",
-        {"window": W, "total": T}, K.UNKNOWN),
     Row("generic-count-over-window",
         r"requested (?P<total>{n}) tokens?,? but (?:the )?model (?:only )?supports (?:up to )?(?P<window>{n})",
         {"window": W, "total": T}, K.UNKNOWN),

@@ -149,6 +149,19 @@ ROUND_FAULTS = [
      "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
     ("The prompt of 9000 tokens exceeds the context window of 8192 tokens.",
      "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    # the count's subject the conversation or messages (the prompt) or the request (prompt and maybe output): read as a
+    # bare window (the count lost), and "Token count T exceeds the context window of W" as the prompt over it
+    # (openai-context-window, PROMPT_OVER_WINDOW, no count)
+    ("The conversation (9000 tokens) exceeds the context window (8192 tokens).",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    ("Messages (9000 tokens) exceed the context window (8192 tokens).",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    ("Your request (9000 tokens) exceeds the context window (8192 tokens).",
+     "generic-count-over-window", K.UNKNOWN, {"window": Number(8192), "total_tokens": Number(9000)}),
+    ("The request has 9000 tokens, which exceeds the model's context window of 8192 tokens.",
+     "generic-count-over-window", K.UNKNOWN, {"window": Number(8192), "total_tokens": Number(9000)}),
+    ("Token count 9000 exceeds the context window of 8192 tokens.",
+     "generic-count-over-window", K.UNKNOWN, {"window": Number(8192), "total_tokens": Number(9000)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
