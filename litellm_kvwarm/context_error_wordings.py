@@ -13,7 +13,9 @@ vLLM (and servers that reuse its text)
   * ``vllm-chars-precheck`` — "maximum context length is W tokens. However, [you requested C
     output tokens and] your prompt contains N characters (more than M characters, which is
     the upper bound for L input tokens)": vLLM 0.18+ character pre-check. N and M are
-    characters (``prompt_chars``/``char_limit``), never tokens; L is W − C (INPUT_BUDGET).
+    characters (``prompt_chars``/``char_limit``), never tokens; L is W − C (INPUT_BUDGET). Without its parenthesis (cut
+    there, or quoted without it: "you requested 40960 output tokens and your prompt contains 12769 characters",
+    DeepInfra 2026) W and C still read (before: a bare window, C lost).
   * ``vllm-0.18-0.31`` — "maximum context length is W tokens. However, you requested C output
     tokens and your prompt contains at least P input tokens, for a total of at least T
     tokens." P and T are LOWER_BOUND; without "at least" (the same check as worded in some builds
@@ -416,8 +418,8 @@ ROWS: tuple[Row, ...] = (
     # ---- vLLM
     Row("vllm-chars-precheck",
         MCL + HOWEVER + r"(?:you requested (?P<output>{n}) output tokens and )?your prompt contains "
-        r"(?P<prompt_chars>{n}) characters \(more than (?P<char_limit>{n}) characters"
-        r"(?:, which is the upper bound for (?P<limit>{n}) input tokens)?",
+        r"(?P<prompt_chars>{n}) characters(?: \(more than (?P<char_limit>{n}) characters"
+        r"(?:, which is the upper bound for (?P<limit>{n}) input tokens)?)?",
         {"window": W, "output": C, "prompt_chars": ("prompt_chars", E), "char_limit": ("char_limit", E),
          "limit": L},
         limit_meaning=M.INPUT_BUDGET),

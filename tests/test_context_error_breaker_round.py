@@ -162,6 +162,12 @@ ROUND_FAULTS = [
      "generic-count-over-window", K.UNKNOWN, {"window": Number(8192), "total_tokens": Number(9000)}),
     ("Token count 9000 exceeds the context window of 8192 tokens.",
      "generic-count-over-window", K.UNKNOWN, {"window": Number(8192), "total_tokens": Number(9000)}),
+    # vLLM 0.18+'s character pre-check without its parenthesis (cut there, or quoted without it, as a DeepInfra client
+    # comment does, 2026-09): read as a bare window (generic), the requested output lost
+    ("This model's maximum context length is 40960 tokens. However, you requested 40960 output tokens and your prompt "
+     "contains 12769 characters. Please reduce the length of the input prompt.",
+     "vllm-chars-precheck", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(40960), "output_tokens": Number(40960), "prompt_chars": 12769}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
