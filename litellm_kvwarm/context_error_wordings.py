@@ -360,6 +360,15 @@ Other servers
     nothing at all, with or without the number); LiteLLM's router suffix after it ("... W tokens\nReceived Model Group=...") is no "received"
     count.
 
+A wording cut right before its last number (the text ends there, or a truncation mark follows: "prompt is too long:
+P tokens >", "The input (P tokens) is longer than the model's context length", "Prompt length (P) exceeds maximum input
+length", "Requested tokens (P) exceed context window of", "prompt token count of P exceeds the limit of"; rows
+``anthropic-prompt-too-long``, ``gemini``, ``vertex-gemini``, ``vllm-decoder-prompt``, ``vllm-prompt-length-of``,
+``sglang-context-length``, ``sglang-max-allowed``, ``llama-cpp-python``, ``lmstudio-input-length``, ``max-seq-len``,
+``trtllm-input``, ``rkllama``, ``copilot``) still reads the prompt it printed and its kind (read before as a
+numberless generic error or nothing); a limit cut inside its digits is a floor. TGI's first sentence alone ("inputs
+tokens + max_new_tokens must be <= W.") keeps W (``tgi-total``, PROMPT_PLUS_OUTPUT_OVER_WINDOW).
+
 Look-alikes (:data:`NEGATIVES`) include throttling worded with tokens: Bedrock's
 "ThrottlingException: Too many tokens, please wait before trying again." (also without the
 exception name, and "Throttling error:"/"Service unavailable:"/"Rate limit:" prefixes, or "too many
@@ -464,11 +473,11 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-decoder-prompt",
         r"(?:decoder |encoder )?prompt \(length (?P<prompt>{n})\)(?: plus the number of requested output tokens "
-        r"\(at least {n}\))? (?:is longer than|exceeds) the maximum model length of (?P<window>{n})",
+        r"\(at least {n}\))? (?:is longer than|exceeds) the maximum model length of(?: (?P<window>{n})|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-prompt-length-of",
         r"(?:Prompt length of (?P<prompt>{n}) |(?:input|(?:decoder |encoder )?prompt) )is longer than the maximum model "
-        r"length of (?P<window>{n})",
+        r"length of(?: (?P<window>{n})|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-v0-too-long-to-fit",
         r"prompt \(total length (?P<prompt>{n})\) is too long to fit into the model \(context length "
@@ -559,7 +568,7 @@ ROWS: tuple[Row, ...] = (
         {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     # ---- Anthropic, Google, AWS
     Row("anthropic-prompt-too-long",
-        r"prompt is too long: (?P<prompt>{n}) tokens ?> ?(?P<window>{n})(?: maximum|" + CUT + ")",
+        r"prompt is too long: (?P<prompt>{n}) tokens(?: ?> ?(?P<window>{n})(?: maximum|" + CUT + ")| ?>?" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("anthropic-input-and-max-tokens",
         r"input length and max_tokens exceed context limit: (?P<prompt>{n}) ?\+ ?(?P<output>{n}) ?> ?(?P<window>{n})",
@@ -568,11 +577,11 @@ ROWS: tuple[Row, ...] = (
         r"max_tokens: (?P<output>{n}) ?> ?(?P<limit>{n}), which is the maximum allowed number of output tokens",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("gemini",
-        r"input token count(?: \((?P<prompt>{n})\)| (?P<prompt2>{n}))? exceeds the maximum (?:number of tokens )?"
-        r"allowed(?: \((?P<limit>{n})\)| (?:of )?(?P<limit2>{n}))?",
+        r"input token count(?: \((?P<prompt>{n})\)| (?P<prompt2>{n}))? exceeds the maximum (?:number of tokens(?: allowed)?|"
+        r"allowed)(?: \((?P<limit>{n})\)| (?:of )?(?P<limit2>{n}))?",
         {"prompt": P, "prompt2": P, "limit": L, "limit2": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("vertex-gemini",
-        r"input token count is (?P<prompt>{n}) but (?:the )?model only supports up to (?P<limit>{n})",
+        r"input token count is (?P<prompt>{n}) but (?:the )?model only supports up to(?: (?P<limit>{n})|" + CUT + ")",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("bedrock-max-length",
         r"Malformed input request: (?:#/(?:\w+/){0,6}(?:texts?|inputText|prompt|input|content|message)(?:/\d+)?: ?)?"
@@ -607,12 +616,15 @@ ROWS: tuple[Row, ...] = (
         r"(?: \(current batch size: (?P<limit>{n})\))?",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.BATCH_LIMIT),
     Row("llama-cpp-python",
-        r"Requested tokens(?: \((?P<prompt>{n})\))? exceed context window of (?P<window>{n})",
+        r"Requested tokens(?: \((?P<prompt>{n})\))? exceed context window of(?: (?P<window>{n})|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("tgi-total",
         r"inputs tokens \+ max_new_tokens must be <= (?P<window>{n})\. Given: (?P<prompt>{n}) inputs tokens and "
         r"(?P<output>{n}) max_new_tokens",
         {"window": W, "prompt": P, "output": C}),
+    Row("tgi-total",
+        r"inputs tokens \+ max_new_tokens must be <= (?P<window>{n})(?!\.? ?Given)",  # its first sentence alone
+        {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("tgi-max-input",
         r"inputs must have less than (?P<limit>{n}) tokens\. Given: (?P<prompt>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
@@ -620,10 +632,12 @@ ROWS: tuple[Row, ...] = (
         r"(?<!\+ )max_new_tokens must be <= (?P<limit>{n})\. Given: (?P<output>{n})(?! inputs)",
         {"limit": L, "output": C}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, M.OUTPUT_BUDGET),
     Row("sglang-context-length",
-        r"\binput \((?P<prompt>{n}) tokens?\) is longer than the model'?s context length \((?P<window>{n}) tokens?\)",
+        r"\binput \((?P<prompt>{n}) tokens?\) is longer than the model'?s context length(?: \((?P<window>{n})(?: tokens?\)|"
+        + CUT + ")|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("sglang-max-allowed",
-        r"Input length \((?P<prompt>{n}) tokens\) exceeds the maximum allowed length \((?P<limit>{n}) tokens\)",
+        r"Input length \((?P<prompt>{n}) tokens\) exceeds the maximum allowed length(?: \((?P<limit>{n})(?: tokens\)|" + CUT
+        + ")|" + CUT + ")",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.KV_CAPACITY),
     Row("input-length-exceeds-context",
         r"Input(?: sequence)? length \(?(?P<prompt>{n})(?: tokens?)?\)? exceeds (?:the )?(?:model'?s )?maximum context "
@@ -636,7 +650,7 @@ ROWS: tuple[Row, ...] = (
         r"(?:Input length (?P<prompt>{n}) )?exceeds (?:the )?maximum allowed input length of (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("trtllm-input",
-        r"Prompt length \((?P<prompt>{n})\) exceeds maximum input length \((?:(?P<limit>{n})|[^)]{0,40})\)",
+        r"Prompt length \((?P<prompt>{n})\) exceeds maximum input length(?: \((?:(?P<limit>{n})|[^)]{0,40})\)|" + CUT + ")",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("trtllm-input",
         r"Prompt length \+ number of draft tokens \((?P<prompt>{n}) ?\+ ?{n}\) exceeds maximum input length "
@@ -668,7 +682,7 @@ ROWS: tuple[Row, ...] = (
         r"\((?P<window>{n})\) - splited_prompt_len \((?P<prompt>{n})\)(?: - query_token_len \((?P<query>{n})\))?",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW, refine=refine_trtllm_query),
     Row("lmstudio-input-length",
-        r"Input length (?P<prompt>{n}) exceeds context length (?P<window>{n})",
+        r"Input length (?P<prompt>{n}) exceeds context length(?: (?P<window>{n})|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("lmstudio-n-keep",
         r"tokens to keep from the initial prompt is greater than the context length|n_keep ?[:=] ?{n} ?>=? ?n_ctx",
@@ -695,7 +709,7 @@ ROWS: tuple[Row, ...] = (
         r"truncating input prompt\"? limit=(?P<window>{n}) prompt=(?P<prompt>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("copilot",
-        r"prompt token count of (?P<prompt>{n}) exceeds the limit of (?P<limit>{n})",
+        r"prompt token count of (?P<prompt>{n}) exceeds the limit of(?: (?P<limit>{n})|" + CUT + ")",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("github-models",
         r"Request body too large for .{1,200}? model\. Max size: (?P<limit>{n}) tokens",
@@ -767,10 +781,11 @@ ROWS: tuple[Row, ...] = (
         r"prompt is (?P<prompt>{n}) tokens and the context window is (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("rkllama",
-        r"Prompt is (?P<prompt>{n}) tokens but the model context window is (?P<window>{n}) tokens",
+        r"Prompt is (?P<prompt>{n}) tokens but the model context window is (?P<window>{n})(?: tokens|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("max-seq-len",
-        r"length of prompt_tokens \((?P<prompt>{n})\) must be less than max_seq_len \((?P<window>{n})\)",
+        r"length of prompt_tokens \((?P<prompt>{n})\) must be less than max_seq_len(?: \((?P<window>{n})(?:\)|" + CUT + ")|"
+        + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("max-seq-len",
         r"max_total_tokens \((?P<total>{n})\) must be less than or equal to max_seq_len \((?P<window>{n})\)",

@@ -168,6 +168,9 @@ ROUND_FAULTS = [
      "contains 12769 characters. Please reduce the length of the input prompt.",
      "vllm-chars-precheck", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
      {"window": Number(40960), "output_tokens": Number(40960), "prompt_chars": 12769}),
+    # TGI's first sentence alone (a client or gateway that keeps one sentence): the window was lost
+    ("Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Please shorten the input.",
+     "tgi-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(2048)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
@@ -196,6 +199,48 @@ ROUND_CORPUS = [
      "llamacpp-request", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
 ]
 
+# Texts cut short (by a log line, a UI or a gateway that truncates the body): read bare, with a truncation mark, and in a
+# JSON body closed after such a mark (a cut text wrapped again), never with more words after the cut.
+ROUND_CUT_FAULTS = [
+    # a wording cut right before its last number (a log line or a UI that truncates the body; the text ends there):
+    # the prompt count already printed, and the wording's meaning, were lost (a numberless generic error, or None).
+    # The prompt is read; the limit is not printed.
+    ("prompt is too long: 213462 tokens >",
+     "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(213462)}),
+    ("The input token count (1196265) exceeds the maximum number of tokens",
+     "gemini", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(1196265)}),
+    ("Unable to submit request because the input token count is 1251952 but model only supports up to",
+     "vertex-gemini", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(1251952)}),
+    ("Error: The decoder prompt (length 21535) is longer than the maximum model length of",
+     "vllm-decoder-prompt", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(21535)}),
+    ("ValueError: Prompt length of 5016 is longer than the maximum model length of ...",
+     "vllm-prompt-length-of", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(5016)}),
+    ("ValueError: The input (85050 tokens) is longer than the model's context length",
+     "sglang-context-length", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(85050)}),
+    ("Input length (160062 tokens) exceeds the maximum allowed length (59862",
+     "sglang-max-allowed", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(160062), "printed_limit": Limit(59862, M.KV_CAPACITY, LB)}),
+    ("ValueError: Requested tokens (516) exceed context window of",
+     "llama-cpp-python", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(516)}),
+    ("[ERROR] Error: Input length 6491 exceeds context length",
+     "lmstudio-input-length", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(6491)}),
+    ("400 length of prompt_tokens (163280) must be less than max_seq_len",
+     "max-seq-len", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(163280)}),
+    ("[TensorRT-LLM][ERROR] Cannot process new request: Prompt length (1251) exceeds maximum input length",
+     "trtllm-input", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(1251)}),
+    ("Prompt is 11543 tokens but the model context window is 4096",
+     "rkllama", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(11543), "window": Number(4096, LB)}),
+    ("prompt token count of 514673 exceeds the limit of",
+     "copilot", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(514673)}),
+]
+
+ROUND_CUT_WRAPPERS = {
+    "bare": lambda t: t,
+    "ellipsis": lambda t: t + "...",
+    "truncated-mark": lambda t: t + " [truncated]",
+    "json-after-mark": lambda t: json.dumps({"error": {"message": t + "\u2026"}}),
+}
+
 ROUND_WRAPPERS = {
     "bare": lambda t: t,
     "litellm-context": lambda t: "litellm.ContextWindowExceededError: litellm.BadRequestError: OpenAIException - " + t,
@@ -211,3 +256,10 @@ ROUND_WRAPPERS = {
                          ids=[f"{i}-{w[1]}" for i, w in enumerate(ROUND_FAULTS + ROUND_CORPUS)])
 def test_round_message_parses_with_its_meaning_in_any_wrapper(text, family, kind, fields, wrapper):
     assert _view(parse_context_error(ROUND_WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
+
+
+@pytest.mark.parametrize("wrapper", sorted(ROUND_CUT_WRAPPERS))
+@pytest.mark.parametrize(("text", "family", "kind", "fields"), ROUND_CUT_FAULTS,
+                         ids=[f"cut-{i}-{w[1]}" for i, w in enumerate(ROUND_CUT_FAULTS)])
+def test_round_cut_message_reads_what_it_printed(text, family, kind, fields, wrapper):
+    assert _view(parse_context_error(ROUND_CUT_WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
