@@ -350,7 +350,8 @@ Other servers
     "Your input context is too long", Copilot's code ``model_max_prompt_tokens_exceeded``, Z.ai
     "tokens in request more than max tokens allowed", Salesforce Einstein "Request input tokens exceed model
     token limit. Reduce the input size." (2026), Perplexity "The total length of all messages is too
-    long." (type ``too_many_prompt_tokens``), Ollama's llama-server path "the prompt is longer than the context length
+    long." (type ``too_many_prompt_tokens``), Xinference "Max tokens exceeds model's max length" (max_new_tokens alone
+    over the window, no numbers), Ollama's llama-server path "the prompt is longer than the context length
     currently available to the model; shorten the prompt, ..." (2026), …); a bare
     "maximum context length is W tokens", "exceeds the model's maximum context length of W tokens" or
     "exceeds (exceeded) maximum context length (W)" keeps W (only when the parenthesis closes after W: "(P tokens > W)"
@@ -940,6 +941,9 @@ ROWS: tuple[Row, ...] = (
         r"within) (?:the |this |its )?(?:model'?s? )?(?:maximum |max |available )?context\b|too (?:long|large|big) for "
         r"(?:the |this |its )?(?:model'?s? )?(?:maximum |max )?context (?:window|length|size)|exceed(?:s|ed)? (?:the |this "
         r"|its )?model'?s? (?:maximum )?token limit|exceeded (?:the )?maximum number of tokens|"
+        # Xinference's transformers backend (and FastChat's generate_stream it derives from): max_new_tokens + 8 over the
+        # context length, "Max tokens exceeds model's max length" (xorbitsai/inference#3066, 2025-03; read before as None)
+        r"max tokens exceeds? (?:the )?model'?s max length|"
         # LiteLLM's own substrings (exception_mapping_utils, 1.108.7): Bedrock "prompt: length: 1..200000, got
         # 210000" (a unit it does not name), Hugging Face "Input validation error: length limit exceeded", NLP
         # Cloud "Input text length should not exceed 1024", Bedrock Nova "Input Tokens Exceeded: Number of input

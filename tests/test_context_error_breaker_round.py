@@ -171,6 +171,9 @@ ROUND_FAULTS = [
     # TGI's first sentence alone (a client or gateway that keeps one sentence): the window was lost
     ("Input validation error: `inputs` tokens + `max_new_tokens` must be <= 2048. Please shorten the input.",
      "tgi-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(2048)}),
+    # Xinference's transformers backend (xorbitsai/inference#3066, 2025-03): max_new_tokens + 8 over the context length,
+    # no numbers. Read as nothing at all.
+    ("Exception: [address=0.0.0.0:33147, pid=11088] Max tokens exceeds model's max length", "generic", K.UNKNOWN, {}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
