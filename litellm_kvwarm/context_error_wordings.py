@@ -298,7 +298,8 @@ Other servers
     ``invalid_input_argument``; W is the model's max sequence length). ``voyage-example`` "The example at index I in
     your batch has too many tokens and does not fit into the model's context window of W tokens." (Voyage embeddings
     and contextualized embeddings, 2025–2026: one input over the window). ``tabbyapi`` "Prompt length P is greater
-    than max_seq_len W" (TabbyAPI / ExLlamaV2, max_seq_len the loaded window).
+    than max_seq_len W" (TabbyAPI / ExLlamaV2, max_seq_len the loaded window) and "Request length P + C is greater than
+    max_seq_len W" (TabbyAPI 2025, SillyTavern/SillyTavern#3543; read before as nothing: the kind from the numbers).
   * ``mlc-llm`` "Request prompt has P tokens in total, larger than the model capacity W." (MLC-LLM serve,
     ``check_prompts_length``: W is max_single_sequence_length, the window) and "..., larger than the model input length
     limit L." (later builds: max_input_sequence_length, INPUT_LIMIT). ``lightllm-input`` "the input prompt token len P
@@ -823,6 +824,9 @@ ROWS: tuple[Row, ...] = (
     Row("tabbyapi",
         r"Prompt length (?P<prompt>{n}) is greater than (?:the )?max_seq_len (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("tabbyapi",
+        r"Request length (?P<prompt>{n}) ?\+ ?(?P<output>{n}) is greater than (?:the )?max_seq_len (?P<window>{n})",
+        {"window": W, "prompt": P, "output": C}),
     Row("mlc-llm",
         r"Request prompt has (?P<prompt>{n}) tokens in total,? larger than the model (?:capacity (?P<window>{n})|"
         r"input length limit (?P<limit>{n}))",

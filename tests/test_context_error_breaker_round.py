@@ -174,6 +174,15 @@ ROUND_FAULTS = [
     # Xinference's transformers backend (xorbitsai/inference#3066, 2025-03): max_new_tokens + 8 over the context length,
     # no numbers. Read as nothing at all.
     ("Exception: [address=0.0.0.0:33147, pid=11088] Max tokens exceeds model's max length", "generic", K.UNKNOWN, {}),
+    # TabbyAPI (ExLlamaV2, 2025-02, SillyTavern/SillyTavern#3543): "Request length P + C is greater than max_seq_len W",
+    # read as nothing at all. The kind from the numbers: a prompt over the window alone, or prompt + output.
+    ("ERROR:    ValueError: Request length 71599 + 2048 is greater than max_seq_len 65536\nERROR:    Sent to request: "
+     "Chat completion aborted. Please check the server console.",
+     "tabbyapi", K.PROMPT_OVER_WINDOW,
+     {"window": Number(65536), "prompt_tokens": Number(71599), "output_tokens": Number(2048)}),
+    ("ValueError: Request length 60000 + 8192 is greater than max_seq_len 65536.",
+     "tabbyapi", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(65536), "prompt_tokens": Number(60000), "output_tokens": Number(8192)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
