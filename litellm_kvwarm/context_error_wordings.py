@@ -300,6 +300,10 @@ Other servers
     and contextualized embeddings, 2025–2026: one input over the window). ``tabbyapi`` "Prompt length P is greater
     than max_seq_len W" (TabbyAPI / ExLlamaV2, max_seq_len the loaded window) and "Request length P + C is greater than
     max_seq_len W" (TabbyAPI 2025, SillyTavern/SillyTavern#3543; read before as nothing: the kind from the numbers).
+  * ``omlx`` "Prompt too long: P tokens exceeds max context window of W tokens" (oMLX server, jundot/omlx#169,
+    2026-03; read before as a bare window, P lost); ``vmlx`` "prompt_too_long: tokenized VLM text prompt has P tokens,
+    max prompt/context tokens is L" (vMLX, jjang-ai/vmlx#253, 2026-08; read before as nothing): L the most prompt tokens
+    (INPUT_LIMIT), the bare code ``prompt_too_long`` is ``generic``.
   * ``mlc-llm`` "Request prompt has P tokens in total, larger than the model capacity W." (MLC-LLM serve,
     ``check_prompts_length``: W is max_single_sequence_length, the window) and "..., larger than the model input length
     limit L." (later builds: max_input_sequence_length, INPUT_LIMIT). ``lightllm-input`` "the input prompt token len P
@@ -821,6 +825,13 @@ ROWS: tuple[Row, ...] = (
     Row("voyage-example",
         r"has too many tokens and does not fit into the model'?s context window of (?P<window>{n}) tokens",
         {"window": W}, K.PROMPT_OVER_WINDOW),
+    Row("omlx",
+        r"prompt too long: (?P<prompt>{n}) tokens? exceeds? (?:the )?(?:max(?:imum)? )?context (?:window|length) of "
+        r"(?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vmlx",
+        r"prompt has (?P<prompt>{n}) tokens?,? max prompt/context tokens is(?: (?P<limit>{n})|" + CUT + ")",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("tabbyapi",
         r"Prompt length (?P<prompt>{n}) is greater than (?:the )?max_seq_len (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
@@ -948,6 +959,7 @@ ROWS: tuple[Row, ...] = (
         # Xinference's transformers backend (and FastChat's generate_stream it derives from): max_new_tokens + 8 over the
         # context length, "Max tokens exceeds model's max length" (xorbitsai/inference#3066, 2025-03; read before as None)
         r"max tokens exceeds? (?:the )?model'?s max length|"
+        r"\bprompt_too_long\b|"
         # LiteLLM's own substrings (exception_mapping_utils, 1.108.7): Bedrock "prompt: length: 1..200000, got
         # 210000" (a unit it does not name), Hugging Face "Input validation error: length limit exceeded", NLP
         # Cloud "Input text length should not exceed 1024", Bedrock Nova "Input Tokens Exceeded: Number of input

@@ -183,6 +183,14 @@ ROUND_FAULTS = [
     ("ValueError: Request length 60000 + 8192 is greater than max_seq_len 65536.",
      "tabbyapi", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
      {"window": Number(65536), "prompt_tokens": Number(60000), "output_tokens": Number(8192)}),
+    # MLX servers (2026): oMLX "Prompt too long: P tokens exceeds max context window of W tokens" (jundot/omlx#169, read
+    # as a bare window, P lost) and vMLX "prompt_too_long: tokenized VLM text prompt has P tokens, max prompt/context
+    # tokens is L" (jjang-ai/vmlx#253, read as nothing at all)
+    ("POST /v1/chat/completions \u2192 400: Prompt too long: 51587 tokens exceeds max context window of 32768 tokens",
+     "omlx", K.PROMPT_OVER_WINDOW, {"window": Number(32768), "prompt_tokens": Number(51587)}),
+    ("Server error: prompt_too_long: tokenized VLM text prompt has 20767 tokens, max prompt/context tokens is 16384.",
+     "vmlx", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(20767), "printed_limit": Limit(16384, M.INPUT_LIMIT)}),
+    ('{"error": {"code": "prompt_too_long", "message": "Prompt too long"}}', "generic", K.UNKNOWN, {}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
