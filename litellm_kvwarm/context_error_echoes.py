@@ -17,7 +17,8 @@ text) is taken out too, in either order of the two fields (a tool message's ``to
 between them; Gemini's ``parts`` and Cohere's ``message``, role ``CHATBOT``, are the same content), and so is the
 ``output`` of a Responses API ``function_call_output`` item (a sub-agent's own context error returned as a tool's
 result), a tool call's ``arguments`` (chat ``tool_calls``, Responses ``function_call``), and Anthropic's
-``tool_result`` content and ``tool_use`` input.
+``tool_result`` content and ``tool_use`` input, and a stream chunk's ``delta`` text without a role (every chunk after
+the first: ``"delta": {"content": "..."}``, Anthropic's ``"delta": {"type": "text_delta", "text": "..."}``).
 
 A context error quoted in *prose* inside the client's text (a user asking 'Yesterday I got "This model's maximum
 context length is 4096 tokens. However, you requested 5000 tokens" — what does it mean?', in an echoed ``prompt``,
@@ -71,7 +72,8 @@ _BETWEEN = r"(?: ?, ?(?:name|tool_call_id|tool_use_id|call_id|id|type|status|is_
 _ECHO_CONTENT = re.compile(
     r"(?P<head>(?:" + _ROLE + _BETWEEN + r"(?:content|parts|message)|\btype ?: ?function_call_output\b" + _BETWEEN
     + r"output|\btype ?: ?function_call\b" + _BETWEEN + r"arguments|\btype ?: ?tool_result\b" + _BETWEEN + r"content|"
-    r"\btype ?: ?tool_use\b" + _BETWEEN + r"input|\bfunction ?: ?\{ ?name ?: ?[^,{}]{0,128}, ?arguments) ?: ?).*?"
+    r"\btype ?: ?tool_use\b" + _BETWEEN + r"input|\bfunction ?: ?\{ ?name ?: ?[^,{}]{0,128}, ?arguments|"
+    r"\bdelta ?: ?\{ ?(?:(?:role|type) ?: ?\w{1,32} ?, ?)?(?:content|text|reasoning_content|reasoning)) ?: ?).*?"
     + _MESSAGE_END, re.DOTALL | re.IGNORECASE,
 )
 _ECHO_CONTENT_FIRST = re.compile(r"\{ ?(?:content|message) ?: ?[^{}]*?, ?(?=" + _ROLE + r")", re.DOTALL | re.IGNORECASE)
@@ -179,7 +181,7 @@ def without_echoes(s: str, reads: Callable[[str], bool] = lambda _: False) -> st
         s = _ECHO_INPUT_FIELD.sub("input: (client input)", s)
         s = _LOC_MSG.sub(r"\1\2: ", s)
     lowered = s.lower()
-    if "role" in lowered or "function_call" in lowered or "tool_" in lowered or "arguments" in lowered:
+    if "role" in lowered or "function_call" in lowered or "tool_" in lowered or "arguments" in lowered or "delta" in lowered:
         s = _ECHO_CONTENT_FIRST.sub("{content: (conversation), ", s)
         s = _ECHO_CONTENT.sub(r"\g<head>(conversation)", s)
     if OPEN in s or CLOSE in s or OPEN_LABELLED in s:

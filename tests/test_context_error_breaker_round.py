@@ -195,6 +195,9 @@ ROUND_FAULTS = [
 
 # Messages that already read right and must keep doing so beside the fixes above.
 ROUND_CORPUS = [
+    ('data: {"choices":[{"delta":{"content":"hi"}}]}\n\ndata: {"error": {"message": "This model\'s maximum context '
+     'length is 8192 tokens. However, your messages resulted in 9000 tokens."}}\n\n',
+     "openai-messages-resulted", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
     ('{"code":20015,"message":"length of prompt_tokens (68957) must be less than max_seq_len (65536).","data":null}',
      "max-seq-len", K.PROMPT_OVER_WINDOW, {"window": Number(65536), "prompt_tokens": Number(68957)}),
     ("Input exceeded maximum context length (40000 tokens > 32768).",
@@ -261,6 +264,18 @@ ROUND_CUT_WRAPPERS = {
     "json-after-mark": lambda t: json.dumps({"error": {"message": t + "\u2026"}}),
 }
 
+# Not context errors, whatever wrapper carries them, except LiteLLM's own ContextWindowExceededError name (which says
+# it is one).
+ROUND_NOT_ERRORS = [
+    # a stream chunk's delta text quoting a context error (every chunk after the first carries no role; Anthropic's
+    # text_delta): the model's own words were read as the server's refusal. Not a context error; the server's own
+    # error frame after such chunks still reads.
+    ('data: {"id":"chatcmpl-1","object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":"The error '
+     'says: maximum context length is 8192 tokens"},"finish_reason":null}]}\n\n', None, None, {}),
+    ('event: content_block_delta\ndata: {"type":"content_block_delta","index":0,"delta":{"type":"text_delta","text":'
+     '"prompt is too long: 210000 tokens > 200000 maximum"}}\n\n', None, None, {}),
+]
+
 ROUND_WRAPPERS = {
     "bare": lambda t: t,
     "litellm-context": lambda t: "litellm.ContextWindowExceededError: litellm.BadRequestError: OpenAIException - " + t,
@@ -283,3 +298,10 @@ def test_round_message_parses_with_its_meaning_in_any_wrapper(text, family, kind
                          ids=[f"cut-{i}-{w[1]}" for i, w in enumerate(ROUND_CUT_FAULTS)])
 def test_round_cut_message_reads_what_it_printed(text, family, kind, fields, wrapper):
     assert _view(parse_context_error(ROUND_CUT_WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
+
+
+@pytest.mark.parametrize("wrapper", sorted(set(ROUND_WRAPPERS) - {"litellm-context"}))
+@pytest.mark.parametrize(("text", "family", "kind", "fields"), ROUND_NOT_ERRORS,
+                         ids=[f"not-{i}" for i, _ in enumerate(ROUND_NOT_ERRORS)])
+def test_round_look_alike_stays_none(text, family, kind, fields, wrapper):
+    assert _view(parse_context_error(ROUND_WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
