@@ -883,7 +883,7 @@ ROWS: tuple[Row, ...] = (
     Row("generic-output-over-cap",
         r"(?<!plus )(?<!\+ )(?<!and )(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|(?:requested )?output "
         r"tokens)(?: value)? ?[(=:]? ?(?P<output>{n})(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|larger|more) "
-        r"than|>) (?:the )?(?:model'?s )?(?:maximum|max|allowed) (?:output|completion)(?: tokens?| length)?(?: limit)?"
+        r"than|>) (?:the |this |its )?(?:model'?s )?(?:maximum|max|allowed) (?:output|completion)(?: tokens?| length)?(?: limit)?"
         r"(?: of| is)? ?\(?(?P<limit>{n})",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("generic-prompt-over-window",

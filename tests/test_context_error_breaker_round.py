@@ -191,6 +191,10 @@ ROUND_FAULTS = [
     ("Server error: prompt_too_long: tokenized VLM text prompt has 20767 tokens, max prompt/context tokens is 16384.",
      "vmlx", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(20767), "printed_limit": Limit(16384, M.INPUT_LIMIT)}),
     ('{"error": {"code": "prompt_too_long", "message": "Prompt too long"}}', "generic", K.UNKNOWN, {}),
+    # the output cap wording with "this model's" (not "the model's"): read as nothing at all
+    ("The requested max_tokens (100000) exceeds this model's maximum output of 32768 tokens.",
+     "generic-output-over-cap", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(100000), "printed_limit": Limit(32768, M.OUTPUT_LIMIT)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
