@@ -90,8 +90,21 @@ class Row:
 _SPACE_BY_NUMBER = re.compile(r" (?=\(\?P<\w+>-?\{n\}\)|-?\{n\})|(?<=\{n\}\)) (?![?*+{])|(?<=\{n\}) (?![?*+{])")
 
 
+# "the model's" in a row also reads "this model's", "its" and "the model" (gateways and forks reword it: "longer than
+# this model's context length", "exceeds the model maximum context length"): (old, new) in order.
+_MODEL_POSSESSIVE = (
+    ("(?:model'?s )?", "(?:model(?:'?s)? )?"),
+    ("(?:the )?(?:model(?:'?s)? )?", "(?:the |this |its )?(?:model(?:'?s)? )?"),
+    ("(?:the )?model'?s", "(?:the |this |its )?model(?:'?s)?"),
+    ("the model'?s", "(?:the|this|its) model(?:'?s)?"),
+)
+
+
 def _compile(pattern: str) -> re.Pattern[str]:
-    """A row pattern as a regex: ``{n}`` → :data:`NUM`; a space next to a number is optional."""
+    """A row pattern as a regex: ``{n}`` → :data:`NUM`; a space next to a number is optional; "the model's" also
+    reads "this model's", "its" and "the model"."""
+    for old, new in _MODEL_POSSESSIVE:
+        pattern = pattern.replace(old, new)
     return re.compile(_SPACE_BY_NUMBER.sub(" ?", pattern).replace("{n}", NUM), re.IGNORECASE)
 
 

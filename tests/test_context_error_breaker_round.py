@@ -195,6 +195,25 @@ ROUND_FAULTS = [
     ("The requested max_tokens (100000) exceeds this model's maximum output of 32768 tokens.",
      "generic-output-over-cap", K.OUTPUT_OVER_LIMIT,
      {"output_tokens": Number(100000), "printed_limit": Limit(32768, M.OUTPUT_LIMIT)}),
+    # "the model's" reworded "this model's" or "the model" by forks and gateways: every row spelled with "the model's"
+    # (SGLang, vLLM's "You passed", Z.ai, SGLang's requested total) read as a numberless generic error, or as a bare
+    # window
+    ("400 The input (516368 tokens) is longer than this model's context length (262144 tokens).",
+     "sglang-context-length", K.PROMPT_OVER_WINDOW, {"window": Number(262144), "prompt_tokens": Number(516368)}),
+    ("Input (300000 tokens) is longer than the model context length (128000 tokens)",
+     "sglang-context-length", K.PROMPT_OVER_WINDOW, {"window": Number(128000), "prompt_tokens": Number(300000)}),
+    ("You passed 7500 input tokens and requested 1000 output tokens. However, the model context length is only 8192 "
+     "tokens, resulting in a maximum input length of 7192 tokens.",
+     "vllm-you-passed", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(8192), "prompt_tokens": Number(7500), "output_tokens": Number(1000),
+      "printed_limit": Limit(7192, M.INPUT_BUDGET)}),
+    ("Request 186773 input tokens exceeds this model's maximum context length 202750. Please shorten it.",
+     "zai-request-input", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(202750), "prompt_tokens": Number(186773)}),
+    ("Requested token count exceeds this model's maximum context length of 25480 tokens. You requested a total of 30000 "
+     "tokens: 22515 tokens from the input messages and 7485 tokens for the completion.",
+     "sglang-requested-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(25480), "prompt_tokens": Number(22515), "output_tokens": Number(7485),
+      "total_tokens": Number(30000)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
