@@ -91,20 +91,24 @@ _SPACE_BY_NUMBER = re.compile(r" (?=\(\?P<\w+>-?\{n\}\)|-?\{n\})|(?<=\{n\}\)) (?
 
 
 # "the model's" in a row also reads "this model's", "its" and "the model" (gateways and forks reword it: "longer than
-# this model's context length", "exceeds the model maximum context length"): (old, new) in order.
+# this model's context length", "exceeds the model maximum context length"), "exceeds" also "exceeded": (old, new) in
+# order.
 _MODEL_POSSESSIVE = (
     ("(?:model'?s )?", "(?:model(?:'?s)? )?"),
     ("(?:the )?(?:model(?:'?s)? )?", "(?:the |this |its )?(?:model(?:'?s)? )?"),
     ("(?:the )?model'?s", "(?:the |this |its )?model(?:'?s)?"),
     ("the model'?s", "(?:the|this|its) model(?:'?s)?"),
 )
+# "exceeds" (or "exceeds?") as a whole word of a pattern: also "exceeded" (a fork's or a log's past tense)
+_EXCEEDS = re.compile(r"(?<!\w)exceeds\??(?=[ )|])")
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
     """A row pattern as a regex: ``{n}`` → :data:`NUM`; a space next to a number is optional; "the model's" also
-    reads "this model's", "its" and "the model"."""
+    reads "this model's", "its" and "the model", "exceeds" also "exceeded"."""
     for old, new in _MODEL_POSSESSIVE:
         pattern = pattern.replace(old, new)
+    pattern = _EXCEEDS.sub("exceed(?:s|ed)?", pattern)
     return re.compile(_SPACE_BY_NUMBER.sub(" ?", pattern).replace("{n}", NUM), re.IGNORECASE)
 
 

@@ -214,6 +214,15 @@ ROUND_FAULTS = [
      "sglang-requested-total", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
      {"window": Number(25480), "prompt_tokens": Number(22515), "output_tokens": Number(7485),
       "total_tokens": Number(30000)}),
+    # "exceeds" in the past tense ("exceeded", a fork's or a log line's wording): every row spelled with "exceeds" fell
+    # to a numberless generic error (or None)
+    ("request (481909 tokens) exceeded the available context size (32768 tokens), try increasing it",
+     "llamacpp-request", K.PROMPT_OVER_WINDOW, {"window": Number(32768), "prompt_tokens": Number(481909)}),
+    ("Request 186773 input tokens exceeded the model's maximum context length 202750. Please shorten it.",
+     "zai-request-input", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(202750), "prompt_tokens": Number(186773)}),
+    ("Provider returned error: Input length 131393 exceeded the maximum allowed input length of 131040 tokens.",
+     "baseten-input-length", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(131393), "printed_limit": Limit(131040, M.INPUT_LIMIT)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
