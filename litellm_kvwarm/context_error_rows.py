@@ -91,13 +91,14 @@ _SPACE_BY_NUMBER = re.compile(r" (?=\(\?P<\w+>-?\{n\}\)|-?\{n\})|(?<=\{n\}\)) (?
 
 
 # "the model's" in a row also reads "this model's", "its" and "the model" (gateways and forks reword it: "longer than
-# this model's context length", "exceeds the model maximum context length"), "exceeds" also "exceeded": (old, new) in
+# this model's context length", "exceeds the model maximum context length"), "the maximum" also "maximum": (old, new) in
 # order.
 _MODEL_POSSESSIVE = (
     ("(?:model'?s )?", "(?:model(?:'?s)? )?"),
     ("(?:the )?(?:model(?:'?s)? )?", "(?:the |this |its )?(?:model(?:'?s)? )?"),
     ("(?:the )?model'?s", "(?:the |this |its )?model(?:'?s)?"),
     ("the model'?s", "(?:the|this|its) model(?:'?s)?"),
+    ("the maximum ", "(?:the )?maximum "),  # "exceeds maximum model length" (the article dropped)
 )
 # "exceeds" (or "exceeds?") as a whole word of a pattern: also "exceeded" (a fork's or a log's past tense)
 _EXCEEDS = re.compile(r"(?<!\w)exceeds\??(?=[ )|])")
@@ -105,7 +106,7 @@ _EXCEEDS = re.compile(r"(?<!\w)exceeds\??(?=[ )|])")
 
 def _compile(pattern: str) -> re.Pattern[str]:
     """A row pattern as a regex: ``{n}`` → :data:`NUM`; a space next to a number is optional; "the model's" also
-    reads "this model's", "its" and "the model", "exceeds" also "exceeded"."""
+    reads "this model's", "its" and "the model", "the maximum" also "maximum", "exceeds" also "exceeded"."""
     for old, new in _MODEL_POSSESSIVE:
         pattern = pattern.replace(old, new)
     pattern = _EXCEEDS.sub("exceed(?:s|ed)?", pattern)

@@ -223,6 +223,12 @@ ROUND_FAULTS = [
     ("Provider returned error: Input length 131393 exceeded the maximum allowed input length of 131040 tokens.",
      "baseten-input-length", K.PROMPT_OVER_WINDOW,
      {"prompt_tokens": Number(131393), "printed_limit": Limit(131040, M.INPUT_LIMIT)}),
+    # "the maximum" without its article ("exceeds maximum number of tokens allowed", "longer than maximum model
+    # length"): the row fell to a numberless generic error (or None)
+    ("The input token count (1200000) exceeds maximum number of tokens allowed (1048576).",
+     "gemini", K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(1200000), "printed_limit": Limit(1048576, M.INPUT_LIMIT)}),
+    ("ValueError: Prompt length of 5016 is longer than maximum model length of 4096.",
+     "vllm-prompt-length-of", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(5016)}),
 ]
 
 # Messages that already read right and must keep doing so beside the fixes above.
