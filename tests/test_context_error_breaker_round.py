@@ -207,6 +207,8 @@ ROUND_FAULTS = [
      "vllm-you-passed", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
      {"window": Number(8192), "prompt_tokens": Number(7500), "output_tokens": Number(1000),
       "printed_limit": Limit(7192, M.INPUT_BUDGET)}),
+    ("max_tokens (100000) is greater than this model's context length (32768)",
+     "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(32768), "output_tokens": Number(100000)}),
     ("Request 186773 input tokens exceeds this model's maximum context length 202750. Please shorten it.",
      "zai-request-input", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(202750), "prompt_tokens": Number(186773)}),
     ("Requested token count exceeds this model's maximum context length of 25480 tokens. You requested a total of 30000 "
