@@ -113,6 +113,8 @@ class LinearWeights:
     #: weights of the English regime (see :data:`ENGLISH_MARKER`); ``None``: the general ones
     english_safe: tuple[float, ...] | None = None
     english_routing: tuple[float, ...] | None = None
+    #: template tokens a request with tools pays once, beyond their JSON text (:func:`~.token_weights.with_tool_floor`)
+    tool_preamble: float = 0.0
 
     def __post_init__(self) -> None:
         for name in ("safe", "routing", "english_safe", "english_routing"):
@@ -170,6 +172,8 @@ class CalibratedEstimator:
         media_safe, media_routing = media_tokens(counts.media)
         safe = math.ceil(_dot(w_safe, safe_features) + run_safe) + SAFE_TOKENS_PER_OTHER_PART * counts.other_parts \
             + image_safe + media_safe
+        if counts.tools:  # the tool preamble, once, where the per-tool weight does not cover it
+            safe += math.ceil(max(0.0, self.weights.tool_preamble - w_safe[_FEATURE_INDEX["tools"]] * counts.tools))
         routing = max(0, math.floor(_dot(w_routing, routing_features) + run_routing)) + image_routing + media_routing
         return TokenEstimate(safe=safe, routing=min(routing, safe), counts=counts)
 

@@ -21,11 +21,19 @@ deepseek 0.0 against 2.5), so a request of many short messages ("ok", "continue"
 agent loop) read 0.26-0.69 of the chat template's truth. The safe per-message weight is raised to at
 least the family's routing one (both regimes); ``any``'s to the largest of any family, since it must
 hold for every template.
+
+**Tool preamble floor** (:func:`with_tool_floor`). A request with tools pays the template's tool preamble
+once (Qwen's "# Tools ... <tools></tools> ... <tool_call>" instructions, Llama 3's "Given the following
+functions ...", DeepSeek's tool markers): :data:`TOOL_PREAMBLE_TOKENS`, measured. The fit has no feature
+for "has tools", and its per-tool safe weight is small (qwen2.5 0.0), so one short tool and a short
+question read 0.79-0.93 of the truth. The safe estimate adds what ``tools × weight`` leaves of the
+preamble (nothing with many tools).
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import functools
 import json
 import random
@@ -38,8 +46,9 @@ from .token_features import FEATURES, text_features
 from .token_fragments import find_fragments, mark_pairs
 
 __all__ = [
-    "ANY_FAMILY", "DENSE_SAFE_MARGIN", "DENSE_TOKENS_PER_CHAR", "calibrated_estimator", "dense_references", "family_of",
+    "ANY_FAMILY", "DENSE_SAFE_MARGIN", "DENSE_TOKENS_PER_CHAR", "TOOL_PREAMBLE_TOKENS", "calibrated_estimator", "dense_references", "family_of",
     "load_weights", "parse_weights", "with_dense_floor", "with_message_floor",
+    "with_tool_floor",
 ]
 
 #: Family whose weights hold across every calibrated tokenizer family.
@@ -51,7 +60,20 @@ def load_weights() -> dict[str, LinearWeights]:
     """The packaged weights (``data/token_weights.json``) per family, with the dense-text floor
     (:func:`with_dense_floor`); read once per process."""
     raw = json.loads(resources.files("litellm_kvwarm").joinpath("data/token_weights.json").read_text("utf-8"))
-    return with_message_floor({name: with_dense_floor(name, weights) for name, weights in parse_weights(raw).items()})
+    floored = with_message_floor({name: with_dense_floor(name, weights) for name, weights in parse_weights(raw).items()})
+    return {name: with_tool_floor(name, weights) for name, weights in floored.items()}
+
+
+#: Template tokens one tool costs beyond its ``json.dumps`` text (the preamble), per family: measured on
+#: the official templates (``tests/lab/test_agent_loops_truth.py`` re-measures them; Llama 3's grows with
+#: the schema's lines, the largest measured is kept). A family not measured (gemma3) and ``any`` take the largest.
+TOOL_PREAMBLE_TOKENS = {"cl100k": 92, "o200k": 91, "qwen2.5": 78, "qwen3.6": 99, "deepseek": 16, "llama3": 97}
+
+
+def with_tool_floor(family: str, weights: LinearWeights) -> LinearWeights:
+    """``weights`` with the family's :data:`TOOL_PREAMBLE_TOKENS` (the largest for ``any`` and an unmeasured family)."""
+    preamble = TOOL_PREAMBLE_TOKENS.get(family, max(TOOL_PREAMBLE_TOKENS.values()))
+    return dataclasses.replace(weights, tool_preamble=float(preamble))
 
 
 def with_message_floor(families: Mapping[str, LinearWeights]) -> dict[str, LinearWeights]:

@@ -6,11 +6,14 @@ fails here, it never skips."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from litellm_kvwarm.lab.calibration.families import FAMILIES, TokenCounter
 from litellm_kvwarm.lab.calibration.templates import render
 from litellm_kvwarm.litellm_bridge import chat_payload
+from litellm_kvwarm.token_weights import TOOL_PREAMBLE_TOKENS
 from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
 
 from test_token_agent_loops import anthropic_loop, responses_loop
@@ -65,3 +68,51 @@ def test_reasoning_sent_back_under_either_field_is_counted(family):
     by_content = estimate_request({"messages": renamed}, call_kind="chat", estimator=calibrated_estimator(family))
     assert by_reasoning.safe >= text_alone
     assert by_reasoning == by_content
+
+
+_ONE_TOOL = {"type": "function", "function": {"name": "ls", "description": "List a directory.",
+                                              "parameters": {"type": "object", "properties": {"path": {"type": "string"}}}}}
+_ONE_TOOL_BODIES = {
+    "chat": {"messages": [{"role": "user", "content": "hi"}], "tools": [_ONE_TOOL]},
+    "messages": {"model": "m", "max_tokens": 8, "messages": [{"role": "user", "content": "hi"}],
+                 "tools": [{"name": "ls", "description": "List a directory.", "input_schema": _ONE_TOOL["function"]["parameters"]}]},
+    "responses": {"model": "m", "input": "hi", "tools": [{"type": "function", **_ONE_TOOL["function"]}]},
+}
+
+
+@pytest.mark.parametrize("kind", sorted(_ONE_TOOL_BODIES))
+@pytest.mark.parametrize("family", ["cl100k", "o200k", "qwen2.5", "qwen3.6", "deepseek", "llama3"])
+def test_one_short_tool_stays_under_the_safe_estimate(kind, family):
+    """The templates' tool preamble ("# Tools ... <tools></tools> ... <tool_call>" instructions, 16-99 tokens)
+    is paid once whatever the number of tools; the fitted per-tool weight (qwen2.5 0.0) left one short tool
+    and a short question at 0.79-0.88 of the truth (safe), in chat, Messages and Responses alike."""
+    assert FAMILIES[family].available(), f"{family} tokenizer missing: run `bash scripts/install.sh`"
+    body = _ONE_TOOL_BODIES[kind]
+    chat = body if kind == "chat" else chat_payload(kind, body)
+    assert chat is not None
+    truth = TokenCounter(FAMILIES[family]).count_all([render(FAMILIES[family].template, chat["messages"], chat.get("tools"))])[0]
+    assert estimate_request(body, call_kind=kind, estimator=calibrated_estimator(family)).safe >= truth
+    assert estimate_request(body, call_kind=kind, estimator=calibrated_estimator("any")).safe >= truth
+
+
+_PREAMBLE_TOOLS = [
+    {"type": "function", "function": {"name": "f", "parameters": {}}},
+    _ONE_TOOL,
+    {"type": "function", "function": {"name": "get_weather", "description": "Get the weather for a city and a date.",
+                                      "parameters": {"type": "object", "properties": {"city": {"type": "string", "description": "City"},
+                                                     "unit": {"type": "string", "enum": ["c", "f"]}}, "required": ["city"]}}},
+    {"type": "function", "function": {"name": "deep", "parameters": {"type": "object", "properties": {"a": {"type": "object", "properties": {
+        "b": {"type": "object", "properties": {"c": {"type": "array", "items": {"type": "string"}}}}}}}}}},
+]
+
+
+@pytest.mark.parametrize("family", sorted(TOOL_PREAMBLE_TOKENS))
+def test_tool_preamble_table_holds_what_each_template_spends(family):
+    """TOOL_PREAMBLE_TOKENS: what one tool costs beyond its json.dumps text, the largest over a few tool shapes."""
+    assert FAMILIES[family].available(), f"{family} tokenizer missing: run `bash scripts/install.sh`"
+    counter, template = TokenCounter(FAMILIES[family]), FAMILIES[family].template
+    messages = [{"role": "user", "content": "hi"}]
+    bare = counter.count_all([render(template, messages, None)])[0]
+    spent = [counter.count_all([render(template, messages, [tool])])[0] - bare - counter.count_texts([json.dumps(tool)])[0]
+             for tool in _PREAMBLE_TOOLS]
+    assert max(spent) <= TOOL_PREAMBLE_TOKENS[family] <= max(spent) + 2, spent
