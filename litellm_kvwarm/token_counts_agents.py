@@ -20,7 +20,7 @@ of :mod:`litellm_kvwarm.token_estimators` (fitted on chat templates) apply uncha
   string or ``input_text``/``output_text``/``input_image`` parts), ``function_call`` (``name`` and
   ``arguments``), ``custom_tool_call`` (its ``input`` as LiteLLM sends it, ``{"content": input}``),
   ``function_call_output`` (``call_id`` and ``output``: text or parts, else its JSON text, as LiteLLM
-  sends a dict), ``reasoning`` (``summary`` and
+  sends a dict or a list with no text or image part: :func:`_is_parts`), ``reasoning`` (``summary`` and
   ``content`` text; ``encrypted_content`` counts nothing), ``item_reference`` nothing (it names an
   item the server holds; the request is server state, :attr:`~.view.PreCallView.server_state`),
   any other item (``computer_call_output``, ``web_search_call``, ...) as an unknown block of
@@ -64,14 +64,22 @@ def call_text(name: object, arguments: str) -> str:
     return '{"name":' + _json_text(name) + ',"arguments":' + arguments + "}"
 
 
+_TEXT_PARTS = ("input_text", "output_text", "text")
+_IMAGE_PARTS = ("input_image", "image_url")
+
+
 def _is_parts(output: object) -> bool:
-    """Whether a tool output is text or content parts (each a string or a block with a string ``type``)."""
+    """Whether LiteLLM's Responses → chat bridge sends a tool output as text or content parts (1.108.7
+    ``_normalize_function_call_output_to_tool_content``): a string, or a list with a text part (a
+    non-empty string ``text``) or an image part (an ``image_url`` / ``url``). Anything else (a dict, even a
+    typed part; a list of strings, files or unknown parts) it sends as its JSON text (vLLM's own
+    ``/v1/responses`` refuses a dict): a screenshot sent as a lone ``input_image`` dict is base64 text there."""
     if isinstance(output, str) or output is None:
         return True
-    if isinstance(output, Mapping):
-        return isinstance(output.get("type"), str)
-    return isinstance(output, list) and all(
-        isinstance(p, str) or (isinstance(p, Mapping) and isinstance(p.get("type"), str)) for p in output)
+    return isinstance(output, list) and any(
+        isinstance(p, Mapping) and ((p.get("type") in _TEXT_PARTS and isinstance(p.get("text"), str) and p["text"])
+                                    or (p.get("type") in _IMAGE_PARTS and (p.get("image_url") or p.get("url"))))
+        for p in output)
 
 
 def _anthropic_tool(tool: Mapping) -> Mapping:

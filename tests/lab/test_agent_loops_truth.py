@@ -6,7 +6,10 @@ fails here, it never skips."""
 
 from __future__ import annotations
 
+import base64
 import json
+import random
+import struct
 
 import pytest
 
@@ -116,3 +119,34 @@ def test_tool_preamble_table_holds_what_each_template_spends(family):
     spent = [counter.count_all([render(template, messages, [tool])])[0] - bare - counter.count_texts([json.dumps(tool)])[0]
              for tool in _PREAMBLE_TOOLS]
     assert max(spent) <= TOOL_PREAMBLE_TOKENS[family] <= max(spent) + 2, spent
+
+
+def _png_data_url(size: int) -> str:
+    rng = random.Random(11)
+    header = b"\x89PNG\r\n\x1a\n" + struct.pack(">I", 13) + b"IHDR" + struct.pack(">IIBBBBB", 1024, 768, 8, 2, 0, 0, 0) + b"\0" * 4
+    return "data:image/png;base64," + base64.b64encode(header + rng.randbytes(size)).decode()
+
+
+_PDF = "data:application/pdf;base64," + base64.b64encode(  # one page with a 40 KB image: 4,600 safe tokens, ~38,000 as text
+    b"%PDF-1.4\n1 0 obj <</Type /Page>> endobj\n" + random.Random(12).randbytes(40_000) + b"\n%%EOF").decode()
+_JSON_TEXT_OUTPUTS = {
+    "lone-image-part": {"type": "input_image", "image_url": _png_data_url(40_000)},
+    "lone-text-part": {"type": "input_text", "text": "a short listing\nREADME.md\nsrc"},
+    "file-parts-only": [{"type": "input_file", "filename": "a.pdf", "file_data": _PDF}],
+}
+
+
+@pytest.mark.parametrize("shape", sorted(_JSON_TEXT_OUTPUTS))
+@pytest.mark.parametrize("family", ["qwen2.5", "llama3", "o200k"])
+def test_tool_outputs_litellm_sends_as_json_text_stay_under_the_safe_estimate(shape, family):
+    """LiteLLM's Responses → chat bridge sends a ``function_call_output`` whose output is a dict, or a list with
+    no text or image part, as its JSON text (vLLM's own /v1/responses refuses a dict): a screenshot sent as a lone
+    ``input_image`` dict was priced as an image, 0.22x of the base64 text the model reads (safe)."""
+    body = {"model": "m", "input": [{"type": "message", "role": "user", "content": "take a screenshot"},
+                                    {"type": "function_call", "call_id": "c1", "name": "shot", "arguments": "{}"},
+                                    {"type": "function_call_output", "call_id": "c1", "output": _JSON_TEXT_OUTPUTS[shape]}]}
+    chat = chat_payload("responses", body)
+    assert chat is not None
+    truth = TokenCounter(FAMILIES[family]).count_all([render(FAMILIES[family].template, chat["messages"], chat.get("tools"))])[0]
+    assert estimate_request(body, call_kind="responses", estimator=calibrated_estimator(family), bridged=True).safe >= truth
+    assert estimate_request(body, call_kind="responses", estimator=calibrated_estimator("any")).safe >= truth
