@@ -24,7 +24,7 @@ from .token_bridge import bridged_messages
 from .token_responses_items import rendered_input
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
-from .token_fragments import CONTROL_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
+from .token_fragments import COMBINING_SAFE_TOKENS, CONTROL_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
 from .token_runs import MEASURED_FAMILIES, Runs
 
 __all__ = [
@@ -200,7 +200,7 @@ def _grouped_digits(digits: float, runs: int, w_routing: Sequence[float]) -> flo
 def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[float]) -> tuple[float, float]:
     """``(safe, routing)`` tokens to add for the fragments of the sample (:mod:`~litellm_kvwarm.token_fragments`):
     safe what the weights leave out of one token per space before a digit and per word after a digit
-    or a case change, of two per word after a line break or tab and per space before one; routing one
+    or a case change, of two per word after a line break or tab and per space before one, of 2.5 per combining mark; routing one
     punctuation mark less per escape, and the mixed runs at their run price instead of their class price."""
     one = FRAGMENT_SAFE_TOKENS
     spaces, letters, breaks = (w_safe[_FEATURE_INDEX[k]] for k in ("spaces", "letters", "breaks"))
@@ -209,6 +209,8 @@ def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[f
                          (2 * one - breaks - letters, "line_words"), (2 * (one - breaks), "space_breaks")):
         if price > 0:  # counted only when priced (Fragments counts on first read)
             safe += price * getattr(f, count)
+    if (marks := COMBINING_SAFE_TOKENS - w_safe[_FEATURE_INDEX["utf8_2"]]) > 0:
+        safe += marks * f.combining_marks
     punct = w_routing[_FEATURE_INDEX["punct"]]
     routing = -f.escaped_quotes * punct
     if f.mixed_chars:
