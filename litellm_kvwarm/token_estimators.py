@@ -24,7 +24,7 @@ from .token_bridge import bridged_messages
 from .token_responses_items import rendered_input
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
-from .token_fragments import COMBINING_SAFE_TOKENS, CONTROL_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
+from .token_fragments import BOX_ROUTING_TOKENS, COMBINING_SAFE_TOKENS, CONTROL_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
 from .token_runs import MEASURED_FAMILIES, Runs
 
 __all__ = [
@@ -164,6 +164,9 @@ class CalibratedEstimator:
             digits = features[_FEATURE_INDEX["digits"]] / scale
             if digits and self.family in DIGIT_GROUP_FAMILIES:
                 frag_routing += _grouped_digits(digits, fragments.digit_runs, w_routing)
+            if fragments.box_chars:  # box drawing outside runs (what the symbols class has left): ~1 token each
+                boxes = min(fragments.box_chars, routing_features[_FEATURE_INDEX["symbols"]] / scale)
+                frag_routing += boxes * min(0.0, BOX_ROUTING_TOKENS - w_routing[_FEATURE_INDEX["symbols"]])
             if self.family in TOJSON_TOOL_FAMILIES:  # a control character written as \u001b (safe only)
                 frag_safe += fragments.control_chars * max(0.0, CONTROL_SAFE_TOKENS - w_safe[_FEATURE_INDEX["punct"]])
             run_safe += scale * frag_safe
