@@ -13,6 +13,9 @@ shapes break those averages (measured with the calibration tokenizers,
   one per token). Space-separated numbers read 0.87 (qwen2.5), hex dumps (``0x00, 0x1f``) 0.85–0.93.
 * **A letter after a digit** (``word_edges``): digits and letters never share a pre-token, so the
   letters after a digit (``0x``, ``3f``, ``12ms``, ``2024-01-01T10``) start a token of their own.
+* **A letter after a control character** (``word_edges`` too): a C0 control but ESC (NUL, BEL, backspace, ...) written as
+  is is a token of its own and never merges with the word after it (nor with a space before it):
+  NUL-separated or backspace-laden tool output read 0.86–0.96 (``tests/lab/test_unicode_marks_truth.py``).
 * **An upper-case letter after a lower-case one** (``word_edges`` too): o200k's pre-tokenizer cuts there
   and the other vocabularies hold few tokens across it; in random identifiers (base64, API keys,
   short IDs) it marks a token edge about every sixth character, however often punctuation cuts the
@@ -98,8 +101,8 @@ MIXED_RUN_ROUTING_PER_RUN = 1.0
 
 _RUN_ASCII = "".join(c for c in RUN_PRICES if c.isascii() and not c.isspace())
 # Each byte to a mark value below 16: other 0, space 1, line break or tab 2, digit 3, lower-case ASCII
-# letter 4, upper-case 5, a run character 6, backslash 7, double quote 8.
-_OTHER, _SPACE, _BREAK, _DIGIT, _LOWER, _UPPER, _RUN, _BACKSLASH, _QUOTE = range(9)
+# letter 4, upper-case 5, a run character 6, backslash 7, double quote 8, a control character 9.
+_OTHER, _SPACE, _BREAK, _DIGIT, _LOWER, _UPPER, _RUN, _BACKSLASH, _QUOTE, _CONTROL = range(10)
 
 
 def _mark(b: int) -> int:
@@ -115,6 +118,8 @@ def _mark(b: int) -> int:
         return _UPPER
     if chr(b) in _RUN_ASCII:
         return _RUN
+    if b in _CONTROLS and b != 0x1B:  # ESC leads a terminal escape (``\x1b[0m``), priced as punctuation
+        return _CONTROL
     return {0x5C: _BACKSLASH, 0x22: _QUOTE}.get(b, _OTHER)
 
 
@@ -127,8 +132,10 @@ def _category(first: int, second: int) -> int:
         return ord("d")  # a space before a digit (and a digit run's start)
     if second == _DIGIT and first != _DIGIT:
         return ord("r")  # a digit run's start
-    if (first == _DIGIT and second in (_LOWER, _UPPER)) or (first == _LOWER and second == _UPPER):
-        return ord("e")  # a word after a digit or a case change
+    if (first in (_DIGIT, _CONTROL) and second in (_LOWER, _UPPER)) or (first == _LOWER and second == _UPPER):
+        return ord("e")  # a word after a digit, a control character or a case change
+    if first == _SPACE and second == _CONTROL:
+        return ord("e")  # a space before a control character: a token of its own (priced like a word edge)
     if first == _BREAK and second in (_LOWER, _UPPER):
         return ord("l")  # a word after a line break or tab
     if first == _SPACE and second == _BREAK:
