@@ -24,7 +24,7 @@ from .token_bridge import bridged_messages
 from .token_responses_items import rendered_input
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
-from .token_fragments import BOX_ROUTING_TOKENS, COMBINING_SAFE_TOKENS, CONTROL_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
+from .token_fragments import BOX_ROUTING_TOKENS, COMBINING_SAFE_TOKENS, CONTROL_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, LATIN_ADDITIONAL_ROUTING_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
 from .token_runs import MEASURED_FAMILIES, Runs
 
 __all__ = [
@@ -204,7 +204,8 @@ def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[f
     """``(safe, routing)`` tokens to add for the fragments of the sample (:mod:`~litellm_kvwarm.token_fragments`):
     safe what the weights leave out of one token per space before a digit and per word after a digit
     or a case change, of two per word after a line break or tab and per space before one, of 2.5 per combining mark; routing one
-    punctuation mark less per escape, and the mixed runs at their run price instead of their class price."""
+    punctuation mark less per escape, the mixed runs at their run price instead of their class price, Vietnamese tone
+    letters at theirs."""
     one = FRAGMENT_SAFE_TOKENS
     spaces, letters, breaks = (w_safe[_FEATURE_INDEX[k]] for k in ("spaces", "letters", "breaks"))
     safe = 0.0
@@ -216,6 +217,8 @@ def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[f
         safe += marks * f.combining_marks
     punct = w_routing[_FEATURE_INDEX["punct"]]
     routing = -f.escaped_quotes * punct
+    if (tone := w_routing[_FEATURE_INDEX["utf8_3"]] - LATIN_ADDITIONAL_ROUTING_TOKENS) > 0:  # Vietnamese tone letters
+        routing -= tone * f.latin_additional
     if f.mixed_chars:
         routing += f.mixed_chars * (MIXED_RUN_ROUTING_PER_CHAR - punct) + f.mixed_runs * MIXED_RUN_ROUTING_PER_RUN
     return safe, routing

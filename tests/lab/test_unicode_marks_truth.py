@@ -90,3 +90,25 @@ def test_control_characters_are_never_under_the_safe_estimate(kind):
     for name, count in counts.items():
         assert estimate(name, text).safe >= count, (kind, name)
     assert estimate("any", text).safe >= max(counts.values()), kind
+
+
+VIETNAMESE = {
+    "news": ("Hà Nội là thủ đô của nước Cộng hòa Xã hội chủ nghĩa Việt Nam. Thành phố nằm ở trung tâm đồng bằng sông Hồng, "
+             "có lịch sử hơn một nghìn năm. Người dân ở đây rất thân thiện và mến khách. Ẩm thực Hà Nội nổi tiếng với phở, "
+             "bún chả và nhiều món ăn truyền thống khác. ") * 15,
+    "chat": ("Tiếng Việt là ngôn ngữ chính thức của Việt Nam, được sử dụng bởi hơn chín mươi triệu người. Bạn có thể giúp tôi "
+             "sửa lỗi trong đoạn mã này không? Hàm này trả về kết quả sai khi danh sách rỗng. ") * 15,
+}
+
+
+@pytest.mark.parametrize("kind", sorted(VIETNAMESE))
+def test_vietnamese_routing_is_near_the_truth(kind):
+    """Vietnamese tone letters (U+1E00-U+1EFF, Latin Extended Additional) fall in the ``utf8_3`` class, whose routing
+    weight (qwen3.6 1.73, llama3 1.57 per character) was fitted on byte-split scripts: Vietnamese read routing 1.8-2.0x
+    the truth in qwen3.6 and llama3, sending requests that fit to the slow tier."""
+    text = VIETNAMESE[kind]
+    counts = {f.name: truth(f.name, text) for f in AVAILABLE}
+    for name, count in counts.items():
+        est = estimate(name, text)
+        assert est.safe >= count, (kind, name)
+        assert est.routing <= 1.3 * count, (kind, name, est.routing / count)
