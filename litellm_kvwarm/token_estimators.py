@@ -24,8 +24,9 @@ from .token_bridge import bridged_messages
 from .token_responses_items import rendered_input
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
-from .token_fragments import BOX_ROUTING_TOKENS, COMBINING_SAFE_TOKENS, CONTROL_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, LATIN_ADDITIONAL_ROUTING_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
+from .token_fragments import BOX_ROUTING_TOKENS, COMBINING_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, LATIN_ADDITIONAL_ROUTING_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
 from .token_runs import MEASURED_FAMILIES, Runs
+from .token_tojson import TOJSON_TOOL_FAMILIES, tojson_safe_tokens
 
 __all__ = [
     "CalibratedEstimator",
@@ -167,8 +168,8 @@ class CalibratedEstimator:
             if fragments.box_chars:  # box drawing outside runs (what the symbols class has left): ~1 token each
                 boxes = min(fragments.box_chars, routing_features[_FEATURE_INDEX["symbols"]] / scale)
                 frag_routing += boxes * min(0.0, BOX_ROUTING_TOKENS - w_routing[_FEATURE_INDEX["symbols"]])
-            if self.family in TOJSON_TOOL_FAMILIES:  # a control character written as \u001b (safe only)
-                frag_safe += fragments.control_chars * max(0.0, CONTROL_SAFE_TOKENS - w_safe[_FEATURE_INDEX["punct"]])
+            if self.family in TOJSON_TOOL_FAMILIES:  # tool text written by tojson: \u001b, \n, \t (:mod:`.token_tojson`)
+                frag_safe += tojson_safe_tokens(fragments, features[_FEATURE_INDEX["breaks"]] / scale, w_safe, _FEATURE_INDEX)
             run_safe += scale * frag_safe
             run_routing += scale * frag_routing
         image_safe, image_routing = images_tokens(counts.images, self.image_rule)
@@ -181,9 +182,6 @@ class CalibratedEstimator:
         return TokenEstimate(safe=safe, routing=min(routing, safe), counts=counts)
 
 
-#: Families whose chat templates write a ``tool`` message with ``tojson`` (Llama 3.x), a control
-#: character as ``\u001b`` (:data:`~litellm_kvwarm.token_fragments.CONTROL_SAFE_TOKENS`); ``any`` covers them.
-TOJSON_TOOL_FAMILIES = frozenset({"llama3", "any"})
 #: Families whose pre-tokenizer cuts a run of digits into groups of three (``\\p{N}{1,3}``): a run of
 #: n digits costs ⌈n/3⌉ tokens (measured: cl100k, o200k, deepseek, llama3; Qwen and Gemma spend one per
 #: digit). ``any`` leans low for every family, so it follows the cheapest.

@@ -42,7 +42,7 @@ upper-case IDs), and base64, which has many, reads 1.2–1.4 × its tokens (safe
   ``tool`` message with ``tojson``, so each becomes ``\u001b``, three tokens; priced as one
   punctuation mark, coloured test or build output in a tool result read 0.92–0.95 safe ÷ truth
   (llama3). The safe estimate adds ``control_chars × (CONTROL_SAFE_TOKENS − w_punct)`` in the
-  families whose templates do that (:data:`~litellm_kvwarm.token_estimators.TOJSON_TOOL_FAMILIES`).
+  families whose templates do that (:mod:`~litellm_kvwarm.token_tojson`).
 
 * **Combining marks** (``combining_marks``: U+0300–U+036F, the accents of decomposed (NFD) text: macOS file
   names, NFD Vietnamese, stacked marks): a mark after its letter costs 1.3–2.4 tokens (itself, often two

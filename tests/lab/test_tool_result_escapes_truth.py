@@ -1,6 +1,7 @@
 """Tool results with terminal colour codes against real token counts (every calibration tokenizer
 available offline, each in its family's template, the tool message as the template renders it:
-Llama 3's writes it with ``tojson``, an ESC as ``\\u001b``): never above the safe estimate."""
+Llama 3's writes it with ``tojson``, an ESC as ``\\u001b``, a line break as ``\\n``): never above the safe estimate.
+Runs of blank lines read 0.09 of the truth in Llama 3 (priced as a merged run), tab-laden lines 0.61."""
 
 from __future__ import annotations
 
@@ -18,6 +19,10 @@ OUTPUTS = {
     "coloured_tests": "\n".join(f"\x1b[32mok\x1b[0m test_{i} \x1b[2m({RNG.randrange(1000)}ms)\x1b[0m" for i in range(600)),
     "pytest_failures": "\n".join(f"\x1b[1;31mE\x1b[0m\x1b[31m   AssertionError\x1b[0m: line {i}" for i in range(600)),
     "cursor_moves": "".join(f"\x1b[{RNG.randrange(100)};{RNG.randrange(100)}H\x1b[K" for _ in range(2000)),
+    # line breaks and tabs: ``tojson`` writes them as ``\n`` / ``\t``, a token each, which no run merges
+    "blank_lines": "first\n" + "\n" * 3000 + "last",
+    "blank_lines_space": "start" + "\n \n" * 2000 + "end",
+    "tabs_in_text": "header\n" + "\t \t\n" * 2000 + "footer",
 }
 
 
