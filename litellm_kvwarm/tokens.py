@@ -59,7 +59,8 @@ Where each part lives (this module re-exports all of them; import from here):
   blocks in :mod:`~litellm_kvwarm.token_blocks` (base64 payloads: :mod:`~litellm_kvwarm.token_payloads`),
   the agent APIs in :mod:`~litellm_kvwarm.token_counts_agents`;
 * :mod:`litellm_kvwarm.token_features` — character classes, ``dense``, ``indented_lines``, sampling (:data:`FEATURES`);
-  runs and gaps in :mod:`~litellm_kvwarm.token_runs`, digit/line/case fragments in :mod:`~litellm_kvwarm.token_fragments`;
+  runs and gaps in :mod:`~litellm_kvwarm.token_runs`, digit/line/case fragments in :mod:`~litellm_kvwarm.token_fragments`,
+  what Llama 3's ``tojson`` tool text costs in :mod:`~litellm_kvwarm.token_tojson`;
 * :mod:`litellm_kvwarm.token_estimators` — :class:`RatioEstimator`, :class:`CalibratedEstimator`,
   :class:`TokenEstimate`, :func:`estimate_request`;
 * :mod:`litellm_kvwarm.token_weights` — the packaged weights, their dense-text floor and :func:`family_of`;
