@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Awaitable, Callable, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from typing import Any
 
 from . import catalog
@@ -183,16 +183,14 @@ class Facts:
         chain = escalation_chain(group, overrides=s.escalation_targets, context_window_fallbacks=operator_cwf)
         allowed = [g for g in chain if g in names and await self._key_may_use(view.key, g, router)]
         usable = allowed_by_client(view.client_fallbacks, group, allowed)
-        base = RouteFacts(
-            listed=True, chain=chain, chain_missing=all(g not in names for g in chain), usable=usable,
-            step_params=self._step_params(group, view.client_fallbacks, operator_cwf),
-            operator_fallbacks=rv.fallbacks(),
-        )
+        chain_missing, params = all(g not in names for g in chain), self._step_params(group, view.client_fallbacks, operator_cwf)
+        operator_fallbacks = rv.fallbacks()
         tenant = self._hash_key(view.tenant) if view.tenant else None
         source, windows = self.group(router, group), self.windows(router, tenant)
         window = await windows.route_window(source.infos, budget, s.output_floor_tokens)
         if window is None:
-            return base
+            return RouteFacts(listed=True, chain=chain, chain_missing=chain_missing, usable=usable, step_params=params,
+                              operator_fallbacks=operator_fallbacks)
         raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models),
                                bridged=source.bridged(view.kind))
         estimate = self.correction.apply(group, tenant, raw) if s.learn_from_usage and tenant else raw
@@ -202,8 +200,10 @@ class Facts:
         countable = self.chat_payload(view.kind, view.payload) if asked and view.adapter.exact_countable else None
         exact = await self._exact_for_group(source, windows, countable, budget, tenant) if countable is not None else None
         steps = await self._step_windows(router, windows, usable, budget)
-        return replace(base, source_window=window, estimate=estimate, raw_estimate=raw, tenant_hash=tenant,
-                       exact_asked=asked, exact=exact, windows=tuple(zip(usable, steps)))
+        # one RouteFacts, built once (not a base then ``dataclasses.replace``: that built it twice, per request)
+        return RouteFacts(listed=True, chain=chain, chain_missing=chain_missing, usable=usable, step_params=params,
+                          operator_fallbacks=operator_fallbacks, source_window=window, estimate=estimate, raw_estimate=raw,
+                          tenant_hash=tenant, exact_asked=asked, exact=exact, windows=tuple(zip(usable, steps)))
 
     async def _step_windows(self, router: RouterLike, windows: DeploymentWindows, usable: Sequence[str],
                             budget: RequestBudget) -> list[int | None]:

@@ -23,12 +23,14 @@ import asyncio
 import copy
 import cProfile
 import hashlib
+import importlib
 import json
 import logging
 import os
 import pstats
 import statistics
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -40,11 +42,9 @@ import litellm  # noqa: E402
 from litellm.proxy._types import LitellmUserRoles, UserAPIKeyAuth  # noqa: E402
 from prometheus_client import CollectorRegistry  # noqa: E402
 
-from litellm_kvwarm.config import Settings  # noqa: E402
 from litellm_kvwarm.hook import KVWarmHandler  # noqa: E402
 from litellm_kvwarm.lab.bench.throughput import request_bodies  # noqa: E402
 from litellm_kvwarm.lab.demo.settings import FAST_MODEL, FAST_WINDOW, SLOW_MODEL, SLOW_WINDOW  # noqa: E402
-from litellm_kvwarm.metrics import Metrics  # noqa: E402
 
 BASES = {"fast": ("http://fast.test", FAST_MODEL, FAST_WINDOW), "slow": ("http://slow.test", SLOW_MODEL, SLOW_WINDOW)}
 
@@ -56,13 +56,15 @@ def models(request: httpx.Request) -> httpx.Response:
     return httpx.Response(404, json={"error": "not found"})
 
 
-def build() -> tuple[KVWarmHandler, CollectorRegistry, object]:
+def build(package: str = "litellm_kvwarm") -> tuple[KVWarmHandler, CollectorRegistry, object]:
     model_list = [{"model_name": g, "litellm_params": {"model": f"hosted_vllm/{m}", "api_base": f"{b}/v1", "api_key": "none"},
                    "model_info": {"id": f"{g}-0"}} for g, (b, m, _) in BASES.items()]
     router = litellm.Router(model_list=model_list, context_window_fallbacks=[{"fast": ["slow"]}], num_retries=0)
     registry = CollectorRegistry()
-    h = KVWarmHandler(Settings(hash_secret="s" * 32), router_getter=lambda: router, metrics_=Metrics.create(registry),
-                      http_client=httpx.AsyncClient(transport=httpx.MockTransport(models)))
+    settings, hook, metrics = (importlib.import_module(f"{package}.{m}") for m in ("config", "hook", "metrics"))
+    h = hook.KVWarmHandler(settings.Settings(hash_secret="s" * 32), router_getter=lambda: router,
+                           metrics_=metrics.Metrics.create(registry),
+                           http_client=httpx.AsyncClient(transport=httpx.MockTransport(models)))
     return h, registry, router
 
 
@@ -128,6 +130,9 @@ async def main(args) -> None:
         for d, k in out[:8]:
             print(d["model"], {k2: v for k2, v in d["metadata"].items() if k2.startswith("kvwarm")}, k.get("max_tokens"))
         return
+    if args.ab:
+        await ab(args, bodies, (h, router))
+        return
     if args.profile:
         prof = cProfile.Profile()
         prof.enable()
@@ -154,6 +159,29 @@ async def main(args) -> None:
     await h.aclose()
 
 
+async def ab(args, bodies: list, new: tuple) -> None:
+    """This checkout against another (``--ab DIR``: its ``litellm_kvwarm`` imported as ``kvwarm_base``) in one
+    process, blocks of ``--requests`` requests alternating, so both see the same machine moments."""
+    link = Path(tempfile.mkdtemp()) / "kvwarm_base"
+    link.symlink_to(Path(args.ab).resolve() / "litellm_kvwarm")
+    sys.path.insert(0, str(link.parent))
+    base = build("kvwarm_base")[::2]
+    for i in range(40):
+        await one(*base, bodies[i % len(bodies)], i)
+    arms: dict[str, list[list[float]]] = {"base": [], "new": []}
+    for run in range(args.runs):
+        for name, (h, router) in (("base", base), ("new", new)) if run % 2 == 0 else (("new", new), ("base", base)):
+            times = [0.0, 0.0, 0.0]
+            for i in range(args.requests):
+                await one(h, router, bodies[i % len(bodies)], 100_000 * (run + 1) + i, times=times)
+            arms[name].append([t / args.requests * 1e6 for t in times])
+    for name, rows in arms.items():
+        print(f"{name}: µs/request total {statistics.median(sum(r) for r in rows):.1f}  "
+              + "  ".join(f"{hook} {statistics.median(r[k] for r in rows):.1f}" for k, hook in enumerate(("pre_call", "deployment", "success"))))
+    ratios = [sum(n) / sum(b) for n, b in zip(arms["new"], arms["base"])]
+    print(f"new ÷ base per block pair: median {statistics.median(ratios):.4f} over {len(ratios)} pairs")
+
+
 if __name__ == "__main__":
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--requests", type=int, default=2000)
@@ -161,4 +189,5 @@ if __name__ == "__main__":
     parser.add_argument("--per-hook", action="store_true")
     parser.add_argument("--profile", type=int, default=0)
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--ab", metavar="DIR", help="another checkout to compare with, in the same process")
     asyncio.run(main(parser.parse_args()))
