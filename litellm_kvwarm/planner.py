@@ -53,8 +53,12 @@ class Backstop:
     entries: tuple[Any, ...]
     generic: bool
     plan: BackstopPlan
-    reason: str
+    why: str  # why the generic fallbacks are armed or not (:attr:`reason`, formatted only when read)
     generic_retry: bool = True  # the generic ``fallbacks`` keep the retry slot on ``group``
+
+    @property
+    def reason(self) -> str:
+        return f"fallbacks of {self.group!r} → {list(self.plan.chain)}; generic fallbacks {'armed' if self.generic else 'untouched'} ({self.why})"
 
 
 @dataclass(frozen=True)
@@ -90,7 +94,10 @@ class WarmPlan:
     tokens: int
     source_window: int
     growth_tokens: int
-    reason: str
+
+    @property
+    def reason(self) -> str:  # formatted only when read (nothing on the request path does)
+        return f"next escalation from window {self.source_window} at ≈{self.tokens}tok reaches {self.target!r}"
 
 
 @dataclass(frozen=True)
@@ -246,8 +253,7 @@ def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: 
     plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=generic, step_output=step_output,
                         step_windows=step_windows, walks_chain=walks_chain)
     why = ("overflow possible by the safe estimate" if possible else "no overflow possible by the safe estimate") if not operator_generic else "the operator's own"
-    reason = f"fallbacks of {group!r} → {list(chain)}; generic fallbacks {'armed' if generic else 'untouched'} ({why})"
-    return Backstop(group, entries, generic, plan, reason, generic_retry=retry)
+    return Backstop(group, entries, generic, plan, why, generic_retry=retry)
 
 
 def _warm(rest: Sequence[tuple[str, int | None]], current_window: int, tokens: int, routing: int, floor: int) -> WarmPlan | None:
@@ -256,8 +262,7 @@ def _warm(rest: Sequence[tuple[str, int | None]], current_window: int, tokens: i
     target, target_window = next_step(rest, current_window, floor)
     if target is None:
         return None
-    return WarmPlan(target, target_window, tokens, current_window, routing,
-                    f"next escalation from window {current_window} at ≈{tokens}tok reaches {target!r}")
+    return WarmPlan(target, target_window, tokens, current_window, routing)
 
 
 @dataclass(frozen=True)
