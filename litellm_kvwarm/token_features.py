@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 from itertools import repeat
+from operator import itemgetter
 
 from .token_counts import RequestCounts
 from .token_fragments import DENSE_DELETE, DENSE_PAIRS, NO_FRAGMENTS, Fragments, find_fragments, mark_pairs
@@ -109,6 +110,8 @@ _CODE_TABLE = bytes(
 )
 _NON_ASCII_CLASSES = ("latin_ext", "cyrillic", "utf8_2", "symbols", "cjk", "indic", "utf8_3", "utf8_4")
 _INDENTED_LINE = b"\n "
+_ASCII_ONLY = dict.fromkeys(_NON_ASCII_CLASSES, 0)
+_CLASS_COUNTS = itemgetter(*CHAR_CLASSES)  # a dict's counts in CHAR_CLASSES order
 _GEN_PUNCT_LEAD = b"\xe2\x80"  # U+2000–U+203F: split off ``symbols`` after counting
 
 def char_classes(text: str) -> tuple[float, ...]:
@@ -160,12 +163,14 @@ def _features(
     no_spaces = codes.translate(None, _CODE["spaces"])
     counts = {"spaces": len(codes) - len(no_spaces), "digits": no_spaces.count(_CODE["digits"])}
     counts["breaks"] = no_spaces.count(_CODE["breaks"])
-    if ascii_only:
-        counts.update(dict.fromkeys(_NON_ASCII_CLASSES, 0))
+    if ascii_only:  # no non-ASCII class to count (nor to add up below: all 0)
+        counts.update(_ASCII_ONLY)
+        non_ascii = 0
     else:
         for name in _NON_ASCII_CLASSES:
             counts[name] = no_spaces.count(_CODE[name])
-    counts["punct"] = len(no_spaces) - sum(counts[k] for k in counts if k != "spaces")
+        non_ascii = sum(counts[name] for name in _NON_ASCII_CLASSES)
+    counts["punct"] = len(no_spaces) - counts["digits"] - counts["breaks"] - non_ascii
     counts["letters"] = len(sample) - len(rest)
     counts["indent"] = 2 * sample.count("  ") if counts["spaces"] > 1 else 0  # str: 1/3 the length of CJK bytes
     indented = data.count(_INDENTED_LINE) if counts["spaces"] and counts["breaks"] else 0
@@ -174,12 +179,12 @@ def _features(
     counts["symbols"] -= counts["gen_punct"]
     scale = total / len(sample)
     english = False
-    if sum(counts[name] for name in _NON_ASCII_CLASSES if name != "symbols") < ENGLISH_MAX_NON_ASCII_SHARE * len(sample):
+    if non_ascii - counts["symbols"] - counts["gen_punct"] < ENGLISH_MAX_NON_ASCII_SHARE * len(sample):  # all but symbols
         english = data.count(ENGLISH_MARKER) * 100 >= ENGLISH_MIN_MARKERS_PER_100_CHARS * len(sample)
     runs = find_runs(sample, data) if with_runs else NO_RUNS
     marks, pairs = mark_pairs(data)
     fragments = find_fragments(data, marks, pairs) if with_runs else NO_FRAGMENTS
-    classes = (*(counts[name] * scale for name in CHAR_CLASSES), _dense(pairs) * scale, indented * scale)
+    classes = (*[c * scale for c in _CLASS_COUNTS(counts)], _dense(pairs) * scale, indented * scale)
     return classes, english, runs, scale, fragments
 
 
