@@ -42,7 +42,7 @@ from .metrics import Metrics, metrics
 from .planner import plan_route
 from .reactive import SKIP_MESSAGE_PREFIX
 from .runtime import Services
-from .usage import learn, record_usage
+from .usage import record_usage
 from .view import affinity_of, attempt_view, failure_view, pre_call_view
 from .router_view import served_model
 from .warm_gate import WarmGate
@@ -180,9 +180,8 @@ class KVWarmHandler(CustomLogger):
         """Per successful attempt (warms too): usage metrics, and (``learn_from_usage``) the learned correction."""
         with self.metrics.plugin_seconds.labels("success").time():
             try:
-                record_usage(self.metrics, kwargs, response_obj, self.services.live_prompts.observe)
-                if self.settings.learn_from_usage:
-                    learn(self.correction, self.metrics, kwargs, response_obj)
+                record_usage(self.metrics, kwargs, response_obj, self.services.live_prompts.observe,  # and learn, one read
+                             correction=self.correction if self.settings.learn_from_usage else None)
             except Exception:
                 logger.debug("usage metrics skipped", exc_info=True)
             try:

@@ -44,10 +44,12 @@ def request_kind(meta: Mapping[str, Any]) -> str:
 
 
 def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any,
-                 live_prompt: Callable[[str, int], None] | None = None) -> bool:
+                 live_prompt: Callable[[str, int], None] | None = None, *, correction: EstimateCorrection | None = None) -> bool:
     """Record one successful attempt from LiteLLM's success-callback arguments; ``live_prompt(group,
     prompt_tokens)`` for one that is not a warm (:class:`~litellm_kvwarm.warm_piece_size.LivePromptSizes`).
-    Returns ``False`` (records nothing) when usage or metadata is missing."""
+    Returns ``False`` (records nothing) when usage or metadata is missing. ``correction``: then also
+    :func:`learn` from it, on the metadata and usage read here (the same as ``learn`` after this call:
+    learn finds nothing where this returns ``False``)."""
     meta = find_metadata(kwargs)
     if meta is None:
         return False
@@ -68,6 +70,8 @@ def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any,
             value = estimate.get(name)
             if isinstance(value, int):
                 metrics.estimate_ratio.labels(group, name).observe(value / prompt)
+    if correction is not None and kind == "normal":
+        _learn(correction, metrics, _observation(meta, kwargs, lambda: prompt))
     return True
 
 
@@ -91,6 +95,11 @@ def usage_observation(kwargs: Any, response_obj: Any) -> UsageObservation | None
     meta = find_metadata(kwargs)
     if meta is None or request_kind(meta) != "normal":
         return None
+    return _observation(meta, kwargs, lambda: prompt_usage(field(response_obj, "usage"))[0])
+
+
+def _observation(meta: Mapping[str, Any], kwargs: Any, prompt_of: Callable[[], object]) -> UsageObservation | None:
+    """:func:`usage_observation` of a ``normal`` response's metadata; ``prompt_of()``: its prompt tokens, read last."""
     estimate = meta.get(ESTIMATE_KEY)
     if not isinstance(estimate, Mapping):
         return None
@@ -100,7 +109,7 @@ def usage_observation(kwargs: Any, response_obj: Any) -> UsageObservation | None
     tenant = estimate.get("tenant")
     if not isinstance(tenant, str) or not tenant:
         return None
-    prompt = prompt_usage(field(response_obj, "usage"))[0]
+    prompt = prompt_of()
     raw_routing, raw_safe = estimate.get("raw_routing"), estimate.get("raw_safe")
     if not all(isinstance(v, int) and v > 0 for v in (prompt, raw_routing, raw_safe)):
         return None
@@ -110,7 +119,10 @@ def usage_observation(kwargs: Any, response_obj: Any) -> UsageObservation | None
 def learn(correction: EstimateCorrection, metrics: Metrics, kwargs: Any, response_obj: Any) -> None:
     """Feed ``correction`` with a response its own group served (not escalated, not a warm),
     under the tenant that sent it; export each touched group's summary (no tenants)."""
-    obs = usage_observation(kwargs, response_obj)
+    _learn(correction, metrics, usage_observation(kwargs, response_obj))
+
+
+def _learn(correction: EstimateCorrection, metrics: Metrics, obs: UsageObservation | None) -> None:
     if obs is None:
         return
     for group in correction.observe(obs.group, obs.tenant, routing=obs.raw_routing, safe=obs.raw_safe, prompt_tokens=obs.prompt_tokens):
