@@ -176,7 +176,7 @@ async def ab(args, bodies: list, new: tuple) -> None:
                 await one(h, router, bodies[i % len(bodies)], 100_000 * (run + 1) + i, times=times)
             arms[name].append([t / args.requests * 1e6 for t in times])
     for name, rows in arms.items():
-        print(f"{name}: µs/request total {statistics.median(sum(r) for r in rows):.1f}  "
+        print(f"{name}: µs/request total median {statistics.median(sum(r) for r in rows):.1f} min {min(sum(r) for r in rows):.1f}  "
               + "  ".join(f"{hook} {statistics.median(r[k] for r in rows):.1f}" for k, hook in enumerate(("pre_call", "deployment", "success"))))
     ratios = [sum(n) / sum(b) for n, b in zip(arms["new"], arms["base"])]
     print(f"new ÷ base per block pair: median {statistics.median(ratios):.4f} over {len(ratios)} pairs")
