@@ -191,3 +191,38 @@ def test_record_usage_hands_live_prompts_on_and_never_a_warms():
     assert record_usage(metrics, _kwargs({"model_group": "slow", WARM_MARKER: True}), response, lambda g, t: seen.append((g, t)))
     assert not record_usage(metrics, _kwargs({"model_group": "slow"}), {"usage": {}}, lambda g, t: seen.append((g, t)))
     assert seen == [("slow", 4_321), ("slow", 4_321)]
+
+
+def test_record_usage_learns_as_learn_after_it_did():
+    """``record_usage(..., correction=)`` (one read of the metadata and usage) leaves the correction and every
+    metric as ``record_usage`` then ``learn`` did, for responses learned from and not (other group, escalated,
+    a warm, no tenant, no usage, a small prompt)."""
+    from prometheus_client import CollectorRegistry
+
+    from litellm_kvwarm.metrics import Metrics
+    from litellm_kvwarm.usage import learn, record_usage
+
+    def estimate(group="fast", tenant=A):
+        return {"safe": 1500, "routing": 1000, "group": group, "raw_safe": 1400, "raw_routing": 900, "tenant": tenant}
+
+    cases = [(_kwargs({"model_group": "fast", ESTIMATE_KEY: estimate()}), {"usage": {"prompt_tokens": p}})
+             for p in (1800, 2000, 2100, 2500, 1900, 2200, 2400, 2050, 2300, 100)]
+    cases += [(_kwargs({"model_group": "slow", ESTIMATE_KEY: estimate()}), {"usage": {"prompt_tokens": 2000}}),
+              (_kwargs({"model_group": "fast", ESCALATED_KEY: "proactive", ESTIMATE_KEY: estimate()}), {"usage": {"prompt_tokens": 2000}}),
+              (_kwargs({"model_group": "fast", WARM_MARKER: True, ESTIMATE_KEY: estimate()}), {"usage": {"prompt_tokens": 2000}}),
+              (_kwargs({"model_group": "fast", ESTIMATE_KEY: estimate(tenant=None)}), {"usage": {"prompt_tokens": 2000}}),
+              (_kwargs({"model_group": "fast", ESTIMATE_KEY: estimate(tenant=B)}), {"usage": {}}),
+              ({"model": "x"}, {"usage": {"prompt_tokens": 2000}})]
+
+    def state(registry, correction):
+        samples = sorted((s.name, tuple(sorted(s.labels.items())), s.value) for m in registry.collect() for s in m.samples
+                         if not s.name.endswith("_created"))
+        return samples, correction.factors("fast", A), correction.summary("fast"), len(correction)
+
+    two, one = (CollectorRegistry(), EstimateCorrection()), (CollectorRegistry(), EstimateCorrection())
+    m_two, m_one = Metrics.create(two[0]), Metrics.create(one[0])
+    for kwargs, response in cases:
+        assert record_usage(m_two, kwargs, response) == record_usage(m_one, kwargs, response, correction=one[1])
+        learn(two[1], m_two, kwargs, response)
+    assert one[1].factors("fast", A).samples == 9  # learned from (the 100-token prompt is not)
+    assert state(*two) == state(*one)
