@@ -181,7 +181,8 @@ def _features(
     english = False
     if non_ascii - counts["symbols"] - counts["gen_punct"] < ENGLISH_MAX_NON_ASCII_SHARE * len(sample):  # all but symbols
         english = data.count(ENGLISH_MARKER) * 100 >= ENGLISH_MIN_MARKERS_PER_100_CHARS * len(sample)
-    runs = find_runs(sample, data) if with_runs else NO_RUNS
+    # two spaces in a row: ``indent`` counted them (none where there are under two spaces at all)
+    runs = find_runs(sample, data, double_spaces=counts["indent"] > 0) if with_runs else NO_RUNS
     marks, pairs = mark_pairs(data)
     fragments = find_fragments(data, marks, pairs) if with_runs else NO_FRAGMENTS
     classes = (*[c * scale for c in _CLASS_COUNTS(counts)], _dense(pairs) * scale, indented * scale)

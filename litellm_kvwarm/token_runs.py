@@ -157,14 +157,16 @@ class Runs:
         return safe, routing
 
 
-def find_runs(text: str, data: bytes) -> Runs:
+def find_runs(text: str, data: bytes, *, double_spaces: bool | None = None) -> Runs:
     """The runs and gaps of ``text`` (``data``: its UTF-8 bytes), see the module docstring.
 
     One ``translate`` to five marks and ``in`` searches for marks long enough to be a run; only for
     a text that may hold one, an ``in`` search per character, then a literal-prefix regular
-    expression for each character found."""
+    expression for each character found. ``double_spaces``: whether ``text`` holds two spaces in a
+    row, when the caller already knows (the features count them): the same answer, without a second
+    search (``None``: searched here)."""
     marks = data.translate(_MARKS)
-    gaps = _gaps(marks, data) if b"  " in marks else 0
+    gaps = _gaps(marks, data) if (b"  " in marks if double_spaces is None else double_spaces) else 0
     candidates = [c for c in _ASCII_RUN_CHARS if _PATTERNS[c][0] in data] if _RUN_NEEDLE in marks else []
     if _SPACE_NEEDLE in marks:
         candidates.append(" ")
