@@ -77,7 +77,8 @@ class PendingReplies:
         found = self._entries.get((tenant, call_id))
         if found is None or found[1].served_by_target or getattr(found[1].candidate, "target", None) != group:
             return False
-        self._entries[(tenant, call_id)] = (found[0], replace(found[1], served_by_target=True))
+        # re-put at the end (the store moves a replaced key there) with the time now: entries stay in time order for the purge
+        self._entries[(tenant, call_id)] = (self._clock(), replace(found[1], served_by_target=True))
         return True
 
     def get(self, tenant: str, call_id: str) -> PendingReply | None:
