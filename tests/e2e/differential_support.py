@@ -754,9 +754,16 @@ def run_cases(
     with httpx.Client(limits=limits, trust_env=False) as client:
         def one(case: Case) -> Comparison:
             bases = getattr(stack, "model_bases", None)
-            plain = send(client, stack.without, case, _marker(case, "L"), timeout_s=timeout_s, model_bases=bases)
-            plugin = send(client, stack.with_plugin, case, _marker(case, "P"), timeout_s=timeout_s, model_bases=bases)
-            return Comparison(case, plain, plugin)
+            sides = []
+            for proxy, tag in ((stack.without, "L"), (stack.with_plugin, "P")):
+                outcome = send(client, proxy, case, _marker(case, tag), timeout_s=timeout_s, model_bases=bases)
+                if outcome.status is None and outcome.error_type in STALE_CONNECTION and proxy.running:
+                    # a pooled keep-alive connection the proxy's server closed as it was reused (uvicorn closes one
+                    # idle 5 s): sent once more, on either side, as a client would; a proxy that drops the
+                    # request again (or died) stays a failure of that side
+                    outcome = send(client, proxy, case, _marker(case, tag), timeout_s=timeout_s, model_bases=bases)
+                sides.append(outcome)
+            return Comparison(case, *sides)
 
         restarts = 0
         for start in range(0, len(pending), batch):
@@ -779,6 +786,8 @@ def run_cases(
 #: segfault inside libpython under LiteLLM 1.108.7, with no plugin loaded); a baseline that dies again is left dead
 #: and the run's premise checks fail
 MAX_BASELINE_RESTARTS = 2
+#: ``Outcome.error_type`` of a request that met a connection the server had just closed (no answer at all)
+STALE_CONNECTION = frozenset({"ReadError", "RemoteProtocolError"})
 #: ``Outcome.error_type`` of a request whose proxy went away (httpx's transport errors; a client timeout is not one)
 LOST = frozenset({"RemoteProtocolError", "ConnectError", "ReadError", "WriteError", "ConnectTimeout"})
 
