@@ -89,21 +89,41 @@ class Collected:
             self.parts.append(_json_text(value))
 
 
+#: Stands between two items of one content list on the walk's stack (:func:`collect_blocks`).
+_BETWEEN = object()
+
+
 def collect_blocks(content: object, into: Collected) -> None:
-    """Add a message's ``content`` (a string, one block, or a list of blocks/strings) to ``into``."""
+    """Add a message's ``content`` (a string, one block, or a list of blocks/strings) to ``into``.
+
+    Two items of one list that both add text are joined by a line break, as the server joins them: vLLM
+    (``chat_utils._parse_chat_message_content_parts``, 0.6-0.11, the "string" content format) renders
+    a content list's text parts ``"\n".join``-ed, and LiteLLM's Messages and Responses bridges hand it
+    their text blocks as such a list. Without it, 400 one-word parts read as one 3,000-letter word:
+    0.02-0.29 of the true count in routing (qwen2.5, Llama 3, DeepSeek V3)."""
     stack: list[object] = [content]
+    start, last_break = len(into.parts), -1
     while stack:
         item = stack.pop()
-        if isinstance(item, str):
+        if item is _BETWEEN:
+            if len(into.parts) > start and last_break != len(into.parts) - 1:
+                into.parts.append("\n")
+                last_break = len(into.parts) - 1
+        elif isinstance(item, str):
             into.parts.append(item)
         elif isinstance(item, list):
-            stack.extend(reversed(item))
+            for index in range(len(item) - 1, -1, -1):
+                stack.append(item[index])
+                if index:
+                    stack.append(_BETWEEN)
         elif isinstance(item, Mapping):
             nested = _block(item, into)
             if nested is not None:
                 stack.append(nested)
         elif item is not None:
             into.text(item)
+    if last_break >= 0 and last_break == len(into.parts) - 1:
+        into.parts.pop()  # after the last item that added text
 
 
 def collect_unknown(block: Mapping[object, object], into: Collected) -> None:

@@ -155,22 +155,30 @@ def count_anthropic_messages(payload: Mapping[str, object], *, reasoning_rendere
         content = message.get("content") if isinstance(message, Mapping) else message
         messages += _message_count(content)
         if isinstance(content, list):
+            start = len(into.parts)
             for block in content:
-                kind = block.get("type") if isinstance(block, Mapping) else None
-                kind = kind if isinstance(kind, str) else None  # a list or dict sent as a type: unknown, not an error
-                if kind == "thinking" and index < last_user:  # past reasoning: no template renders it
-                    thought = block.get("thinking")
-                    into.past_reasoning.extend((thought,) if isinstance(thought, str) else ())
-                    continue
-                if kind in _TOOL_USES:
-                    into.parts.append(call_text(block.get("name"), _json_text(block.get("input"))))
-                    continue
-                if kind == "tool_result" and isinstance(block.get("tool_use_id"), str):
-                    into.parts.append(block["tool_use_id"])  # the chat ``tool`` message's tool_call_id, as chat counts it
-                collect_blocks(block, into)
+                mark = len(into.parts)
+                _anthropic_block(block, index < last_user, into)
+                if start < mark < len(into.parts):
+                    into.parts.insert(mark, "\n")  # two blocks' texts: joined as vLLM joins a content list's parts
         else:
             collect_blocks(content, into)
     return _finish(into, messages, _chat_tools(payload.get("tools"), _anthropic_tool))
+
+
+def _anthropic_block(block: object, past: bool, into: Collected) -> None:
+    """One block of a Messages ``content`` list (``past``: before the last user message)."""
+    kind = block.get("type") if isinstance(block, Mapping) else None
+    kind = kind if isinstance(kind, str) else None  # a list or dict sent as a type: unknown, not an error
+    if kind == "thinking" and past:  # past reasoning: no template renders it
+        thought = block.get("thinking")  # type: ignore[union-attr]
+        into.past_reasoning.extend((thought,) if isinstance(thought, str) else ())
+    elif kind in _TOOL_USES:
+        into.parts.append(call_text(block.get("name"), _json_text(block.get("input"))))  # type: ignore[union-attr]
+    else:
+        if kind == "tool_result" and isinstance(block.get("tool_use_id"), str):  # type: ignore[union-attr]
+            into.parts.append(block["tool_use_id"])  # type: ignore[index]  # the chat ``tool`` message's tool_call_id
+        collect_blocks(block, into)
 
 
 def count_responses(payload: Mapping[str, object], *, reasoning_rendered: bool = True) -> RequestCounts:

@@ -24,7 +24,8 @@ from .token_bridge import bridged_messages
 from .token_responses_items import rendered_input
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
-from .token_fragments import BOX_ROUTING_TOKENS, COMBINING_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, LATIN_ADDITIONAL_ROUTING_TOKENS, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments
+from .token_fragment_prices import DIGIT_GROUP_FAMILIES, fragment_tokens, grouped_digits, line_words_routing
+from .token_fragments import BOX_ROUTING_TOKENS
 from .token_runs import MEASURED_FAMILIES, Runs
 from .token_tojson import TOJSON_TOOL_FAMILIES, tojson_safe_tokens
 
@@ -164,7 +165,9 @@ class CalibratedEstimator:
             frag_safe, frag_routing = fragment_tokens(fragments, w_safe, w_routing)
             digits = features[_FEATURE_INDEX["digits"]] / scale
             if digits and self.family in DIGIT_GROUP_FAMILIES:
-                frag_routing += _grouped_digits(digits, fragments.digit_runs, w_routing)
+                frag_routing += grouped_digits(digits, fragments.digit_runs, w_routing)
+            if fragments.line_words:
+                frag_routing += line_words_routing(fragments.line_words, features[_FEATURE_INDEX["spaces"]] / scale, w_routing)
             if fragments.box_chars:  # box drawing outside runs (what the symbols class has left): ~1 token each
                 boxes = min(fragments.box_chars, routing_features[_FEATURE_INDEX["symbols"]] / scale)
                 frag_routing += boxes * min(0.0, BOX_ROUTING_TOKENS - w_routing[_FEATURE_INDEX["symbols"]])
@@ -180,46 +183,6 @@ class CalibratedEstimator:
             safe += math.ceil(max(0.0, self.weights.tool_preamble - w_safe[_FEATURE_INDEX["tools"]] * counts.tools))
         routing = max(0, math.floor(_dot(w_routing, routing_features) + run_routing)) + image_routing + media_routing
         return TokenEstimate(safe=safe, routing=min(routing, safe), counts=counts)
-
-
-#: Families whose pre-tokenizer cuts a run of digits into groups of three (``\\p{N}{1,3}``): a run of
-#: n digits costs ⌈n/3⌉ tokens (measured: cl100k, o200k, deepseek, llama3; Qwen and Gemma spend one per
-#: digit). ``any`` leans low for every family, so it follows the cheapest.
-DIGIT_GROUP_FAMILIES = frozenset({"cl100k", "o200k", "deepseek", "llama3", "any"})
-
-
-def _grouped_digits(digits: float, runs: int, w_routing: Sequence[float]) -> float:
-    """Routing tokens to add (≤ 0) for the digits of a sample in a :data:`DIGIT_GROUP_FAMILIES` family:
-    its digits priced at ``(digits + runs) / 3`` (one third per digit and per run: ⌈n/3⌉ for a run of n,
-    less a third on average) where that is below the weight's price (long numbers: IDs, timestamps,
-    floats; single digits keep the fitted weight). The routing weight (0.68–0.82 per digit) read
-    tables of numbers 1.3–2.4 × their tokens."""
-    weight = w_routing[_FEATURE_INDEX["digits"]]
-    return min(0.0, (digits + runs) / 3 - weight * digits)
-
-
-def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[float]) -> tuple[float, float]:
-    """``(safe, routing)`` tokens to add for the fragments of the sample (:mod:`~litellm_kvwarm.token_fragments`):
-    safe what the weights leave out of one token per space before a digit and per word after a digit
-    or a case change, of two per word after a line break or tab and per space before one, of 2.5 per combining mark; routing one
-    punctuation mark less per escape, the mixed runs at their run price instead of their class price, Vietnamese tone
-    letters at theirs."""
-    one = FRAGMENT_SAFE_TOKENS
-    spaces, letters, breaks = (w_safe[_FEATURE_INDEX[k]] for k in ("spaces", "letters", "breaks"))
-    safe = 0.0
-    for price, count in ((one - spaces, "digit_spaces"), (one - letters, "word_edges"),
-                         (2 * one - breaks - letters, "line_words"), (2 * (one - breaks), "space_breaks")):
-        if price > 0:  # counted only when priced (Fragments counts on first read)
-            safe += price * getattr(f, count)
-    if (marks := COMBINING_SAFE_TOKENS - w_safe[_FEATURE_INDEX["utf8_2"]]) > 0:
-        safe += marks * f.combining_marks
-    punct = w_routing[_FEATURE_INDEX["punct"]]
-    routing = -f.escaped_quotes * punct
-    if (tone := w_routing[_FEATURE_INDEX["utf8_3"]] - LATIN_ADDITIONAL_ROUTING_TOKENS) > 0:  # Vietnamese tone letters
-        routing -= tone * f.latin_additional
-    if f.mixed_chars:
-        routing += f.mixed_chars * (MIXED_RUN_ROUTING_PER_CHAR - punct) + f.mixed_runs * MIXED_RUN_ROUTING_PER_RUN
-    return safe, routing
 
 
 def _without_runs(features: tuple[float, ...], runs: Runs, scale: float, *, spaces_only: bool) -> tuple[float, ...]:

@@ -88,7 +88,7 @@ import re
 from .token_runs import RUN_MIN_CHARS, RUN_PRICES
 
 __all__ = [
-    "BOX_ROUTING_TOKENS", "COMBINING_SAFE_TOKENS", "CONTROL_SAFE_TOKENS", "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "LATIN_ADDITIONAL_ROUTING_TOKENS", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "NO_FRAGMENTS",
+    "BOX_ROUTING_TOKENS", "COMBINING_SAFE_TOKENS", "CONTROL_SAFE_TOKENS", "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "LATIN_ADDITIONAL_ROUTING_TOKENS", "LINE_BREAK_ROUTING_TOKENS", "LINE_WORDS_FITTED_SHARE", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "NO_FRAGMENTS",
     "Fragments", "find_fragments", "mark_pairs",
 ]
 
@@ -101,6 +101,14 @@ COMBINING_SAFE_TOKENS = 2.5
 BOX_ROUTING_TOKENS = 0.9
 #: Routing tokens of one Vietnamese tone letter (U+1E00–U+1EFF; the text costs 0.25 tokens per character in qwen3.6).
 LATIN_ADDITIONAL_ROUTING_TOKENS = 0.3
+#: Routing tokens of the line break (or tab) before a word (``line_words``): never merged with the word after it,
+#: one token of its own in every measured family, so the word costs that and what it costs after a space; priced
+#: 0.85, leaning low as routing does (word lists then read 0.83-0.88 of the truth, tab-separated lines 0.88-1.02:
+#: ``tests/lab/test_line_words_truth.py``).
+LINE_BREAK_ROUTING_TOKENS = 0.85
+#: Share of a text's word starts (line words and single spaces) that start a line, up to which the fitted
+#: routing weights price line words (prose, code, logs, tables: at most 0.22 in ``tests/data/token_sample.json``).
+LINE_WORDS_FITTED_SHARE = 0.25
 #: C0 controls but tab, line feed and carriage return, and DEL (deleted to count them).
 _CONTROLS = bytes(b for b in (*range(0x20), 0x7F) if b not in (0x09, 0x0A, 0x0D))
 MIXED_RUN_ROUTING_PER_CHAR = 1 / 16

@@ -69,7 +69,7 @@ def test_structured_tool_output_keeps_its_json_text(output):
     counts = count_request(body, call_kind="responses")
     assert json.dumps(output, separators=(",", ":")) in counts.text
     parts = {"input": [{"type": "function_call_output", "call_id": "c", "output": [{"type": "input_text", "text": "A"}, "B"]}]}
-    assert count_request(parts, call_kind="responses").text == "cAB"
+    assert count_request(parts, call_kind="responses").text == "cA\nB"  # the parts' texts joined as vLLM joins them
 
 
 def test_anthropic_message_count_follows_litellms_bridge():

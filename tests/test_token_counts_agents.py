@@ -34,7 +34,21 @@ def test_every_text_bearing_block_is_counted():
         {"type": "search_result", "title": "K", "source": "L", "content": [{"type": "text", "text": "M"}]},
         {"type": "input_text", "text": "N"}, {"type": "output_text", "text": "O"}, {"type": "refusal", "refusal": "P"},
     ]
-    assert text_of(blocks) == 'ABC{"path":"D"}EFGHIJKLMNOP'
+    # one line per block that adds text, as vLLM joins a content list's text parts; a block's own pieces unjoined
+    assert text_of(blocks) == 'A\nB\nC{"path":"D"}\nE\nF\nG\nHI\nJ\nKLM\nN\nO\nP'
+
+
+def test_a_content_list_s_text_items_are_joined_by_a_line_break_and_nothing_else_is():
+    """vLLM renders a content list's text parts ``"\\n".join``-ed (the "string" content format); an item that adds
+    no text (an image) adds no break, and nothing is added before the first or after the last text, nor
+    between two messages (the template renders those)."""
+    image = {"type": "image_url", "image_url": {"url": "https://example.com/a.png"}}
+    assert text_of([image, "a", image, image, {"type": "text", "text": "b"}, image]) == "a\nb"
+    assert text_of(["a"]) == "a" and text_of("a b") == "a b" and text_of([image]) == ""
+    into = Collected()
+    collect_blocks([{"type": "text", "text": "a"}, "b"], into)
+    collect_blocks([image, "c"], into)
+    assert into.parts == ["a", "\n", "b", "c"]
 
 
 def test_media_blocks_are_images_or_other_parts():

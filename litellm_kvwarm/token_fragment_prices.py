@@ -1,0 +1,68 @@
+"""What the fragments of a text (:mod:`~litellm_kvwarm.token_fragments`) add to the linear estimates (pure):
+token edges the fitted weights leave out (safe), and routing corrections for digit groups, line words, escapes,
+mixed runs and Vietnamese tone letters. Used by :class:`~litellm_kvwarm.token_estimators.CalibratedEstimator`."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+from .token_features import FEATURES
+from .token_fragments import (COMBINING_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, LATIN_ADDITIONAL_ROUTING_TOKENS, LINE_BREAK_ROUTING_TOKENS,
+                              LINE_WORDS_FITTED_SHARE, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments)
+
+__all__ = ["DIGIT_GROUP_FAMILIES", "fragment_tokens", "grouped_digits", "line_words_routing"]
+
+_FEATURE_INDEX = {name: i for i, name in enumerate(FEATURES)}
+
+
+#: Families whose pre-tokenizer cuts a run of digits into groups of three (``\\p{N}{1,3}``): a run of
+#: n digits costs ⌈n/3⌉ tokens (measured: cl100k, o200k, deepseek, llama3; Qwen and Gemma spend one per
+#: digit). ``any`` leans low for every family, so it follows the cheapest.
+DIGIT_GROUP_FAMILIES = frozenset({"cl100k", "o200k", "deepseek", "llama3", "any"})
+
+
+def grouped_digits(digits: float, runs: int, w_routing: Sequence[float]) -> float:
+    """Routing tokens to add (≤ 0) for the digits of a sample in a :data:`DIGIT_GROUP_FAMILIES` family:
+    its digits priced at ``(digits + runs) / 3`` (one third per digit and per run: ⌈n/3⌉ for a run of n,
+    less a third on average) where that is below the weight's price (long numbers: IDs, timestamps,
+    floats; single digits keep the fitted weight). The routing weight (0.68–0.82 per digit) read
+    tables of numbers 1.3–2.4 × their tokens."""
+    weight = w_routing[_FEATURE_INDEX["digits"]]
+    return min(0.0, (digits + runs) / 3 - weight * digits)
+
+
+def line_words_routing(line_words: int, spaces: float, w_routing: Sequence[float]) -> float:
+    """Routing tokens to add (≥ 0) for the words of a sample that start a line (or follow a tab), each
+    priced at its break and a word after a space, in full where they are half or more of its word starts
+    (line words and single spaces), not at all up to :data:`LINE_WORDS_FITTED_SHARE`, linearly between.
+    The routing weights price a break at 0–0.56 and the word after it by its letters only, which the fit
+    absorbed elsewhere for prose and code; a word list, ``ls -1`` output or a content list of one-word
+    parts (joined by line breaks) read 0.15 of the truth."""
+    share = line_words / (line_words + spaces)
+    weight = min(1.0, (share - LINE_WORDS_FITTED_SHARE) / (0.5 - LINE_WORDS_FITTED_SHARE))
+    price = LINE_BREAK_ROUTING_TOKENS + w_routing[_FEATURE_INDEX["spaces"]] - w_routing[_FEATURE_INDEX["breaks"]]
+    return weight * line_words * price if weight > 0 and price > 0 else 0.0
+
+
+def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[float]) -> tuple[float, float]:
+    """``(safe, routing)`` tokens to add for the fragments of the sample (:mod:`~litellm_kvwarm.token_fragments`):
+    safe what the weights leave out of one token per space before a digit and per word after a digit
+    or a case change, of two per word after a line break or tab and per space before one, of 2.5 per combining mark; routing one
+    punctuation mark less per escape, the mixed runs at their run price instead of their class price, Vietnamese tone
+    letters at theirs."""
+    one = FRAGMENT_SAFE_TOKENS
+    spaces, letters, breaks = (w_safe[_FEATURE_INDEX[k]] for k in ("spaces", "letters", "breaks"))
+    safe = 0.0
+    for price, count in ((one - spaces, "digit_spaces"), (one - letters, "word_edges"),
+                         (2 * one - breaks - letters, "line_words"), (2 * (one - breaks), "space_breaks")):
+        if price > 0:  # counted only when priced (Fragments counts on first read)
+            safe += price * getattr(f, count)
+    if (marks := COMBINING_SAFE_TOKENS - w_safe[_FEATURE_INDEX["utf8_2"]]) > 0:
+        safe += marks * f.combining_marks
+    punct = w_routing[_FEATURE_INDEX["punct"]]
+    routing = -f.escaped_quotes * punct
+    if (tone := w_routing[_FEATURE_INDEX["utf8_3"]] - LATIN_ADDITIONAL_ROUTING_TOKENS) > 0:  # Vietnamese tone letters
+        routing -= tone * f.latin_additional
+    if f.mixed_chars:
+        routing += f.mixed_chars * (MIXED_RUN_ROUTING_PER_CHAR - punct) + f.mixed_runs * MIXED_RUN_ROUTING_PER_RUN
+    return safe, routing
