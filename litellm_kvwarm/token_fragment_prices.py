@@ -7,10 +7,19 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 from .token_features import FEATURES
-from .token_fragments import (COMBINING_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, LATIN_ADDITIONAL_ROUTING_TOKENS, LINE_BREAK_ROUTING_TOKENS,
-                              LINE_WORDS_FITTED_SHARE, MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments)
+from .token_fragments import (COMBINING_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, LATIN_ADDITIONAL_ROUTING_TOKENS,
+                              MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments)
 
-__all__ = ["DIGIT_GROUP_FAMILIES", "fragment_tokens", "grouped_digits", "line_words_routing"]
+__all__ = ["DIGIT_GROUP_FAMILIES", "LINE_BREAK_ROUTING_TOKENS", "LINE_WORDS_FITTED_SHARE", "fragment_tokens", "grouped_digits",
+           "line_words_routing"]
+
+#: Routing tokens of the line break before a word (``newline_words``): never merged with the word after it, one
+#: token of its own in every measured family, so the word costs that and what it costs after a space; priced 0.85,
+#: leaning low as routing does (word lists then read 0.83-0.88 of the truth: ``tests/lab/test_line_words_truth.py``).
+LINE_BREAK_ROUTING_TOKENS = 0.85
+#: Share of a text's word starts (line words and single spaces) that start a line or follow a tab, up to which the fitted
+#: routing weights price line words (prose, code, logs, tables: at most 0.22 in ``tests/data/token_sample.json``).
+LINE_WORDS_FITTED_SHARE = 0.25
 
 _FEATURE_INDEX = {name: i for i, name in enumerate(FEATURES)}
 
@@ -31,17 +40,24 @@ def grouped_digits(digits: float, runs: int, w_routing: Sequence[float]) -> floa
     return min(0.0, (digits + runs) / 3 - weight * digits)
 
 
-def line_words_routing(line_words: int, spaces: float, w_routing: Sequence[float]) -> float:
-    """Routing tokens to add (≥ 0) for the words of a sample that start a line (or follow a tab), each
-    priced at its break and a word after a space, in full where they are half or more of its word starts
-    (line words and single spaces), not at all up to :data:`LINE_WORDS_FITTED_SHARE`, linearly between.
-    The routing weights price a break at 0–0.56 and the word after it by its letters only, which the fit
-    absorbed elsewhere for prose and code; a word list, ``ls -1`` output or a content list of one-word
-    parts (joined by line breaks) read 0.15 of the truth."""
+def line_words_routing(f: Fragments, spaces: float, w_routing: Sequence[float]) -> float:
+    """Routing tokens to add (≥ 0) for the words of a sample that start a line or follow a tab, where they
+    are many of its word starts (words after a line break, after a tab, after a single space): in full from
+    half, not at all up to :data:`LINE_WORDS_FITTED_SHARE`, linearly between. A word after a line break is
+    priced at its break (:data:`LINE_BREAK_ROUTING_TOKENS`: a token of its own) and a word after a space, a
+    word after a tab as a word after a space (most tokenizers merge a tab into the word after it, as a space:
+    ``"yes\tno"`` costs what ``"yes no"`` costs in cl100k, o200k, Qwen and Llama 3). The routing weights
+    price a break or tab at 0–0.56 and the word after it by its letters only, which the fit absorbed
+    elsewhere for prose and code; a word list, ``ls -1`` output or a content list of one-word parts (joined
+    by line breaks) read 0.15 of the truth, tab-separated values 0.04–0.55."""
+    line_words = f.line_words
     share = line_words / (line_words + spaces)
     weight = min(1.0, (share - LINE_WORDS_FITTED_SHARE) / (0.5 - LINE_WORDS_FITTED_SHARE))
-    price = LINE_BREAK_ROUTING_TOKENS + w_routing[_FEATURE_INDEX["spaces"]] - w_routing[_FEATURE_INDEX["breaks"]]
-    return weight * line_words * price if weight > 0 and price > 0 else 0.0
+    if weight <= 0:
+        return 0.0
+    word = w_routing[_FEATURE_INDEX["spaces"]] - w_routing[_FEATURE_INDEX["breaks"]]
+    newline = f.newline_words
+    return weight * (max(0.0, newline * (LINE_BREAK_ROUTING_TOKENS + word)) + max(0.0, (line_words - newline) * word))
 
 
 def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[float]) -> tuple[float, float]:

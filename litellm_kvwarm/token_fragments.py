@@ -24,12 +24,14 @@ shapes break those averages (measured with the calibration tokenizers,
 * **A word at the start of a line or after a tab** (``line_words``): a line break is never merged
   with the letters after it, so a word list, ``ls -1`` output, TSV or one value per line spends two
   tokens per short line (the break and the word); the weights priced the pair at ~1.4 (``TODO`` per
-  line read 0.66–0.96).
+  line read 0.66–0.96). Counted apart (``newline_words``: after a line break; the rest after a tab) for
+  routing, which prices them where they are many of a text's word starts
+  (:func:`~litellm_kvwarm.token_fragment_prices.line_words_routing`).
 * **Spaces before a line break or tab** (``space_breaks``): whitespace-only lines and trailing
   whitespace (``"\\t \\t\\n"`` costs 0.5 tokens per character in every measured family) read 0.27–0.54
   in DeepSeek and Llama 3, whose breaks weigh 0.
 
-Each adds, to the safe estimate only (routing keeps the fitted medians), what the weights leave out
+Each adds, to the safe estimate only (routing keeps the fitted medians, but for line words), what the weights leave out
 of one token per edge: ``digit_spaces × (1 − w_spaces)``, ``word_edges × (1 − w_letters)``,
 ``line_words × (2 − w_breaks − w_letters)``, ``space_breaks × 2 × (1 − w_breaks)`` (each term at least
 0; ``w`` the family's safe weights in the request's regime; :data:`FRAGMENT_SAFE_TOKENS` is that one
@@ -88,7 +90,7 @@ import re
 from .token_runs import RUN_MIN_CHARS, RUN_PRICES
 
 __all__ = [
-    "BOX_ROUTING_TOKENS", "COMBINING_SAFE_TOKENS", "CONTROL_SAFE_TOKENS", "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "LATIN_ADDITIONAL_ROUTING_TOKENS", "LINE_BREAK_ROUTING_TOKENS", "LINE_WORDS_FITTED_SHARE", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "NO_FRAGMENTS",
+    "BOX_ROUTING_TOKENS", "COMBINING_SAFE_TOKENS", "CONTROL_SAFE_TOKENS", "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "LATIN_ADDITIONAL_ROUTING_TOKENS", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "NO_FRAGMENTS",
     "Fragments", "find_fragments", "mark_pairs",
 ]
 
@@ -101,30 +103,24 @@ COMBINING_SAFE_TOKENS = 2.5
 BOX_ROUTING_TOKENS = 0.9
 #: Routing tokens of one Vietnamese tone letter (U+1E00–U+1EFF; the text costs 0.25 tokens per character in qwen3.6).
 LATIN_ADDITIONAL_ROUTING_TOKENS = 0.3
-#: Routing tokens of the line break (or tab) before a word (``line_words``): never merged with the word after it,
-#: one token of its own in every measured family, so the word costs that and what it costs after a space; priced
-#: 0.85, leaning low as routing does (word lists then read 0.83-0.88 of the truth, tab-separated lines 0.88-1.02:
-#: ``tests/lab/test_line_words_truth.py``).
-LINE_BREAK_ROUTING_TOKENS = 0.85
-#: Share of a text's word starts (line words and single spaces) that start a line, up to which the fitted
-#: routing weights price line words (prose, code, logs, tables: at most 0.22 in ``tests/data/token_sample.json``).
-LINE_WORDS_FITTED_SHARE = 0.25
 #: C0 controls but tab, line feed and carriage return, and DEL (deleted to count them).
 _CONTROLS = bytes(b for b in (*range(0x20), 0x7F) if b not in (0x09, 0x0A, 0x0D))
 MIXED_RUN_ROUTING_PER_CHAR = 1 / 16
 MIXED_RUN_ROUTING_PER_RUN = 1.0
 
 _RUN_ASCII = "".join(c for c in RUN_PRICES if c.isascii() and not c.isspace())
-# Each byte to a mark value below 16: other 0, space 1, line break or tab 2, digit 3, lower-case ASCII
-# letter 4, upper-case 5, a run character 6, backslash 7, double quote 8, a control character 9.
-_OTHER, _SPACE, _BREAK, _DIGIT, _LOWER, _UPPER, _RUN, _BACKSLASH, _QUOTE, _CONTROL = range(10)
+# Each byte to a mark value below 16: other 0, space 1, line break 2, digit 3, lower-case ASCII
+# letter 4, upper-case 5, a run character 6, backslash 7, double quote 8, a control character 9, tab 10.
+_OTHER, _SPACE, _BREAK, _DIGIT, _LOWER, _UPPER, _RUN, _BACKSLASH, _QUOTE, _CONTROL, _TAB = range(11)
 
 
 def _mark(b: int) -> int:
     if b == 0x20:
         return _SPACE
-    if b in (0x09, 0x0A):
+    if b == 0x0A:
         return _BREAK
+    if b == 0x09:
+        return _TAB
     if 0x30 <= b <= 0x39:
         return _DIGIT
     if 0x61 <= b <= 0x7A:
@@ -152,8 +148,10 @@ def _category(first: int, second: int) -> int:
     if first == _SPACE and second == _CONTROL:
         return ord("e")  # a space before a control character: a token of its own (priced like a word edge)
     if first == _BREAK and second in (_LOWER, _UPPER):
-        return ord("l")  # a word after a line break or tab
-    if first == _SPACE and second == _BREAK:
+        return ord("l")  # a word after a line break
+    if first == _TAB and second in (_LOWER, _UPPER):
+        return ord("t")  # a word after a tab
+    if first == _SPACE and second in (_BREAK, _TAB):
         return ord("s")  # a space before a line break or tab
     if first == _BACKSLASH and second in (_BACKSLASH, _QUOTE):
         return ord("q")  # an escape
@@ -221,6 +219,12 @@ class Fragments:
 
     @property
     def line_words(self) -> int:
+        """Words after a line break or a tab."""
+        return self._count(b"l") + self._count(b"t")
+
+    @property
+    def newline_words(self) -> int:
+        """Words after a line break (not a tab)."""
         return self._count(b"l")
 
     @property
