@@ -24,8 +24,7 @@ from .token_bridge import bridged_messages
 from .token_responses_items import rendered_input
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
-from .token_fragment_prices import DIGIT_GROUP_FAMILIES, fragment_tokens, grouped_digits, line_words_routing
-from .token_fragments import BOX_ROUTING_TOKENS
+from .token_fragment_prices import BOX_ROUTING_TOKENS, DIGIT_GROUP_FAMILIES, fragment_tokens, grouped_digits, line_words_routing
 from .token_runs import MEASURED_FAMILIES, Runs
 from .token_tojson import TOJSON_TOOL_FAMILIES, tojson_safe_tokens
 

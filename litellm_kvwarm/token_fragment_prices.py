@@ -1,18 +1,27 @@
 """What the fragments of a text (:mod:`~litellm_kvwarm.token_fragments`) add to the linear estimates (pure):
 token edges the fitted weights leave out (safe), and routing corrections for digit groups, line words, escapes,
-mixed runs and Vietnamese tone letters. Used by :class:`~litellm_kvwarm.token_estimators.CalibratedEstimator`."""
+a space before a pipe, box drawing, mixed runs and Vietnamese tone letters. Used by :class:`~litellm_kvwarm.token_estimators.CalibratedEstimator`."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
 from .token_features import FEATURES
-from .token_fragments import (COMBINING_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, LATIN_ADDITIONAL_ROUTING_TOKENS,
-                              MIXED_RUN_ROUTING_PER_CHAR, MIXED_RUN_ROUTING_PER_RUN, Fragments)
+from .token_fragments import COMBINING_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, Fragments
 
-__all__ = ["DIGIT_GROUP_FAMILIES", "LINE_BREAK_ROUTING_TOKENS", "LINE_WORDS_FITTED_SHARE", "fragment_tokens", "grouped_digits",
-           "line_words_routing"]
+__all__ = [
+    "BOX_ROUTING_TOKENS", "DIGIT_GROUP_FAMILIES", "LATIN_ADDITIONAL_ROUTING_TOKENS", "LINE_BREAK_ROUTING_TOKENS",
+    "LINE_WORDS_FITTED_SHARE", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "PIPE_ROUTING_TOKENS",
+    "fragment_tokens", "grouped_digits", "line_words_routing",
+]
 
+#: Routing tokens of one box-drawing character (measured 0.98-1.26; routing leans low).
+BOX_ROUTING_TOKENS = 0.9
+#: Routing tokens of one Vietnamese tone letter (U+1E00–U+1EFF; the text costs 0.25 tokens per character in qwen3.6).
+LATIN_ADDITIONAL_ROUTING_TOKENS = 0.3
+#: Routing tokens of a run of distinct run characters (:mod:`~litellm_kvwarm.token_fragments`): per character and per run.
+MIXED_RUN_ROUTING_PER_CHAR = 1 / 16
+MIXED_RUN_ROUTING_PER_RUN = 1.0
 #: Routing tokens of the line break before a word (``newline_words``): never merged with the word after it, one
 #: token of its own in every measured family, so the word costs that and what it costs after a space; priced 0.85,
 #: leaning low as routing does (word lists then read 0.83-0.88 of the truth: ``tests/lab/test_line_words_truth.py``).
@@ -20,6 +29,10 @@ LINE_BREAK_ROUTING_TOKENS = 0.85
 #: Share of a text's word starts (line words and single spaces) that start a line or follow a tab, up to which the fitted
 #: routing weights price line words (prose, code, logs, tables: at most 0.22 in ``tests/data/token_sample.json``).
 LINE_WORDS_FITTED_SHARE = 0.25
+#: Routing tokens of a space and the ``|`` after it (``space_pipes``): one token in every measured family (the space
+#: merges into it), which the weights price as a space and a punctuation mark (~1.5); the calibration data holds
+#: almost none (0.05-0.2% of its spaces), so Markdown tables read 1.0-1.14 of the truth in routing, short cells 1.3.
+PIPE_ROUTING_TOKENS = 1.0
 
 _FEATURE_INDEX = {name: i for i, name in enumerate(FEATURES)}
 
@@ -64,7 +77,7 @@ def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[f
     """``(safe, routing)`` tokens to add for the fragments of the sample (:mod:`~litellm_kvwarm.token_fragments`):
     safe what the weights leave out of one token per space before a digit and per word after a digit
     or a case change, of two per word after a line break or tab and per space before one, of 2.5 per combining mark; routing one
-    punctuation mark less per escape, the mixed runs at their run price instead of their class price, Vietnamese tone
+    punctuation mark less per escape, a space before a pipe and the pipe as one token, the mixed runs at their run price instead of their class price, Vietnamese tone
     letters at theirs."""
     one = FRAGMENT_SAFE_TOKENS
     spaces, letters, breaks = (w_safe[_FEATURE_INDEX[k]] for k in ("spaces", "letters", "breaks"))
@@ -77,6 +90,8 @@ def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[f
         safe += marks * f.combining_marks
     punct = w_routing[_FEATURE_INDEX["punct"]]
     routing = -f.escaped_quotes * punct
+    if (pipe := w_routing[_FEATURE_INDEX["spaces"]] + punct - PIPE_ROUTING_TOKENS) > 0:
+        routing -= pipe * f.space_pipes
     if (tone := w_routing[_FEATURE_INDEX["utf8_3"]] - LATIN_ADDITIONAL_ROUTING_TOKENS) > 0:  # Vietnamese tone letters
         routing -= tone * f.latin_additional
     if f.mixed_chars:

@@ -65,7 +65,7 @@ And shapes the routing weights over-price:
   ``ữ``): in the ``utf8_3`` class, whose routing weight (qwen3.6 1.73, llama3 1.57 per character) was fitted
   on scripts a vocabulary spells byte by byte, while the multilingual vocabularies hold whole Vietnamese
   syllables (0.25–0.5 tokens per character of the text): Vietnamese read routing 1.8–2.0 × the truth in
-  qwen3.6 and llama3. Routing prices them at :data:`LATIN_ADDITIONAL_ROUTING_TOKENS` where the weight is above it.
+  qwen3.6 and llama3. Routing prices them at :data:`~litellm_kvwarm.token_fragment_prices.LATIN_ADDITIONAL_ROUTING_TOKENS` where the weight is above it.
 * **Digit runs** (``digit_runs``): cl100k, o200k, DeepSeek and Llama 3 spend ⌈n/3⌉ tokens on n digits;
   routing prices digits there at ``(digits + runs) / 3`` where that is lower
   (:data:`~litellm_kvwarm.token_estimators.DIGIT_GROUP_FAMILIES`).
@@ -73,8 +73,8 @@ And shapes the routing weights over-price:
   ``*-*-…`` of at least :data:`~litellm_kvwarm.token_runs.RUN_MIN_CHARS` characters with no one
   character repeated that long (those are :mod:`~litellm_kvwarm.token_runs`' single-character runs)
   merge like single-character runs (``-=`` × 4,000 costs ~510 tokens in cl100k, routing priced
-  ~7,000); routing prices them at :data:`MIXED_RUN_ROUTING_PER_CHAR` per character and
-  :data:`MIXED_RUN_ROUTING_PER_RUN` per run; safe keeps the class price (a run of distinct marks
+  ~7,000); routing prices them at :data:`~litellm_kvwarm.token_fragment_prices.MIXED_RUN_ROUTING_PER_CHAR` per character and
+  :data:`~litellm_kvwarm.token_fragment_prices.MIXED_RUN_ROUTING_PER_RUN` per run; safe keeps the class price (a run of distinct marks
   may cost one token per mark).
 
 Cost: every pair of adjacent bytes is classified at once (:func:`mark_pairs`: one ``translate`` and
@@ -90,7 +90,7 @@ import re
 from .token_runs import RUN_MIN_CHARS, RUN_PRICES
 
 __all__ = [
-    "BOX_ROUTING_TOKENS", "COMBINING_SAFE_TOKENS", "CONTROL_SAFE_TOKENS", "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "LATIN_ADDITIONAL_ROUTING_TOKENS", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "NO_FRAGMENTS",
+    "COMBINING_SAFE_TOKENS", "CONTROL_SAFE_TOKENS", "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "NO_FRAGMENTS",
     "Fragments", "find_fragments", "mark_pairs",
 ]
 
@@ -99,14 +99,8 @@ FRAGMENT_SAFE_TOKENS = 1.0
 CONTROL_SAFE_TOKENS = 3.0
 #: Tokens of one combining mark and the word cut around it, at most (measured: 2.39, NFD Vietnamese in qwen3.6).
 COMBINING_SAFE_TOKENS = 2.5
-#: Routing tokens of one box-drawing character (measured 0.98-1.26; routing leans low).
-BOX_ROUTING_TOKENS = 0.9
-#: Routing tokens of one Vietnamese tone letter (U+1E00–U+1EFF; the text costs 0.25 tokens per character in qwen3.6).
-LATIN_ADDITIONAL_ROUTING_TOKENS = 0.3
 #: C0 controls but tab, line feed and carriage return, and DEL (deleted to count them).
 _CONTROLS = bytes(b for b in (*range(0x20), 0x7F) if b not in (0x09, 0x0A, 0x0D))
-MIXED_RUN_ROUTING_PER_CHAR = 1 / 16
-MIXED_RUN_ROUTING_PER_RUN = 1.0
 
 _RUN_ASCII = "".join(c for c in RUN_PRICES if c.isascii() and not c.isspace())
 # Each byte to a mark value below 16: other 0, space 1, line break 2, digit 3, lower-case ASCII
@@ -252,6 +246,14 @@ class Fragments:
         found = self._counts.get(b"b")
         if found is None:
             found = self._counts[b"b"] = self._data.count(b"\xe2\x94") + self._data.count(b"\xe2\x95") if self._non_ascii() else 0
+        return found
+
+    @property
+    def space_pipes(self) -> int:
+        """A space before a ``|`` (a table's or a shell pipeline's separator)."""
+        found = self._counts.get(b"|")
+        if found is None:
+            found = self._counts[b"|"] = self._data.count(b" |") if b"|" in self._data else 0
         return found
 
     @property
