@@ -165,8 +165,9 @@ class CalibratedEstimator:
             digits = features[_FEATURE_INDEX["digits"]] / scale
             if digits and self.family in DIGIT_GROUP_FAMILIES:
                 frag_routing += grouped_digits(digits, fragments.digit_runs, w_routing)
-            if fragments.line_words:
-                frag_routing += line_words_routing(fragments, features[_FEATURE_INDEX["spaces"]] / scale, w_routing)
+            spaces = features[_FEATURE_INDEX["spaces"]] / scale
+            if 3 * features[_FEATURE_INDEX["breaks"]] / scale > spaces and fragments.line_words:  # else under a quarter
+                frag_routing += line_words_routing(fragments, spaces, w_routing)
             if fragments.box_chars:  # box drawing outside runs (what the symbols class has left): ~1 token each
                 boxes = min(fragments.box_chars, routing_features[_FEATURE_INDEX["symbols"]] / scale)
                 frag_routing += boxes * min(0.0, BOX_ROUTING_TOKENS - w_routing[_FEATURE_INDEX["symbols"]])

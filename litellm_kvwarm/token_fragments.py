@@ -214,7 +214,7 @@ class Fragments:
     @property
     def line_words(self) -> int:
         """Words after a line break or a tab."""
-        return self._count(b"l") + self._count(b"t")
+        return self._count(b"l") + (self._count(b"t") if b"\t" in self._data else 0)
 
     @property
     def newline_words(self) -> int:
