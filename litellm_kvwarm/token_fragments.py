@@ -68,7 +68,7 @@ And shapes the routing weights over-price:
   qwen3.6 and llama3. Routing prices them at :data:`~litellm_kvwarm.token_fragment_prices.LATIN_ADDITIONAL_ROUTING_TOKENS` where the weight is above it.
 * **Digit runs** (``digit_runs``): cl100k, o200k, DeepSeek and Llama 3 spend ⌈n/3⌉ tokens on n digits;
   routing prices digits there at ``(digits + runs) / 3`` where that is lower
-  (:data:`~litellm_kvwarm.token_estimators.DIGIT_GROUP_FAMILIES`).
+  (:data:`~litellm_kvwarm.token_fragment_prices.DIGIT_GROUP_FAMILIES`).
 * **Runs of mixed repeated punctuation** (``mixed_chars``, ``mixed_runs``): ``-=-=-=…``, ``=-=-…``,
   ``*-*-…`` of at least :data:`~litellm_kvwarm.token_runs.RUN_MIN_CHARS` characters with no one
   character repeated that long (those are :mod:`~litellm_kvwarm.token_runs`' single-character runs)
