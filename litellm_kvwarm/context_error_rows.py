@@ -17,6 +17,7 @@ from .context_error_model import Certainty, ContextError, ErrorKind, LimitMeanin
 
 __all__ = [
     "CUT_END",
+    "cut_within",
     "NUM",
     "THOUSANDS_SEPARATORS",
     "Refine",
@@ -58,6 +59,22 @@ _MARK = (
 CUT_END = r"\s*(?:" + _MARK + r"(?:\s|" + _MARK + r")*[\"'}\]\s]*)?"
 
 Refine = Callable[["dict[str, str]", ContextError], ContextError]
+
+
+def cut_within(*literals: str, least: int = 2) -> str:
+    """A regex for a text cut inside one of ``literals`` (a wording's words after its last number read): the
+    first ``least`` or more characters of one, then the end of the text (spaces and truncation marks may follow,
+    :data:`CUT_END`). A log line or a relayed body cut at a fixed length ends mid-word ("... at least 12289 input
+    tok"); without this the row would not match and the numbers before the cut would be lost. ``least`` keeps a
+    bare space or letter from counting as the wording (the row chooses it: where another wording shares the
+    first characters, enough of them to tell the two apart)."""
+    alternatives = []
+    for literal in literals:
+        tail = ""
+        for char in reversed(literal[least:]):
+            tail = "(?:" + re.escape(char) + tail + ")?"
+        alternatives.append(re.escape(literal[:least]) + tail)
+    return "(?:" + "|".join(alternatives) + r")(?=" + CUT_END + r"\Z)"
 
 
 @dataclass(frozen=True)

@@ -321,6 +321,19 @@ Other servers
     allowed context size of W." ...)" (Apple FoundationModels, served by local OpenAI-compatible bridges, 2025–2026):
     T is the session's transcript so far (instructions, prompt, schema, what was generated): kind UNKNOWN; the bare
     ``exceededContextWindowSize`` is ``generic``.
+  * ``ark-input-length`` "Input length P exceeds the maximum length L." (Volcengine Ark, GLM-4.7 and DeepSeek-V4,
+    ``InvalidParameter``: langgenius/dify#32221, 2026-02, esengine/DeepSeek-Reasonix#9696; read before as nothing): L is
+    Ark's input cap below the window (202752), INPUT_LIMIT. ``hf-generate-max-length`` "Input length of input_ids is P,
+    but `max_length` is set to W." (Hugging Face transformers ``generate``, surfaced by servers built on it, e.g.
+    zai-org/ChatGLM2-6B#497; max_length bounds prompt + output, so W is the window). ``wasmedge`` "[WASI-NN] GGML backend:
+    Error: prompt too long (P tokens, max L)" (LlamaEdge, second-state/WasmEdge-WASINN-examples#50; read before as a
+    numberless generic error): INPUT_LIMIT.
+  * Chinese wordings (Chinese gateways and hosted servers; read before as nothing): ``zh-context-window`` a context
+    overflow that prints the window, "输入长度超过模型最大上下文长度 W", "最大上下文长度为 W ... 超出了上下文长度"; the
+    numberless ones are ``generic``: "上下文长度超出限制", "输入内容过长，请减少 Prompt 中的 token 数量后重试"
+    (claude-code-hub's ``prompt_limit``, fengshao1227/ccg-workflow#69), iFlytek Spark 10907 "token数量超过上限。对话历史+问题的
+    字数太多" (langchain4j's Spark error map), "输入 token 超出限制", "Prompt 超长". Chinese words of rates and quotas (流控,
+    频繁, 每分钟, 每日, 额度, 余额, 用量, 并发, ...) make a text a look-alike: Spark's "日流控超限" is throttling.
   * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
@@ -357,7 +370,9 @@ Other servers
     token limit. Reduce the input size." (2026), Perplexity "The total length of all messages is too
     long." (type ``too_many_prompt_tokens``), Xinference "Max tokens exceeds model's max length" (max_new_tokens alone
     over the window, no numbers), Ollama's llama-server path "the prompt is longer than the context length
-    currently available to the model; shorten the prompt, ..." (2026), …); a bare
+    currently available to the model; shorten the prompt, ..." (2026), Volcengine Ark's ``OutofContextError`` "Total
+    tokens of image and text exceed max message tokens.", Tencent Cloud's "input length too long" (code 20059,
+    egoist/chatwise-releases#404), LMDeploy's "exceed session max length. Please end the session.", …); a bare
     "maximum context length is W tokens", "exceeds the model's maximum context length of W tokens" or
     "exceeds (exceeded) maximum context length (W)" keeps W (only when the parenthesis closes after W: "(P tokens > W)"
     cut to "(P t" is no window), and so does "exceeds the model's (maximum) context window
@@ -372,7 +387,10 @@ length", "Requested tokens (P) exceed context window of", "prompt token count of
 ``anthropic-prompt-too-long``, ``gemini``, ``vertex-gemini``, ``vllm-decoder-prompt``, ``vllm-prompt-length-of``,
 ``sglang-context-length``, ``sglang-max-allowed``, ``llama-cpp-python``, ``lmstudio-input-length``, ``max-seq-len``,
 ``trtllm-input``, ``rkllama``, ``copilot``) still reads the prompt it printed and its kind (read before as a
-numberless generic error or nothing); a limit cut inside its digits is a floor. TGI's first sentence alone ("inputs
+numberless generic error or nothing); a limit cut inside its digits is a floor. A text cut inside the words after a
+number is also read as if cut at its last word breaks (:mod:`~litellm_kvwarm.context_error_cuts`); vLLM's own wordings
+read such a cut themselves, keeping the count exact ("... at least 12289 input tok", "... you requested 4096 output tok",
+"You passed 12289 input tokens and requested 4096 output tokens. However, the mod": ``cut_within``). TGI's first sentence alone ("inputs
 tokens + max_new_tokens must be <= W.") keeps W (``tgi-total``, PROMPT_PLUS_OUTPUT_OVER_WINDOW).
 
 Look-alikes (:data:`NEGATIVES`) include throttling worded with tokens: Bedrock's
@@ -393,6 +411,7 @@ from .context_error_model import Certainty, ErrorKind, LimitMeaning
 from .context_error_rows import (
     CUT_END,
     Row,
+    cut_within,
     refine_cut_breakdown,
     refine_exclusive_limit,
     refine_functions,
@@ -412,12 +431,24 @@ W, P, C, T, L = ("window", E), ("prompt", E), ("output", E), ("total", E), ("lim
 K = ErrorKind
 M = LimitMeaning
 MCL = r"maximum context length is (?P<window>{n}) tokens"
+# A Chinese wording of the refusal (Chinese gateways and hosted servers): the context, the input or its tokens over
+# the limit: "上下文长度超出限制", "超过了模型的最大上下文长度", "输入内容过长" (claude-code-hub's prompt_limit),
+# "输入 token 超出限制", iFlytek Spark 10907 "token数量超过上限", "Prompt 超长". Never a quota: NEGATIVES hold the
+# Chinese words of rates and quotas (流控, 频繁, 每分钟, 额度, 余额, 用量, ...).
+ZH_OVERFLOW = (
+    r"(?:(?:上下文|context)(?:长度|窗口|length|window)?[^。.,;]{0,8}?(?:超过|超出|超限|超长|过长|太长|溢出)|"
+    r"(?:超过|超出)了?(?:模型)?(?:的|所)?(?:支持的)?(?:最大)?上下文|"
+    r"输入 ?(?:的)?(?:内容|长度|文本|token ?(?:数量|数)?|tokens ?(?:数量|数)?)? ?(?:过长|太长|超长|超过|超出|超限)|"
+    r"(?:token|tokens) ?(?:数量|数)(?:已)?(?:超过|超出)(?:了)?(?:上限|限制|最大)|(?:prompt|提示词?) ?(?:超长|过长|太长))"
+)
 # The sentence joint after it: ". However, ", ", however ", "; however, ", or none (", you requested T tokens": servers
 # and gateways reword it; what follows names its subject, so "However" itself tells nothing).
 HOWEVER = r"[.,;]? ?(?:However,? )?"
 # Where a truncated text ends right after a wording's last number (before its "tokens" or "maximum"): nothing more but
 # spaces or a truncation mark. The parser reads a number there as a floor (it may have been cut mid-digits).
 CUT = r"(?=" + CUT_END + r"\Z)"
+# vLLM's prompt count cut inside the words after it ("at least 12289 input tok", "12289 tok"): still the prompt.
+CUT_PROMPT_WORDS = cut_within(" input tokens", " tokens")
 # llama.cpp / LM Studio body and log fields, read wherever they appear ("n_ctx": 4096, n_ctx = 4096,
 # 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096): n_keep is the kept part of the prompt (a floor),
 # n_prompt_tokens the whole prompt; a row maps "keep" before "prompt" so the exact count wins.
@@ -439,14 +470,15 @@ ROWS: tuple[Row, ...] = (
          "limit": L},
         limit_meaning=M.INPUT_BUDGET),
     Row("vllm-0.18-0.31",
-        MCL + HOWEVER + r"you requested (?P<output>{n}) output tokens? and your prompt contains "
-        r"(?:at least (?P<prompt_lb>{n})|(?P<prompt>{n}))(?: (?:input )?tokens?|" + CUT + r")"
-        r"(?:, for a total of (?:at least (?P<total_lb>{n})|(?P<total>{n}))(?: tokens?|" + CUT + "))?",
+        MCL + HOWEVER + r"you requested (?P<output>{n})(?: output tokens? and your prompt contains "
+        r"(?:at least (?P<prompt_lb>{n})|(?P<prompt>{n}))(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + "|" + CUT + r")"
+        r"(?:, for a total of (?:at least (?P<total_lb>{n})|(?P<total>{n}))(?: tokens?|" + cut_within(" tokens") + "|"
+        + CUT + "))?|" + cut_within(" output tokens and your prompt contains at least ") + ")",
         {"window": W, "output": C, "prompt_lb": ("prompt", LB), "prompt": P, "total_lb": ("total", LB),
          "total": T}),
     Row("vllm-0.32+",
         MCL + HOWEVER + r"your prompt contains (?:at least (?P<prompt_lb>{n})|(?P<prompt>{n}))(?: (?:input )?tokens?|"
-        + CUT + ")",
+        + CUT_PROMPT_WORDS + "|" + CUT + ")",
         {"window": W, "prompt_lb": ("prompt", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-max-tokens-too-large",
         r"'?max_tokens'? or '?max_completion_tokens'? is too large: (?P<output>{n})\.? This model'?s " + MCL
@@ -454,11 +486,18 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "output": C, "prompt": P}),
     Row("vllm-you-passed",
         r"You passed (?:(?P<prompt>{n}) input tokens|(?P<prompt_chars>{n}) input characters) and requested "
-        r"(?P<output>{n}) output tokens\. However, the model'?s context length is (?:only )?(?P<window>{n}) tokens"
+        r"(?P<output>{n}) output tokens\. However, the model'?s context length is (?:only )?(?P<window>{n})(?: tokens|"
+        + cut_within(" tokens") + "|" + CUT + ")"
         r"(?:, resulting in a maximum input length of (?P<limit>{n}) tokens(?: \(at most (?P<char_limit>{n}) characters\))?)?",
         {"window": W, "output": C, "prompt": P, "limit": L, "prompt_chars": ("prompt_chars", E),
          "char_limit": ("char_limit", E)}, limit_meaning=M.INPUT_BUDGET,
         refine=refine_truncated_prompt),
+    # the same text cut before its window: the wording is only printed when prompt + output exceed it
+    Row("vllm-you-passed",
+        r"You passed (?P<prompt>{n})(?: input tokens and requested (?P<output>{n})(?:"
+        + cut_within(" output tokens. However, the model's context length is only ") + "|" + CUT + ")|"
+        + cut_within(" input tokens and requested ") + "|" + CUT + ")",
+        {"output": C, "prompt": P}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("vllm-request-has-plus",
         MCL + HOWEVER + r"your request has (?P<prompt>{n}) (?:input )?tokens plus (?P<output>{n}) '?max_tokens",
         {"window": W, "prompt": P, "output": C}),
@@ -584,7 +623,7 @@ ROWS: tuple[Row, ...] = (
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("gemini",
         r"input token count(?: \((?P<prompt>{n})\)| (?P<prompt2>{n}))? exceeds the maximum (?:number of tokens(?: allowed)?|"
-        r"allowed)(?: \((?P<limit>{n})\)| (?:of )?(?P<limit2>{n}))?",
+        r"allowed)(?: \((?P<limit>{n})(?:\)|" + CUT + ")| (?:of )?(?P<limit2>{n}))?",
         {"prompt": P, "prompt2": P, "limit": L, "limit2": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("vertex-gemini",
         r"input token count is (?P<prompt>{n}) but (?:the )?model only supports up to(?: (?P<limit>{n})|" + CUT + ")",
@@ -928,6 +967,21 @@ ROWS: tuple[Row, ...] = (
     Row("litellm-pre-call",
         r"Max Input Tokens ?= ?(?P<limit>{n}), Got ?= ?(?P<prompt>{n})",
         {"limit": L, "prompt": ("prompt", APPROX)}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    # ---- more servers with numbers (a breaker's search of public issues, 2026-12)
+    Row("ark-input-length",
+        r"Input length (?P<prompt>{n}) exceeds the maximum length(?: of)? (?P<limit>{n})",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("hf-generate-max-length",
+        r"Input length of input_ids is (?P<prompt>{n}),? but max_length is set to (?P<window>{n})",
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("wasmedge",
+        r"prompt too long \((?P<prompt>{n}) tokens?,? max (?P<limit>{n})",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    # Chinese: "最大上下文长度为 W" (the window, by a wording that says a context overflowed)
+    Row("zh-context-window",
+        ZH_OVERFLOW + r".{0,40}?最大上下文(?:长度|窗口)?(?:限制)?(?:为|是|:)? ?(?P<window>{n})|"
+        r"最大上下文(?:长度|窗口)?(?:限制)?(?:为|是|:)? ?(?P<window2>{n}).{0,40}?" + ZH_OVERFLOW,
+        {"window": W, "window2": W}, K.UNKNOWN),
     # ---- generic fallbacks (last)
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
     Row("generic",
@@ -965,7 +1019,10 @@ ROWS: tuple[Row, ...] = (
         # Cloud "Input text length should not exceed 1024", Bedrock Nova "Input Tokens Exceeded: Number of input
         # tokens exceeds maximum length"
         r"prompt: length: 1\.\.|input validation error: length limit exceeded|input text length should not exceed|"
-        r"input tokens exceeded|number of input tokens exceeds? (?:the )?maximum|\binput_too_large\b",
+        r"input tokens exceeded|number of input tokens exceeds? (?:the )?maximum|\binput_too_large\b|"
+        # Volcengine Ark's OutofContextError "Total tokens of image and text exceed max message tokens.", Tencent
+        # Cloud's "input length too long" (code 20059), LMDeploy's "exceed session max length. Please end the session."
+        r"exceed max message tokens|\binput length too long|exceed session max length|" + ZH_OVERFLOW,
         {}, K.UNKNOWN),
 )
 
@@ -980,6 +1037,8 @@ NEGATIVES: tuple[re.Pattern[str], ...] = tuple(
         r"tokens? ?/ ?(?:s|sec|second|min|minute|h|hr|hour|d|day)\b|\blimit (?:per|/) ?(?:sec|second|min|minute|hour|day)\b|"
         r"\bper (?:24 ?h(?:ours?)?|hour|day|week|month)\b|\b(?:this|each|every) (?:minute|hour|day)\b",
         r"quota|resource[_ ]exhausted|too many requests|service tier capacity exceeded",
+        # the same in Chinese: flow control, too frequent, per minute/hour/day, quota, balance, usage, rate, concurrency
+        r"流控|限流|频繁|频率|每分钟|每小时|每秒|每天|每日|今日|当日|本月|配额|额度|余额|用量|速率|并发",
         r"(?:daily|weekly|monthly|hourly) (?:token )?(?:limit|usage)",
         r"budget (?:has been )?exceeded|exceededbudget|max budget",  # LiteLLM budgets
         r"string_above_max_length|invalid '?user'?|string too long",  # OpenAI string-length validation (chars)

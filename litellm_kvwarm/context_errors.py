@@ -44,7 +44,9 @@ approximate. A number that **ends the text** (nothing after it but spaces, a tru
 as ``...`` or ``[truncated]``, or a separator that could start another digit group) may have been
 cut mid-digits by whoever truncated the text (``max_model_len=4`` of ``max_model_len=4096``): it
 is a LOWER_BOUND (UPPER_BOUND when negative), never EXACT, so a cut window is never learned as a
-smaller exact one; a character count there is dropped. A printed number that is *not* the
+smaller exact one; a character count there is dropped. A text cut mid-word ("... resulted in 4619 tok") is
+also read as if cut at each of its last few word breaks, and the reading with the most numbers is kept
+(:mod:`.context_error_cuts`). A printed number that is *not* the
 model's window (prompt + output) goes to ``printed_limit`` with its :class:`LimitMeaning`, never
 to ``window``; an excess over an unprinted limit (Ollama "exceeded ... by N tokens") goes to
 ``excess_tokens``; the model's output cap is kept in ``output_cap`` too, also when the text prints it beside a
@@ -63,11 +65,12 @@ import unicodedata
 
 from .context_error_model import Certainty, ContextError, ErrorKind, Limit, LimitMeaning, Number, with_kind
 from .context_error_caps import with_output_cap
+from .context_error_cuts import better_cut_reading, looks_cut, may_be_cut, trims
 from .context_error_echoes import marked_quotes, without_echoes
 from .context_error_layers import without_layers
 from .context_error_markup import with_plain_grouping, without_markup
 from .context_error_windows import with_competing_window
-from .context_error_rows import CUT_END, Row, to_int
+from .context_error_rows import Row, to_int
 from .context_error_wordings import NEGATIVES, ROWS
 
 __all__ = [
@@ -126,11 +129,6 @@ _RAW_NUMBER_RUN = re.compile(
     r"(?:\d|[,_'. +\t\u00a0\u202f\u2009](?=\d|\\|&|%)|\\+u[0-9a-fA-F]{4}|\\+x[0-9a-fA-F]{2}|&#?\w{1,8};"
     r"|%u[0-9a-fA-F]{4}|%[0-9a-fA-F]{2})+"
 )
-# What may follow a number that was cut: nothing, spaces, or truncation marks (then a wrapper's closing quotes and
-# braces).
-_CUT_END = re.compile(CUT_END, re.IGNORECASE)
-# A separator (and the start of a digit group) right before such an end: "200,0", "210.", "16 3".
-_CUT_GROUP = re.compile(r"[,_'. ]\d{0,2}")
 
 
 def _scan_window(text: str) -> str:
@@ -176,26 +174,6 @@ def _normalise(text: str) -> str:
     if "." in s:
         s = _DOT_THOUSANDS.sub(_dot_thousands, s)
     return _SPACE.sub(" ", s)
-
-
-def _may_be_cut(s: str, start: int, end: int) -> bool:
-    """Whether the number ``s[start:end]`` may have been cut mid-digits: nothing follows it but
-    spaces or a truncation mark, or a separator (with at most two digits) that could start another
-    group of it ("200,0", "210." before the end)."""
-    tail = _CUT_END.match(s, end)
-    if tail is not None and tail.end() == len(s):
-        return True
-    group = _CUT_GROUP.match(s, end)
-    if group is None:
-        return False
-    tail = _CUT_END.match(s, group.end())
-    if tail is None or tail.end() != len(s):
-        return False
-    sep = s[end]
-    digits = s[start:end].lstrip("-")
-    if digits == "0":  # "got 0." ends a sentence: no digit group follows a lone zero
-        return False
-    return re.fullmatch(r"\d{1,3}(?:" + re.escape(sep) + r"\d{3})*", digits) is not None
 
 
 def _weaker(number: Number) -> Number:
@@ -252,13 +230,22 @@ def parse_context_error(text: object) -> ContextError | None:
     s = without_echoes(_normalise(text), _reads)
     if any(neg.search(s) for neg in NEGATIVES):
         return None
+    full = best = _parse_normalised(s)
+    for trimmed in trims(s) if looks_cut(s) else ():  # cut mid-word: an earlier cut may read its wording
+        found = _parse_normalised(trimmed)
+        if better_cut_reading(found, best, full):
+            best = found
+    return best
+
+
+def _parse_normalised(s: str) -> ContextError | None:
     for row in ROWS:
         match = row.regex.search(s)
         if match is None:
             continue
         result, spans = _read(row, s, match)
         result = with_competing_window(s, spans, result, row.kind is not None)
-        return with_output_cap(s, spans, result, lambda cap_row, found: _read(cap_row, s, found)[0], _may_be_cut)
+        return with_output_cap(s, spans, result, lambda cap_row, found: _read(cap_row, s, found)[0], may_be_cut)
     return None
 
 
@@ -277,7 +264,7 @@ def _read(row: Row, s: str, match: re.Match[str]) -> tuple[ContextError, list[tu
                 continue
             groups[name] = value
             cut.discard(name)
-            if _may_be_cut(s, found.start(name), found.end(name)):
+            if may_be_cut(s, found.start(name), found.end(name)):
                 cut.add(name)
     return _apply(row, groups, frozenset(cut)), spans
 

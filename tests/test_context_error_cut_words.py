@@ -1,0 +1,194 @@
+"""Context-length error parsing (pure), a breaker's round of 2026-12-05: texts cut inside the words after a number,
+and wordings the parser read as nothing (Volcengine Ark, Hugging Face ``generate``, LlamaEdge, Tencent Cloud, LMDeploy,
+Chinese gateways). Each case read wrongly before (the comment says how), checked bare and in the wrappers real
+messages travel in; cut texts also with the marks a truncation leaves.
+
+Numbers are as printed: W window, P prompt, C requested output, T total, L a printed limit that is not the window. A
+number that ends the text (or a text trimmed back to it) may have been cut, so it is a lower bound there.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from context_error_view import expected as _expected, view as _view
+from test_context_error_breaker_round import ROUND_CUT_WRAPPERS as CUT_WRAPPERS  # bare, "...", " [truncated]", JSON
+from litellm_kvwarm.context_error_cuts import looks_cut, numbers_read, trims
+from litellm_kvwarm.context_errors import Certainty, ErrorKind, Limit, LimitMeaning, Number, parse_context_error
+
+EXACT, LB = Certainty.EXACT, Certainty.LOWER_BOUND
+K = ErrorKind
+M = LimitMeaning
+
+VLLM_0_18 = ("This model's maximum context length is 16384 tokens. However, you requested 4096 output tokens and your "
+             "prompt contains at least 12289 input tokens, for a total of at least 16385 tokens. Please reduce the "
+             "length of the input prompt or the number of requested output tokens.")
+VLLM_YOU_PASSED = ("You passed 12289 input tokens and requested 4096 output tokens. However, the model's context length "
+                   "is only 16384 tokens, resulting in a maximum input length of 12288 tokens. Please reduce the length "
+                   "of the input prompt.")
+
+
+def _cut(text: str, after: str) -> str:
+    """``text`` cut right after the first occurrence of ``after``."""
+    return text[: text.index(after) + len(after)]
+
+
+# (text, family, kind, {field: expected})
+CUT_FAULTS = [
+    # vLLM 0.18-0.31 cut inside "input tokens" after the prompt: read as a bare window (prompt and output lost)
+    (_cut(VLLM_0_18, "12289 input tok"), "vllm-0.18-0.31", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(16384), "prompt_tokens": Number(12289, LB), "output_tokens": Number(4096)}),
+    (_cut(VLLM_0_18, "12289 i"), "vllm-0.18-0.31", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(16384), "prompt_tokens": Number(12289, LB), "output_tokens": Number(4096)}),
+    # ... before the prompt: the requested output was lost, and the kind (this wording is prompt + output)
+    (_cut(VLLM_0_18, "4096 output tok"), "vllm-0.18-0.31", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(16384), "output_tokens": Number(4096)}),
+    (_cut(VLLM_0_18, "prompt contains at le"), "vllm-0.18-0.31", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(16384), "output_tokens": Number(4096)}),
+    # ... inside the total's "tokens": the total was lost
+    (_cut(VLLM_0_18, "16385 t"), "vllm-0.18-0.31", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(16384), "prompt_tokens": Number(12289, LB), "output_tokens": Number(4096),
+      "total_tokens": Number(16385, LB)}),
+    # vLLM 0.32+: the prompt lost the same way
+    ("This model's maximum context length is 16384 tokens. However, your prompt contains at least 16385 inp",
+     "vllm-0.32+", K.PROMPT_OVER_WINDOW, {"window": Number(16384), "prompt_tokens": Number(16385, LB)}),
+    # vLLM 0.10-0.17 "You passed ...": anything cut before the window's "tokens" read as nothing at all
+    (_cut(VLLM_YOU_PASSED, "context length is only 16384"), "vllm-you-passed", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"window": Number(16384, LB), "prompt_tokens": Number(12289), "output_tokens": Number(4096)}),
+    (_cut(VLLM_YOU_PASSED, "However, the mod"), "vllm-you-passed", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+     {"prompt_tokens": Number(12289), "output_tokens": Number(4096)}),
+    # OpenAI: cut inside "tokens" after the prompt or the total: a bare window
+    ("This model's maximum context length is 4097 tokens. However, your messages resulted in 4619 tok",
+     "openai-messages-resulted", K.PROMPT_OVER_WINDOW, {"window": Number(4097), "prompt_tokens": Number(4619, LB)}),
+    ("This model's maximum context length is 128000 tokens. However, you requested 130415 t",
+     "openai-requested-cut", K.UNKNOWN, {"window": Number(128000), "total_tokens": Number(130415, LB)}),
+    # ... cut inside "in the messages": DeepSeek's total-only wording, the prompt lost and prompt + output asserted
+    ("This model's maximum context length is 128000 tokens. However, you requested 130415 tokens (126415 i",
+     "openai-requested-cut", K.UNKNOWN,
+     {"window": Number(128000), "total_tokens": Number(130415), "prompt_tokens": Number(126415, LB)}),
+    # Anthropic cut inside "maximum": no number at all
+    ("prompt is too long: 208310 tokens > 200000 maxim", "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(208310), "window": Number(200000, LB)}),
+    # TGI cut inside its second sentence: nothing at all (its first sentence alone keeps W)
+    ("Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 70", "tgi-total",
+     K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(8192)}),
+    # Gemini cut inside its limit: the limit dropped (other wordings keep a cut limit as a floor)
+    ("The input token count (2551556) exceeds the maximum number of tokens allowed (1048", "gemini",
+     K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(2551556), "printed_limit": Limit(1048, M.INPUT_LIMIT, LB)}),
+]
+
+# Read as nothing before (None), each seen in a public issue or a server's source (the docstring of
+# context_error_wordings names them).
+NEW_WORDINGS = [
+    ("Input length 203743 exceeds the maximum length 202752. Request id: 021770", "ark-input-length",
+     K.PROMPT_OVER_WINDOW, {"prompt_tokens": Number(203743), "printed_limit": Limit(202752, M.INPUT_LIMIT)}),
+    ("Total tokens of image and text exceed max message tokens.", "generic", K.UNKNOWN, {}),
+    ("input length too long", "generic", K.UNKNOWN, {}),
+    ("exceed session max length. Please end the session.", "generic", K.UNKNOWN, {}),
+    ("Input length of input_ids is 2673, but `max_length` is set to 2048. This can lead to unexpected behavior. You "
+     "should consider increasing `max_new_tokens`.", "hf-generate-max-length", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(2673), "window": Number(2048)}),
+    ("[WASI-NN] GGML backend: Error: prompt too long (570 tokens, max 508)", "wasmedge", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(570), "printed_limit": Limit(508, M.INPUT_LIMIT)}),
+    ("token数量超过上限。对话历史+问题的字数太多，需要精简输入", "generic", K.UNKNOWN, {}),
+    ("输入内容过长，请减少 Prompt 中的 token 数量后重试 (cch_session_id: 1b2f73a9-f879-4ec4-b392-63b2fedf91f6)",
+     "generic", K.UNKNOWN, {}),
+    ("上下文长度超出限制", "generic", K.UNKNOWN, {}),
+    ("输入 token 超出限制", "generic", K.UNKNOWN, {}),
+    ("Prompt 超长", "generic", K.UNKNOWN, {}),
+    ("输入长度超过模型最大上下文长度 32768，请缩短输入", "zh-context-window", K.UNKNOWN, {"window": Number(32768)}),
+    ("该模型的最大上下文长度为 16384 个token，但您的请求超出了上下文长度", "zh-context-window", K.UNKNOWN,
+     {"window": Number(16384)}),
+]
+
+# Look-alikes in Chinese: throttling and quotas worded with "token" and "over the limit" (never a context error).
+NOT_ERRORS = [
+    "授权错误：日流控超限。服务调用次数超过每日限制",  # iFlytek Spark 11201
+    "请求过于频繁，token 数量超过上限，请稍后重试",
+    "今日token用量超过上限",
+    "已达到最大令牌数量限制 (1000)",  # new-api: 令牌 are API keys there
+]
+
+WRAPPERS = {
+    "bare": lambda t: t,
+    "json-body": lambda t: json.dumps({"error": {"message": t, "type": "invalid_request_error", "param": None}},
+                                      ensure_ascii=False),
+    "json-ascii": lambda t: json.dumps({"error": {"message": t, "code": "InvalidParameter"}}),
+    "litellm-context": lambda t: "litellm.BadRequestError: OpenAIException - " + t,
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(CUT_WRAPPERS))
+@pytest.mark.parametrize(("text", "family", "kind", "fields"), CUT_FAULTS,
+                         ids=[f"cut-{i}-{c[1]}" for i, c in enumerate(CUT_FAULTS)])
+def test_a_text_cut_inside_a_word_reads_what_it_printed(text, family, kind, fields, wrapper):
+    assert _view(parse_context_error(CUT_WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+@pytest.mark.parametrize(("text", "family", "kind", "fields"), NEW_WORDINGS,
+                         ids=[f"{i}-{c[1]}" for i, c in enumerate(NEW_WORDINGS)])
+def test_new_wording_parses_with_its_meaning(text, family, kind, fields, wrapper):
+    assert _view(parse_context_error(WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+@pytest.mark.parametrize("text", NOT_ERRORS)
+def test_chinese_throttling_and_quota_are_not_context_errors(text, wrapper):
+    assert parse_context_error(WRAPPERS[wrapper](text)) is None
+
+
+FULL_MESSAGES = [
+    VLLM_0_18,
+    VLLM_YOU_PASSED,
+    "This model's maximum context length is 16384 tokens. However, your prompt contains at least 16385 input tokens, "
+    "which exceeds this limit even without any output tokens. Please reduce the length of the input prompt.",
+    "This model's maximum context length is 4097 tokens. However, your messages resulted in 4619 tokens. Please reduce "
+    "the length of the messages.",
+    "This model's maximum context length is 4096 tokens. However, you requested 4118 tokens (3118 in the messages, "
+    "1000 in the completion). Please reduce the length of the messages or completion.",
+    "prompt is too long: 202609 tokens > 200000 maximum",
+    "Input validation error: `inputs` tokens + `max_new_tokens` must be <= 8192. Given: 7000 `inputs` tokens and 2000 "
+    "`max_new_tokens`",
+    "This endpoint's maximum context length is 131072 tokens. However, you requested about 140000 tokens (136000 of "
+    "text input, 4000 in the output). Please reduce the length of either one.",
+    "The input token count (2551556) exceeds the maximum number of tokens allowed (1048576).",
+]
+
+
+@pytest.mark.parametrize("full", FULL_MESSAGES, ids=[m[:30] for m in FULL_MESSAGES])
+def test_cutting_a_message_later_never_reads_fewer_numbers(full):
+    """Cut at every length past its first number, a message reads at least the numbers it read cut earlier: the
+    characters after a number never make the parser forget it (the kind of fault above, at every position)."""
+    first = next(i for i, ch in enumerate(full) if ch.isdigit())
+    best, losses = -1, []
+    for end in range(first, len(full) + 1):
+        read = numbers_read(parse_context_error(full[:end]))
+        if read < best:
+            losses.append(full[max(0, end - 30):end])
+        best = max(best, read)
+    assert losses == []
+    assert best >= 2
+
+
+def test_trims_end_at_word_breaks_longest_first_and_only_cut_texts_are_trimmed():
+    assert trims("prompt is too long: 202609 tokens > 200000 maxim") == [
+        "prompt is too long: 202609 tokens > 200000", "prompt is too long: 202609 tokens >",
+        "prompt is too long: 202609 tokens", "prompt is too long: 202609", "prompt is too long:", "prompt is too long",
+        "prompt is too", "prompt is"]
+    assert looks_cut("your messages resulted in 4619 tok")
+    assert looks_cut('{"error": {"message": "... 4619 tokens. Please red [truncated]"}}')
+    assert not looks_cut("Please reduce the length of the messages.")
+    assert not looks_cut('{"error": {"message": "the prompt (4619 tokens)"}}')
+
+
+def test_a_trimmed_reading_never_overrides_a_wording_that_declined_a_number():
+    # "(P t" may go on "tokens > W)": the generic fallback reads no window from a trimmed "(P" either
+    assert parse_context_error("Input exceeded maximum context length (40000 t").window is None
+    # LiteLLM's pre-call check for several deployments reports no limit, also when its tail looks cut
+    several = ("litellm.ContextWindowExceededError: litellm._pre_call_checks: Context Window exceeded for given call. "
+               "No models have context window large enough for this call.\nModel=gpt-4, Max Input Tokens=8192, "
+               "Got=9000Model=gpt-3.5-turbo, Max Input Tokens=4096, Got=9000 LiteLLM Retried: 1 times")
+    assert parse_context_error(several).printed_limit is None
