@@ -7,7 +7,9 @@ after a number, or reads a cut only where the text ends right at one, so such a 
 same text cut a few characters earlier, or nothing. :func:`trims` gives those earlier cuts: the text ended at each
 of its last :data:`MAX_TRIMS` word breaks within :data:`TRIM_SPAN` characters; the parser reads each and keeps a
 reading as :func:`better_cut_reading` says, and a number that ends a trimmed text is read as a floor, as for any
-cut (it may have been cut mid-digits). Only a text that :func:`looks_cut` is trimmed: one that
+cut (it may have been cut mid-digits). A wording matched right up to a trimmed end reads only if it ends on that
+number: one that ends on a word there ("Requested 400000 tokens, max 300000 tokens" trimmed from "... tokens per")
+lost the words its own guards read (Groq's window is no per-request limit), so that trim reads nothing. Only a text that :func:`looks_cut` is trimmed: one that
 ends in a sentence mark or a closing bracket ended where its writer ended it.
 """
 

@@ -40,12 +40,12 @@ THOUSANDS_SEPARATORS = ",_' "
 #: A token count as printed: "16384", "16,384", "16 384", "16_384", "16'384" (groups of exactly three
 #: digits), "9351.0" or "36208.5" (TensorRT-LLM prints prompt_len / cp_size; the fraction is dropped).
 #: Dot thousands ("210.000", "1.048.576") reach it as commas: the parser rewrites them first.
-#: A count with a magnitude suffix ("128k", "128K tokens", "1.2M": rounded, and "128" is not 128 tokens) is
+#: A count with a magnitude suffix ("128k", "128K tokens", "1.2M", Chinese "12.8万": rounded, and "128" is not 128 tokens) is
 #: no count at all: never read, not even its digits (the parser has put a space before the letter).
 #: Bounded: at most 20 digits, at most 6 groups, so it never backtracks far.
 NUM = (
     r"(?:\d{1,3}(?:[,_' ]\d{3}){1,6}(?!\d|[,_' ]\d)|\d{1,20}(?!\d))"
-    r"(?:\.\d{1,6}(?!\d))?(?!\.\d| ?[kKmM]\b)"
+    r"(?:\.\d{1,6}(?!\d))?(?!\.\d| ?[kKmM]\b| ?[万千亿])"
 )
 
 #: Where a cut text ends after a number: spaces, then optionally truncation marks ("...", "…", "[truncated]",

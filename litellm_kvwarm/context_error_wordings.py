@@ -323,9 +323,7 @@ Other servers
     ``exceededContextWindowSize`` is ``generic``.
   * ``ark-input-length`` "Input length P exceeds the maximum length L." (Volcengine Ark, GLM-4.7 and DeepSeek-V4,
     ``InvalidParameter``: langgenius/dify#32221, 2026-02, esengine/DeepSeek-Reasonix#9696; read before as nothing): L is
-    Ark's input cap below the window (202752), INPUT_LIMIT. ``hf-generate-max-length`` "Input length of input_ids is P,
-    but `max_length` is set to W." (Hugging Face transformers ``generate``, surfaced by servers built on it, e.g.
-    zai-org/ChatGLM2-6B#497; max_length bounds prompt + output, so W is the window). ``wasmedge`` "[WASI-NN] GGML backend:
+    Ark's input cap below the window (202752), INPUT_LIMIT. ``wasmedge`` "[WASI-NN] GGML backend:
     Error: prompt too long (P tokens, max L)" (LlamaEdge, second-state/WasmEdge-WASINN-examples#50; read before as a
     numberless generic error): INPUT_LIMIT.
   * Chinese wordings (Chinese gateways and hosted servers; read before as nothing): ``zh-context-window`` a context
@@ -436,9 +434,11 @@ MCL = r"maximum context length is (?P<window>{n}) tokens"
 # "输入 token 超出限制", iFlytek Spark 10907 "token数量超过上限", "Prompt 超长". Never a quota: NEGATIVES hold the
 # Chinese words of rates and quotas (流控, 频繁, 每分钟, 额度, 余额, 用量, ...).
 ZH_OVERFLOW = (
-    r"(?:(?:上下文|context)(?:长度|窗口|length|window)?[^。.,;]{0,8}?(?:超过|超出|超限|超长|过长|太长|溢出)|"
-    r"(?:超过|超出)了?(?:模型)?(?:的|所)?(?:支持的)?(?:最大)?上下文|"
-    r"输入 ?(?:的)?(?:内容|长度|文本|token ?(?:数量|数)?|tokens ?(?:数量|数)?)? ?(?:过长|太长|超长|超过|超出|超限)|"
+    r"(?:上下文(?:长度|窗口|token ?数?|tokens) ?(?:已)?(?:超过|超出|超限|超长|过长|太长|溢出)|"
+    r"(?:上下文|context) ?(?:超长|过长|太长|溢出)|context (?:length|window) ?(?:超过|超出|超限)|"
+    r"(?:超过|超出)了?(?:模型)?(?:的|所)?(?:支持的)?(?:最大)?上下文(?:长度|窗口|限制|token)|"
+    r"输入 ?(?:的)?(?:内容|文本)? ?(?:过长|太长|超长)|"
+    r"输入 ?(?:的)?(?:长度|token ?(?:数量|数)?|tokens ?(?:数量|数)?) ?(?:过长|太长|超长|超过|超出|超限)|"
     r"(?:token|tokens) ?(?:数量|数)(?:已)?(?:超过|超出)(?:了)?(?:上限|限制|最大)|(?:prompt|提示词?) ?(?:超长|过长|太长))"
 )
 # The sentence joint after it: ". However, ", ", however ", "; however, ", or none (", you requested T tokens": servers
@@ -447,7 +447,9 @@ HOWEVER = r"[.,;]? ?(?:However,? )?"
 # Where a truncated text ends right after a wording's last number (before its "tokens" or "maximum"): nothing more but
 # spaces or a truncation mark. The parser reads a number there as a floor (it may have been cut mid-digits).
 CUT = r"(?=" + CUT_END + r"\Z)"
-# vLLM's prompt count cut inside the words after it ("at least 12289 input tok", "12289 tok"): still the prompt.
+# vLLM's prompt count cut inside the words after it ("at least 12289 input tok", "12289 tok"): still the prompt. A count
+# without "at least" cut right after its digits is not read: vLLM's character pre-check prints "your prompt contains N
+# characters" there.
 CUT_PROMPT_WORDS = cut_within(" input tokens", " tokens")
 # llama.cpp / LM Studio body and log fields, read wherever they appear ("n_ctx": 4096, n_ctx = 4096,
 # 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096): n_keep is the kept part of the prompt (a floor),
@@ -471,14 +473,15 @@ ROWS: tuple[Row, ...] = (
         limit_meaning=M.INPUT_BUDGET),
     Row("vllm-0.18-0.31",
         MCL + HOWEVER + r"you requested (?P<output>{n})(?: output tokens? and your prompt contains "
-        r"(?:at least (?P<prompt_lb>{n})|(?P<prompt>{n}))(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + "|" + CUT + r")"
+        r"(?:at least (?P<prompt_lb>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + "|" + CUT + r")|"
+        r"(?P<prompt>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + r"))"
         r"(?:, for a total of (?:at least (?P<total_lb>{n})|(?P<total>{n}))(?: tokens?|" + cut_within(" tokens") + "|"
         + CUT + "))?|" + cut_within(" output tokens and your prompt contains at least ") + ")",
         {"window": W, "output": C, "prompt_lb": ("prompt", LB), "prompt": P, "total_lb": ("total", LB),
          "total": T}),
     Row("vllm-0.32+",
-        MCL + HOWEVER + r"your prompt contains (?:at least (?P<prompt_lb>{n})|(?P<prompt>{n}))(?: (?:input )?tokens?|"
-        + CUT_PROMPT_WORDS + "|" + CUT + ")",
+        MCL + HOWEVER + r"your prompt contains (?:at least (?P<prompt_lb>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS
+        + "|" + CUT + r")|(?P<prompt>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + "))",
         {"window": W, "prompt_lb": ("prompt", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-max-tokens-too-large",
         r"'?max_tokens'? or '?max_completion_tokens'? is too large: (?P<output>{n})\.? This model'?s " + MCL
@@ -492,12 +495,13 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "output": C, "prompt": P, "limit": L, "prompt_chars": ("prompt_chars", E),
          "char_limit": ("char_limit", E)}, limit_meaning=M.INPUT_BUDGET,
         refine=refine_truncated_prompt),
-    # the same text cut before its window: the wording is only printed when prompt + output exceed it
+    # the same text cut before its window ("input t" tells tokens from the character pre-check's "input characters";
+    # the kind needs the window: the wording is printed for a prompt over it alone too)
     Row("vllm-you-passed",
         r"You passed (?P<prompt>{n})(?: input tokens and requested (?P<output>{n})(?:"
         + cut_within(" output tokens. However, the model's context length is only ") + "|" + CUT + ")|"
-        + cut_within(" input tokens and requested ") + "|" + CUT + ")",
-        {"output": C, "prompt": P}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+        + cut_within(" input tokens and requested ", least=8) + ")",
+        {"output": C, "prompt": P}, K.UNKNOWN),
     Row("vllm-request-has-plus",
         MCL + HOWEVER + r"your request has (?P<prompt>{n}) (?:input )?tokens plus (?P<output>{n}) '?max_tokens",
         {"window": W, "prompt": P, "output": C}),
@@ -560,7 +564,7 @@ ROWS: tuple[Row, ...] = (
         r"(?P<output>{n}|None) in the c|(?P<prompt_lb>{n})(?: in\b|" + CUT + ")|" + CUT + ")|" + CUT + ")",
         {"window": W, "total": T, "prompt_lb": ("prompt", LB), "prompt": P, "output": C}, refine=refine_cut_breakdown),
     Row("deepseek-requested-total",
-        MCL + r"(?:" + HOWEVER + r"you requested (?P<total>{n}) tokens?(?! in\b)|; requested (?P<total2>{n}))",
+        MCL + r"(?:" + HOWEVER + r"you requested (?P<total>{n}) tokens?\b(?! in\b)|; requested (?P<total2>{n}))",
         {"window": W, "total": T, "total2": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("textgen-webui",
         r"This model maximum context length is (?P<window>{n}) tokens" + HOWEVER + r"your messages resulted in "
@@ -971,9 +975,6 @@ ROWS: tuple[Row, ...] = (
     Row("ark-input-length",
         r"Input length (?P<prompt>{n}) exceeds the maximum length(?: of)? (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
-    Row("hf-generate-max-length",
-        r"Input length of input_ids is (?P<prompt>{n}),? but max_length is set to (?P<window>{n})",
-        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("wasmedge",
         r"prompt too long \((?P<prompt>{n}) tokens?,? max (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),

@@ -232,17 +232,19 @@ def parse_context_error(text: object) -> ContextError | None:
         return None
     full = best = _parse_normalised(s)
     for trimmed in trims(s) if looks_cut(s) else ():  # cut mid-word: an earlier cut may read its wording
-        found = _parse_normalised(trimmed)
+        found = _parse_normalised(trimmed, trimmed=True)
         if better_cut_reading(found, best, full):
             best = found
     return best
 
 
-def _parse_normalised(s: str) -> ContextError | None:
+def _parse_normalised(s: str, trimmed: bool = False) -> ContextError | None:
     for row in ROWS:
         match = row.regex.search(s)
         if match is None:
             continue
+        if trimmed and match.end() == len(s) and not s[-1].isdigit():
+            return None  # its wording ends where the trim did: the words dropped may be what its guards read
         result, spans = _read(row, s, match)
         result = with_competing_window(s, spans, result, row.kind is not None)
         return with_output_cap(s, spans, result, lambda cap_row, found: _read(cap_row, s, found)[0], may_be_cut)

@@ -1,6 +1,5 @@
 """Context-length error parsing (pure), a breaker's round of 2026-12-05: texts cut inside the words after a number,
-and wordings the parser read as nothing (Volcengine Ark, Hugging Face ``generate``, LlamaEdge, Tencent Cloud, LMDeploy,
-Chinese gateways). Each case read wrongly before (the comment says how), checked bare and in the wrappers real
+and wordings the parser read as nothing (Volcengine Ark, LlamaEdge, Tencent Cloud, LMDeploy, Chinese gateways). Each case read wrongly before (the comment says how), checked bare and in the wrappers real
 messages travel in; cut texts also with the marks a truncation leaves.
 
 Numbers are as printed: W window, P prompt, C requested output, T total, L a printed limit that is not the window. A
@@ -57,7 +56,9 @@ CUT_FAULTS = [
     # vLLM 0.10-0.17 "You passed ...": anything cut before the window's "tokens" read as nothing at all
     (_cut(VLLM_YOU_PASSED, "context length is only 16384"), "vllm-you-passed", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
      {"window": Number(16384, LB), "prompt_tokens": Number(12289), "output_tokens": Number(4096)}),
-    (_cut(VLLM_YOU_PASSED, "However, the mod"), "vllm-you-passed", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
+    # ... before the window: prompt and output kept; the kind needs the window (the wording is printed for a prompt
+    # over it alone too: "You passed 8193 input tokens and requested 256 output tokens ... only 8192 tokens")
+    (_cut(VLLM_YOU_PASSED, "However, the mod"), "vllm-you-passed", K.UNKNOWN,
      {"prompt_tokens": Number(12289), "output_tokens": Number(4096)}),
     # OpenAI: cut inside "tokens" after the prompt or the total: a bare window
     ("This model's maximum context length is 4097 tokens. However, your messages resulted in 4619 tok",
@@ -68,6 +69,10 @@ CUT_FAULTS = [
     ("This model's maximum context length is 128000 tokens. However, you requested 130415 tokens (126415 i",
      "openai-requested-cut", K.UNKNOWN,
      {"window": Number(128000), "total_tokens": Number(130415), "prompt_tokens": Number(126415, LB)}),
+    # vLLM 0.4-0.6 "you requested P tokens in the messages" cut inside "messages": read as DeepSeek's total, prompt +
+    # output asserted ("tokens?(?! in)" gave back its "s"); now a floor on the total, kind unknown
+    ("This model's maximum context length is 128000 tokens. However, you requested 130415 tokens in the mes",
+     "openai-requested-cut", K.UNKNOWN, {"window": Number(128000), "total_tokens": Number(130415, LB)}),
     # Anthropic cut inside "maximum": no number at all
     ("prompt is too long: 208310 tokens > 200000 maxim", "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW,
      {"prompt_tokens": Number(208310), "window": Number(200000, LB)}),
@@ -87,9 +92,6 @@ NEW_WORDINGS = [
     ("Total tokens of image and text exceed max message tokens.", "generic", K.UNKNOWN, {}),
     ("input length too long", "generic", K.UNKNOWN, {}),
     ("exceed session max length. Please end the session.", "generic", K.UNKNOWN, {}),
-    ("Input length of input_ids is 2673, but `max_length` is set to 2048. This can lead to unexpected behavior. You "
-     "should consider increasing `max_new_tokens`.", "hf-generate-max-length", K.PROMPT_OVER_WINDOW,
-     {"prompt_tokens": Number(2673), "window": Number(2048)}),
     ("[WASI-NN] GGML backend: Error: prompt too long (570 tokens, max 508)", "wasmedge", K.PROMPT_OVER_WINDOW,
      {"prompt_tokens": Number(570), "printed_limit": Limit(508, M.INPUT_LIMIT)}),
     ("token数量超过上限。对话历史+问题的字数太多，需要精简输入", "generic", K.UNKNOWN, {}),
@@ -103,12 +105,35 @@ NEW_WORDINGS = [
      {"window": Number(16384)}),
 ]
 
-# Look-alikes in Chinese: throttling and quotas worded with "token" and "over the limit" (never a context error).
+# Look-alikes (never a context error), each wrongly read as one by a first version of this change (a breaker's round):
 NOT_ERRORS = [
+    # throttling and quotas worded with "token" and "over the limit"
     "授权错误：日流控超限。服务调用次数超过每日限制",  # iFlytek Spark 11201
     "请求过于频繁，token 数量超过上限，请稍后重试",
     "今日token用量超过上限",
     "已达到最大令牌数量限制 (1000)",  # new-api: 令牌 are API keys there
+    # other counts "over the limit" beside the word context or input: cached contexts, an id's expiry, images,
+    # messages, turns, retrieved chunks, pages, batch items, a content filter's length
+    "上下文缓存数量超过限制",
+    "上下文缓存 TTL 超过最大值 604800",
+    "context_id 超过有效期，请重新创建",
+    "上下文中的图片数量超过上限 10",
+    "群聊上下文消息超过 100 条",
+    "上下文轮数超过最大限制 20 轮",
+    "知识库上下文超过最大检索数量 10",
+    "文件上下文超出解析限制，最大 100 页",
+    "输入超过25条，请减少批量大小",
+    "用户输入超过了敏感词检测长度",
+    # Hugging Face generate(): max_length is the request's own generation setting (default 20), not the model's
+    # window: a client's error, never a window learned
+    "Input length of input_ids is 35, but `max_length` is set to 20. This can lead to unexpected behavior. You should "
+    "consider increasing `max_length` or, better yet, setting `max_new_tokens`.",
+    # a per-request limit cut inside "per request": the trim to "... max 300000 tokens" would read Groq's window
+    "Requested 400000 tokens, max 300000 tokens per",
+    "Requested 400000 tokens, max 300000 tokens per requ",
+    # vLLM's character pre-check cut inside "characters": characters, never input tokens
+    "You passed 74655 input characters and requested 32000 output tok",
+    "You passed 74655 input characters and requested 32000 output tokens. However, the mod",
 ]
 
 WRAPPERS = {
@@ -136,7 +161,7 @@ def test_new_wording_parses_with_its_meaning(text, family, kind, fields, wrapper
 
 @pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
 @pytest.mark.parametrize("text", NOT_ERRORS)
-def test_chinese_throttling_and_quota_are_not_context_errors(text, wrapper):
+def test_look_alikes_are_not_context_errors(text, wrapper):
     assert parse_context_error(WRAPPERS[wrapper](text)) is None
 
 
@@ -182,6 +207,17 @@ def test_trims_end_at_word_breaks_longest_first_and_only_cut_texts_are_trimmed()
     assert looks_cut('{"error": {"message": "... 4619 tokens. Please red [truncated]"}}')
     assert not looks_cut("Please reduce the length of the messages.")
     assert not looks_cut('{"error": {"message": "the prompt (4619 tokens)"}}')
+
+
+def test_a_count_that_may_be_characters_or_a_magnitude_is_not_read_as_tokens():
+    # vLLM's character pre-check "your prompt contains N characters" cut inside its unit: the window only
+    chars = parse_context_error("This model's maximum context length is 16384 tokens. However, your prompt contains "
+                                "70000 c")
+    assert (chars.family, chars.window, chars.prompt_tokens) == ("generic", Number(16384), None)
+    # "12.8万" (128,000) and "3万" are rounded counts, like "128K": no number read, never a window of 12 or 3
+    for text in ("上下文长度超出限制，最大上下文长度为 12.8万 tokens", "最大上下文长度为 3万，当前输入已超出上下文长度"):
+        result = parse_context_error(text)
+        assert (result.family, result.window) == ("generic", None)
 
 
 def test_a_trimmed_reading_never_overrides_a_wording_that_declined_a_number():
