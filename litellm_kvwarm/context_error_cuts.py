@@ -20,7 +20,8 @@ import re
 from .context_error_model import ContextError
 from .context_error_rows import CUT_END
 
-__all__ = ["KEPT_CHARS", "MAX_TRIMS", "TRIM_SPAN", "better_cut_reading", "looks_cut", "may_be_cut", "numbers_read", "trims"]
+__all__ = ["KEPT_CHARS", "MAX_TRIMS", "TRIM_SPAN", "better_cut_reading", "drops_a_unit", "looks_cut", "may_be_cut",
+           "numbers_read", "trims"]
 
 #: At most this many earlier cuts are tried (each one is a parse of the text: the error path only).
 MAX_TRIMS = 8
@@ -33,6 +34,14 @@ KEPT_CHARS = 1_000
 _CLOSERS = re.compile(r"""(?:[\s"'}\]]|\.{3,}|\u2026|\[[^\[\]]{0,40}truncat[^\[\]]{0,40}\]|\btruncated\b)+\Z""",
                       re.IGNORECASE)
 _WORD_BREAK = re.compile(r"[ (\[:;,]")
+# The end of a finished sentence (a trim goes no further back): a full stop, "!" or "?" before a space, a Chinese
+# full stop or mark, a line break.
+_SENTENCE_END = re.compile(r"[.!?](?= )|[。！？]|\n")
+_FIRST_WORD = re.compile(r"\s*([^\s,.;:()\[\]{}\"']*)")
+_UNIT_WORDS = ("characters", "chars", "bytes", "words", "images", "pages", "lines", "seconds", "files", "items", "per",
+               "kb", "mb", "gb")
+_SINGLE_UNITS = frozenset({"c", "b", "w", "k", "K", "M"})
+_CJK_UNITS = frozenset("字轮条秒个页张千万亿")
 # What may follow a number that was cut: nothing, spaces, or truncation marks (then a wrapper's closing quotes and
 # braces).
 _CUT_END = re.compile(CUT_END, re.IGNORECASE)
@@ -54,20 +63,52 @@ def looks_cut(s: str) -> bool:
 
 def trims(s: str) -> list[str]:
     """``s`` ended at each of its last :data:`MAX_TRIMS` word breaks (a space, bracket or joint) within
-    :data:`TRIM_SPAN` characters of its end, longest first; the break itself and what follows dropped. Each keeps
-    only its last :data:`KEPT_CHARS` characters or so (from a space: no number cut at its start), so a long text costs
-    a few short parses."""
+    :data:`TRIM_SPAN` characters of its end and after its last sentence end (``. `` ``。`` ``! `` ``? ``, a line
+    break), and at that sentence end itself, longest first; the break itself and what follows dropped. A trim never
+    crosses a finished sentence: "... resulted in 9000 characters. Request id: abc" trims back to "... 9000
+    characters." at most, never to "... 9000". Nor does it end on a number followed by more than one word (the text
+may be whole: "maximum length 10 of field name") or whose unit it would drop ("9000 charac", "8 千", "9000M":
+:func:`drops_a_unit`). Each keeps only its last :data:`KEPT_CHARS` characters or so (from a space:
+    no number cut at its start), so a long text costs a few short parses."""
     start = max(0, len(s) - TRIM_SPAN)
+    sentence = None
+    for sentence in _SENTENCE_END.finditer(s, start):
+        pass
+    if sentence is not None:
+        start = sentence.end()
     cuts = [m.start() for m in _WORD_BREAK.finditer(s, start)]
+    if sentence is not None:
+        cuts.insert(0, sentence.start() + 1)  # the text ending with its last finished sentence
+    closers = _CLOSERS.search(s)
+    body_end = closers.start() if closers is not None else len(s)
     out: list[str] = []
     for cut in reversed(cuts):
         begin = 0 if cut <= KEPT_CHARS else s.find(" ", cut - KEPT_CHARS) + 1
         text = s[begin:cut].rstrip()
-        if text and (not out or text != out[-1]):
-            out.append(text)
+        if not text or (out and text == out[-1]):
+            continue
+        dropped = s[cut:body_end]
+        if text[-1].isdigit() and (len(dropped.split()) > 1 or drops_a_unit(dropped)):
+            continue  # a number is read at a trim only where one cut word follows it (not "10 of field name")
+        out.append(text)
         if len(out) == MAX_TRIMS:
             break
     return out
+
+
+def drops_a_unit(dropped: str) -> bool:
+    """Whether the text a trim drops after a number begins with what makes that number no token count: a unit
+    other than tokens, or the start of one (``charac``, ``by``, ``wo``, ``im``, ``pa``, ``se``, ``fi``, ``per``; Chinese
+    字 字符 字节 轮 条 秒 个 页 张), or a magnitude (``K``, ``M``, 千, 万, 亿). Ambiguous single letters stay readable: "t"
+    (tokens), "i" (in, input), "m" (maximum)."""
+    word = _FIRST_WORD.match(dropped)
+    text = word.group(1) if word is not None else ""
+    if not text:
+        return False
+    if text[0] in _CJK_UNITS or text in _SINGLE_UNITS:
+        return True
+    lower = text.lower()
+    return len(lower) >= 2 and any(unit.startswith(lower) or lower.startswith(unit) for unit in _UNIT_WORDS)
 
 
 def numbers_read(result: ContextError | None) -> int:

@@ -221,9 +221,12 @@ def refine_output_counted(groups: dict[str, str], result: ContextError) -> Conte
 
 
 def refine_truncated_prompt(groups: dict[str, str], result: ContextError) -> ContextError:
-    """vLLM truncates a text prompt's tokenization at max_input + 1: P == L + 1 is a floor."""
+    """vLLM truncates a text prompt's tokenization at max_input + 1: P == L + 1 is a floor (L = W − C where a cut
+    text lost L but kept the window and the output)."""
     p, lim = result.prompt_tokens, result.printed_limit
-    if p is not None and lim is not None and p.value == lim.value + 1:
+    w, c = result.window, result.output_tokens
+    limit = lim.value if lim is not None else w.value - c.value if w is not None and c is not None else None
+    if p is not None and limit is not None and p.value == limit + 1:
         return replace(result, prompt_tokens=Number(p.value, Certainty.LOWER_BOUND))
     return result
 

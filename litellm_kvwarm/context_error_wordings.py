@@ -330,8 +330,11 @@ Other servers
     overflow that prints the window, "输入长度超过模型最大上下文长度 W", "最大上下文长度为 W ... 超出了上下文长度"; the
     numberless ones are ``generic``: "上下文长度超出限制", "输入内容过长，请减少 Prompt 中的 token 数量后重试"
     (claude-code-hub's ``prompt_limit``, fengshao1227/ccg-workflow#69), iFlytek Spark 10907 "token数量超过上限。对话历史+问题的
-    字数太多" (langchain4j's Spark error map), "输入 token 超出限制", "Prompt 超长". Chinese words of rates and quotas (流控,
-    频繁, 每分钟, 每日, 额度, 余额, 用量, 并发, ...) make a text a look-alike: Spark's "日流控超限" is throttling.
+    字数太多" (langchain4j's Spark error map), "输入 token 超出限制". Each names a context length, window or tokens (an
+    input "too long" only with tokens or the context after it: a user name, a search box or audio "输入过长" is not the
+    prompt), and a window is read only before tokens or no unit (20 轮, 1000 字, 60 秒 are other counts). Chinese words of
+    rates, quotas, "retry later" and warnings (流控, 频繁, 每分钟, 每日, 额度, 余额, 用量, 并发, 请稍后, 已截断, ...) make a text a
+    look-alike: Spark's "日流控超限" is throttling.
   * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
@@ -437,9 +440,9 @@ ZH_OVERFLOW = (
     r"(?:上下文(?:长度|窗口|token ?数?|tokens) ?(?:已)?(?:超过|超出|超限|超长|过长|太长|溢出)|"
     r"(?:上下文|context) ?(?:超长|过长|太长|溢出)|context (?:length|window) ?(?:超过|超出|超限)|"
     r"(?:超过|超出)了?(?:模型)?(?:的|所)?(?:支持的)?(?:最大)?上下文(?:长度|窗口|限制|token)|"
-    r"输入 ?(?:的)?(?:内容|文本)? ?(?:过长|太长|超长)|"
-    r"输入 ?(?:的)?(?:长度|token ?(?:数量|数)?|tokens ?(?:数量|数)?) ?(?:过长|太长|超长|超过|超出|超限)|"
-    r"(?:token|tokens) ?(?:数量|数)(?:已)?(?:超过|超出)(?:了)?(?:上限|限制|最大)|(?:prompt|提示词?) ?(?:超长|过长|太长))"
+    r"输入(?:内容|文本)? ?(?:过长|太长|超长)[^。]{0,30}?(?:token|上下文)|"
+    r"输入 ?(?:的)?(?:token ?(?:数量|数)?|tokens ?(?:数量|数)?) ?(?:过长|太长|超长|超过|超出|超限)|"
+    r"(?:token|tokens) ?(?:数量|数)(?:已)?(?:超过|超出)(?:了)?(?:上限|限制|最大))"
 )
 # The sentence joint after it: ". However, ", ", however ", "; however, ", or none (", you requested T tokens": servers
 # and gateways reword it; what follows names its subject, so "However" itself tells nothing).
@@ -451,6 +454,9 @@ CUT = r"(?=" + CUT_END + r"\Z)"
 # without "at least" cut right after its digits is not read: vLLM's character pre-check prints "your prompt contains N
 # characters" there.
 CUT_PROMPT_WORDS = cut_within(" input tokens", " tokens")
+# After a Chinese wording's number: tokens, or no unit at all (a punctuation mark or the end); 字 轮 条 秒 字节 ... are
+# other counts.
+ZH_TOKENS = r"(?= ?(?:个 ?)?tokens?\b| ?[,.;:，。；：)]|" + CUT + ")"
 # llama.cpp / LM Studio body and log fields, read wherever they appear ("n_ctx": 4096, n_ctx = 4096,
 # 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096): n_keep is the kept part of the prompt (a floor),
 # n_prompt_tokens the whole prompt; a row maps "keep" before "prompt" so the exact count wins.
@@ -474,7 +480,8 @@ ROWS: tuple[Row, ...] = (
     Row("vllm-0.18-0.31",
         MCL + HOWEVER + r"you requested (?P<output>{n})(?: output tokens? and your prompt contains "
         r"(?:at least (?P<prompt_lb>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + "|" + CUT + r")|"
-        r"(?P<prompt>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + r"))"
+        r"(?P<prompt>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + r")|{n}(?:" + CUT + "|"
+        + cut_within(" characters") + r"))"
         r"(?:, for a total of (?:at least (?P<total_lb>{n})|(?P<total>{n}))(?: tokens?|" + cut_within(" tokens") + "|"
         + CUT + "))?|" + cut_within(" output tokens and your prompt contains at least ") + ")",
         {"window": W, "output": C, "prompt_lb": ("prompt", LB), "prompt": P, "total_lb": ("total", LB),
@@ -501,7 +508,7 @@ ROWS: tuple[Row, ...] = (
         r"You passed (?P<prompt>{n})(?: input tokens and requested (?P<output>{n})(?:"
         + cut_within(" output tokens. However, the model's context length is only ") + "|" + CUT + ")|"
         + cut_within(" input tokens and requested ", least=8) + ")",
-        {"output": C, "prompt": P}, K.UNKNOWN),
+        {"output": C, "prompt": ("prompt", LB)}, K.UNKNOWN),
     Row("vllm-request-has-plus",
         MCL + HOWEVER + r"your request has (?P<prompt>{n}) (?:input )?tokens plus (?P<output>{n}) '?max_tokens",
         {"window": W, "prompt": P, "output": C}),
@@ -973,16 +980,19 @@ ROWS: tuple[Row, ...] = (
         {"limit": L, "prompt": ("prompt", APPROX)}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     # ---- more servers with numbers (a breaker's search of public issues, 2026-12)
     Row("ark-input-length",
-        r"Input length (?P<prompt>{n}) exceeds the maximum length(?: of)? (?P<limit>{n})",
+        r"Input length (?P<prompt>{n})(?: tokens)? exceeds the maximum length(?: of)? (?P<limit>{n})"
+        r"(?=(?: tokens?)?(?:[.,;)\]}]|\Z)|" + CUT + ")",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("wasmedge",
         r"prompt too long \((?P<prompt>{n}) tokens?,? max (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
-    # Chinese: "最大上下文长度为 W" (the window, by a wording that says a context overflowed)
+    # Chinese: "最大上下文长度为 W" (the window, by a wording that says a context overflowed; W before tokens or no unit)
     Row("zh-context-window",
-        ZH_OVERFLOW + r".{0,40}?最大上下文(?:长度|窗口)?(?:限制)?(?:为|是|:)? ?(?P<window>{n})|"
-        r"最大上下文(?:长度|窗口)?(?:限制)?(?:为|是|:)? ?(?P<window2>{n}).{0,40}?" + ZH_OVERFLOW,
-        {"window": W, "window2": W}, K.UNKNOWN),
+        ZH_OVERFLOW + r".{0,40}?最大上下文(?:长度|窗口)?(?:限制)?(?:为|是|:)? ?(?P<window>{n})" + ZH_TOKENS + "|"
+        r"最大上下文(?:长度|窗口)?(?:限制)?(?:为|是|:)? ?(?P<window2>{n})" + ZH_TOKENS + ".{0,40}?" + ZH_OVERFLOW + "|"
+        r"(?:超过|超出)了?(?:模型)?(?:的|所)?(?:支持的)?最大上下文(?:长度|窗口)(?:限制)?(?:为|是|:)? ?(?P<window3>{n})"
+        + ZH_TOKENS,
+        {"window": W, "window2": W, "window3": W}, K.UNKNOWN),
     # ---- generic fallbacks (last)
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
     Row("generic",
@@ -1039,11 +1049,13 @@ NEGATIVES: tuple[re.Pattern[str], ...] = tuple(
         r"\bper (?:24 ?h(?:ours?)?|hour|day|week|month)\b|\b(?:this|each|every) (?:minute|hour|day)\b",
         r"quota|resource[_ ]exhausted|too many requests|service tier capacity exceeded",
         # the same in Chinese: flow control, too frequent, per minute/hour/day, quota, balance, usage, rate, concurrency
-        r"流控|限流|频繁|频率|每分钟|每小时|每秒|每天|每日|今日|当日|本月|配额|额度|余额|用量|速率|并发",
+        r"流控|限流|频繁|频率|每分钟|每小时|每秒|每天|每日|今日|当日|本月|配额|额度|余额|用量|速率|并发|"
+        # ... retry later (throttling), and a warning that the input was cut or compressed (not a refusal)
+        r"请稍后|稍后再试|稍后重试|已截断|已自动压缩|已压缩",
         r"(?:daily|weekly|monthly|hourly) (?:token )?(?:limit|usage)",
         r"budget (?:has been )?exceeded|exceededbudget|max budget",  # LiteLLM budgets
         r"string_above_max_length|invalid '?user'?|string too long",  # OpenAI string-length validation (chars)
-        r"content[_ ](?:filter|policy|management)|responsibleaipolicyviolation|safety system",
+        r"content[_ ](?:filter|policy|management)|responsibleaipolicyviolation|safety system|sensitive words?|敏感",
         r"maximum number of tools|too many tools",
         r"request_too_large|payload too large|request entity too large",  # HTTP body bytes, not tokens
         r"(?:invalid|incorrect) api[ _-]?key|\bunauthorized\b|authentication[_ ]error",

@@ -54,12 +54,13 @@ CUT_FAULTS = [
     ("This model's maximum context length is 16384 tokens. However, your prompt contains at least 16385 inp",
      "vllm-0.32+", K.PROMPT_OVER_WINDOW, {"window": Number(16384), "prompt_tokens": Number(16385, LB)}),
     # vLLM 0.10-0.17 "You passed ...": anything cut before the window's "tokens" read as nothing at all
+    # (12289 = 16384 - 4096 + 1: vLLM's truncated tokenization, a floor, as the whole message reads it)
     (_cut(VLLM_YOU_PASSED, "context length is only 16384"), "vllm-you-passed", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
-     {"window": Number(16384, LB), "prompt_tokens": Number(12289), "output_tokens": Number(4096)}),
+     {"window": Number(16384, LB), "prompt_tokens": Number(12289, LB), "output_tokens": Number(4096)}),
     # ... before the window: prompt and output kept; the kind needs the window (the wording is printed for a prompt
     # over it alone too: "You passed 8193 input tokens and requested 256 output tokens ... only 8192 tokens")
     (_cut(VLLM_YOU_PASSED, "However, the mod"), "vllm-you-passed", K.UNKNOWN,
-     {"prompt_tokens": Number(12289), "output_tokens": Number(4096)}),
+     {"prompt_tokens": Number(12289, LB), "output_tokens": Number(4096)}),
     # OpenAI: cut inside "tokens" after the prompt or the total: a bare window
     ("This model's maximum context length is 4097 tokens. However, your messages resulted in 4619 tok",
      "openai-messages-resulted", K.PROMPT_OVER_WINDOW, {"window": Number(4097), "prompt_tokens": Number(4619, LB)}),
@@ -70,9 +71,9 @@ CUT_FAULTS = [
      "openai-requested-cut", K.UNKNOWN,
      {"window": Number(128000), "total_tokens": Number(130415), "prompt_tokens": Number(126415, LB)}),
     # vLLM 0.4-0.6 "you requested P tokens in the messages" cut inside "messages": read as DeepSeek's total, prompt +
-    # output asserted ("tokens?(?! in)" gave back its "s"); now a floor on the total, kind unknown
+    # output asserted ("tokens?(?! in)" gave back its "s"); P is the prompt there, so only the window is read
     ("This model's maximum context length is 128000 tokens. However, you requested 130415 tokens in the mes",
-     "openai-requested-cut", K.UNKNOWN, {"window": Number(128000), "total_tokens": Number(130415, LB)}),
+     "generic", K.UNKNOWN, {"window": Number(128000)}),
     # Anthropic cut inside "maximum": no number at all
     ("prompt is too long: 208310 tokens > 200000 maxim", "anthropic-prompt-too-long", K.PROMPT_OVER_WINDOW,
      {"prompt_tokens": Number(208310), "window": Number(200000, LB)}),
@@ -99,7 +100,6 @@ NEW_WORDINGS = [
      "generic", K.UNKNOWN, {}),
     ("上下文长度超出限制", "generic", K.UNKNOWN, {}),
     ("输入 token 超出限制", "generic", K.UNKNOWN, {}),
-    ("Prompt 超长", "generic", K.UNKNOWN, {}),
     ("输入长度超过模型最大上下文长度 32768，请缩短输入", "zh-context-window", K.UNKNOWN, {"window": Number(32768)}),
     ("该模型的最大上下文长度为 16384 个token，但您的请求超出了上下文长度", "zh-context-window", K.UNKNOWN,
      {"window": Number(16384)}),
@@ -134,7 +134,56 @@ NOT_ERRORS = [
     # vLLM's character pre-check cut inside "characters": characters, never input tokens
     "You passed 74655 input characters and requested 32000 output tok",
     "You passed 74655 input characters and requested 32000 output tokens. However, the mod",
+    # (a second breaker round) Chinese: a field, a file, audio or a content filter "too long"; retry later; a warning
+    "用户名输入过长",
+    "搜索关键词输入过长",
+    "输入文本过长，最多 2000 字",
+    "prompt 过长，最多 4000 个字符",
+    "输入长度超过限制：文件大小不能超过 10MB",
+    "音频输入过长，最长支持 60 秒",
+    "系统检测到敏感内容，输入过长",
+    "Invalid parameter: messages[0].content contains sensitive words: 上下文过长",
+    "请求 token 数超过上限，请稍后",
+    "输入过长，已截断至 4096 tokens",
+    "警告：上下文过长，已自动压缩历史消息",
+    # Ark's wording with another unit or subject: a field's length, not the prompt's tokens
+    "Input length 5000 exceeds the maximum length 4096 characters",
+    "Input length 12 exceeds the maximum length 10 of field name",
 ]
+
+# (a second breaker round) Whole texts and cuts whose trims read a count of another unit as tokens, a window from
+# turns, messages, seconds or characters, or a rounded count: never a prompt, total or window from those.
+NO_COUNT_READ = [
+    "This model's maximum context length is 128000 tokens. However, your messages resulted in 135,217 characters. "
+    "Request id: abc",
+    "This model's maximum context length is 128000 tokens. However, your messages resulted in 9000 字符。",
+    "This model's maximum context length is 128000 tokens, however you requested 9000 images. Request id: abc",
+    "This model's maximum context length is 8192 tokens. Your request has 12000 characters",
+    "对话上下文超长，最大上下文长度为 20 轮",
+    "上下文过长，最大上下文 20 条消息",
+    "用户输入过长，最大上下文长度为 1000 字",
+    "输入过长，最大上下文长度为 32768 字节",
+    "输入过长，最大上下文窗口为 8 千 tokens",
+]
+
+
+@pytest.mark.parametrize("text", NO_COUNT_READ)
+def test_no_count_of_another_unit_is_read_as_tokens(text):
+    result = parse_context_error(text)
+    known = {"window": Number(128000)} if "128000" in text else {"window": Number(8192)} if "8192" in text else {}
+    assert result is not None and result.family == "generic"
+    assert (result.window, result.prompt_tokens, result.total_tokens) == (known.get("window"), None, None)
+
+
+def test_a_cut_prompt_count_that_may_be_characters_keeps_the_rest_of_vllm_s_wording():
+    for cut in ("1228", "70000 c"):
+        result = parse_context_error("This model's maximum context length is 16384 tokens. However, you requested 4096 "
+                                     "output tokens and your prompt contains " + cut)
+        assert (result.family, result.kind, result.window, result.output_tokens, result.prompt_tokens) == (
+            "vllm-0.18-0.31", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, Number(16384), Number(4096), None)
+    several = ("litellm._pre_call_checks: Context Window exceeded for given call. No models have context window large "
+               "enough for this call.\nModel=gpt-4, Max Input Tokens=8192, Got=9000M")
+    assert parse_context_error(several).printed_limit is None
 
 WRAPPERS = {
     "bare": lambda t: t,
@@ -199,10 +248,16 @@ def test_cutting_a_message_later_never_reads_fewer_numbers(full):
 
 
 def test_trims_end_at_word_breaks_longest_first_and_only_cut_texts_are_trimmed():
+    # a number is a trim's end only where one cut word followed it ("202609" had "tokens > 200000 maxim")
     assert trims("prompt is too long: 202609 tokens > 200000 maxim") == [
         "prompt is too long: 202609 tokens > 200000", "prompt is too long: 202609 tokens >",
-        "prompt is too long: 202609 tokens", "prompt is too long: 202609", "prompt is too long:", "prompt is too long",
-        "prompt is too", "prompt is"]
+        "prompt is too long: 202609 tokens", "prompt is too long:", "prompt is too long", "prompt is too", "prompt is",
+        "prompt"]
+    # never past a finished sentence, and the sentence end itself is one trim
+    assert trims("Max context length is 8192 tokens. Your input has 9000 charac")[-1] == \
+        "Max context length is 8192 tokens."
+    assert trims("limit 8192. Request id: abc") == ["limit 8192. Request id:", "limit 8192. Request id",
+                                                     "limit 8192. Request", "limit 8192."]
     assert looks_cut("your messages resulted in 4619 tok")
     assert looks_cut('{"error": {"message": "... 4619 tokens. Please red [truncated]"}}')
     assert not looks_cut("Please reduce the length of the messages.")
