@@ -39,9 +39,9 @@ _WORD_BREAK = re.compile(r"[ (\[:;,]")
 _SENTENCE_END = re.compile(r"[.!?](?= )|[。！？]|\n")
 _FIRST_WORD = re.compile(r"\s*([^\s,.;:()\[\]{}\"']*)")
 _UNIT_WORDS = ("characters", "chars", "bytes", "words", "images", "pages", "lines", "seconds", "files", "items", "per",
-               "kb", "mb", "gb")
-_SINGLE_UNITS = frozenset({"c", "b", "w", "k", "K", "M"})
-_CJK_UNITS = frozenset("字轮条秒个页张千万亿")
+               "kb", "mb", "gb", "kib", "mib", "letters", "symbols", "elements", "entries", "messages", "turns",
+               "rounds", "runes", "codepoints", "minutes")
+_SINGLE_UNITS = frozenset({"c", "b", "B", "w", "k", "K", "M"})
 # What may follow a number that was cut: nothing, spaces, or truncation marks (then a wrapper's closing quotes and
 # braces).
 _CUT_END = re.compile(CUT_END, re.IGNORECASE)
@@ -98,14 +98,14 @@ may be whole: "maximum length 10 of field name") or whose unit it would drop ("9
 
 def drops_a_unit(dropped: str) -> bool:
     """Whether the text a trim drops after a number begins with what makes that number no token count: a unit
-    other than tokens, or the start of one (``charac``, ``by``, ``wo``, ``im``, ``pa``, ``se``, ``fi``, ``per``; Chinese
-    字 字符 字节 轮 条 秒 个 页 张), or a magnitude (``K``, ``M``, 千, 万, 亿). Ambiguous single letters stay readable: "t"
+    other than tokens, or the start of one (``charac``, ``by``, ``wo``, ``im``, ``me``, ``tu``, ``per``, ``Ki``; any CJK
+    word: 字 轮 条 秒 次 个 页 汉字), or a magnitude (``K``, ``M``, 千, 万, 亿). Ambiguous single letters stay readable: "t"
     (tokens), "i" (in, input), "m" (maximum)."""
     word = _FIRST_WORD.match(dropped)
     text = word.group(1) if word is not None else ""
     if not text:
         return False
-    if text[0] in _CJK_UNITS or text in _SINGLE_UNITS:
+    if "\u2e80" <= text[0] <= "\u9fff" or text in _SINGLE_UNITS:  # any CJK word after a count is its unit or magnitude
         return True
     lower = text.lower()
     return len(lower) >= 2 and any(unit.startswith(lower) or lower.startswith(unit) for unit in _UNIT_WORDS)

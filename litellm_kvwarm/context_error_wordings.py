@@ -333,8 +333,8 @@ Other servers
     字数太多" (langchain4j's Spark error map), "输入 token 超出限制". Each names a context length, window or tokens (an
     input "too long" only with tokens or the context after it: a user name, a search box or audio "输入过长" is not the
     prompt), and a window is read only before tokens or no unit (20 轮, 1000 字, 60 秒 are other counts). Chinese words of
-    rates, quotas, "retry later" and warnings (流控, 频繁, 每分钟, 每日, 额度, 余额, 用量, 并发, 请稍后, 已截断, ...) make a text a
-    look-alike: Spark's "日流控超限" is throttling.
+    rates, quotas, plans, "retry later" and warnings (流控, 频繁, 每分钟, 每月, 额度, 余额, 套餐, 并发, 请稍后, 已截断, TPM, ...)
+    keep a text from these rows (Spark's "日流控超限" is throttling), never from an English wording it wraps.
   * ``generic-comparison`` "exceeds the model's maximum context length (T > W)", "(T tokens > W)", "of T
     tokens requested vs W allowed": T is what the request needs, W the window (the plain ``generic`` row
     below would have read T as the window).
@@ -434,8 +434,7 @@ M = LimitMeaning
 MCL = r"maximum context length is (?P<window>{n}) tokens"
 # A Chinese wording of the refusal (Chinese gateways and hosted servers): the context, the input or its tokens over
 # the limit: "上下文长度超出限制", "超过了模型的最大上下文长度", "输入内容过长" (claude-code-hub's prompt_limit),
-# "输入 token 超出限制", iFlytek Spark 10907 "token数量超过上限", "Prompt 超长". Never a quota: NEGATIVES hold the
-# Chinese words of rates and quotas (流控, 频繁, 每分钟, 额度, 余额, 用量, ...).
+# "输入 token 超出限制", iFlytek Spark 10907 "token数量超过上限". Never a quota: see ZH_NOT.
 ZH_OVERFLOW = (
     r"(?:上下文(?:长度|窗口|token ?数?|tokens) ?(?:已)?(?:超过|超出|超限|超长|过长|太长|溢出)|"
     r"(?:上下文|context) ?(?:超长|过长|太长|溢出)|context (?:length|window) ?(?:超过|超出|超限)|"
@@ -454,6 +453,17 @@ CUT = r"(?=" + CUT_END + r"\Z)"
 # without "at least" cut right after its digits is not read: vLLM's character pre-check prints "your prompt contains N
 # characters" there.
 CUT_PROMPT_WORDS = cut_within(" input tokens", " tokens")
+# A Chinese wording counts only in a text without the Chinese words of rates, quotas, plans and balances, "retry later",
+# a warning that the input was cut or compressed, or a content filter (flow control, too frequent, per minute/day/week/
+# month, quota, balance, usage, concurrency, top up, free tier, load, ...), nor TPM/RPM: "输入token超过TPM限制", "每月 token
+# 数量超过上限", "token 数量超过上限，请稍后" are throttling or billing. Checked by the Chinese rows only (never a global
+# look-alike: a Chinese gateway's note around a genuine English error, "上游返回错误，请稍后重试：This model's maximum
+# context length is ...", keeps its reading).
+ZH_NOT = (
+    r"\A(?![\s\S]*(?:流控|限流|频繁|频率|每分钟|每小时|每秒|每天|每日|每周|每月|本周|本月|今日|当日|配额|额度|限额|余额|用量|速率|并发|"
+    r"请稍后|稍后再试|稍后重试|已截断|已自动压缩|已压缩|敏感|sensitive word|套餐|充值|账户|免费|请求过多|负载|"
+    r"(?<![A-Za-z])(?:[TR]PM|QPS|TPD|RPD)(?![A-Za-z])))[\s\S]*?"
+)
 # After a Chinese wording's number: tokens, or no unit at all (a punctuation mark or the end); 字 轮 条 秒 字节 ... are
 # other counts.
 ZH_TOKENS = r"(?= ?(?:个 ?)?tokens?\b| ?[,.;:，。；：)]|" + CUT + ")"
@@ -981,18 +991,19 @@ ROWS: tuple[Row, ...] = (
     # ---- more servers with numbers (a breaker's search of public issues, 2026-12)
     Row("ark-input-length",
         r"Input length (?P<prompt>{n})(?: tokens)? exceeds the maximum length(?: of)? (?P<limit>{n})"
-        r"(?=(?: tokens?)?(?:[.,;)\]}]|\Z)|" + CUT + ")",
+        r"(?:(?: tokens?)?(?=\.?(?:\s*(?:request id\b|\Z)|[\"'}\]])|\.(?=\s*\Z))|" + CUT + ")",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("wasmedge",
         r"prompt too long \((?P<prompt>{n}) tokens?,? max (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     # Chinese: "最大上下文长度为 W" (the window, by a wording that says a context overflowed; W before tokens or no unit)
     Row("zh-context-window",
-        ZH_OVERFLOW + r".{0,40}?最大上下文(?:长度|窗口)?(?:限制)?(?:为|是|:)? ?(?P<window>{n})" + ZH_TOKENS + "|"
+        ZH_NOT + r"(?:" + ZH_OVERFLOW + r".{0,40}?最大上下文(?:长度|窗口)?(?:限制)?(?:为|是|:)? ?(?P<window>{n})" + ZH_TOKENS + "|"
         r"最大上下文(?:长度|窗口)?(?:限制)?(?:为|是|:)? ?(?P<window2>{n})" + ZH_TOKENS + ".{0,40}?" + ZH_OVERFLOW + "|"
         r"(?:超过|超出)了?(?:模型)?(?:的|所)?(?:支持的)?最大上下文(?:长度|窗口)(?:限制)?(?:为|是|:)? ?(?P<window3>{n})"
-        + ZH_TOKENS,
+        + ZH_TOKENS + ")",
         {"window": W, "window2": W, "window3": W}, K.UNKNOWN),
+    Row("generic", ZH_NOT + ZH_OVERFLOW, {}, K.UNKNOWN),  # the Chinese wordings without a window
     # ---- generic fallbacks (last)
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
     Row("generic",
@@ -1033,7 +1044,7 @@ ROWS: tuple[Row, ...] = (
         r"input tokens exceeded|number of input tokens exceeds? (?:the )?maximum|\binput_too_large\b|"
         # Volcengine Ark's OutofContextError "Total tokens of image and text exceed max message tokens.", Tencent
         # Cloud's "input length too long" (code 20059), LMDeploy's "exceed session max length. Please end the session."
-        r"exceed max message tokens|\binput length too long|exceed session max length|" + ZH_OVERFLOW,
+        r"exceed max message tokens|\binput length too long|exceed session max length",
         {}, K.UNKNOWN),
 )
 
@@ -1048,14 +1059,10 @@ NEGATIVES: tuple[re.Pattern[str], ...] = tuple(
         r"tokens? ?/ ?(?:s|sec|second|min|minute|h|hr|hour|d|day)\b|\blimit (?:per|/) ?(?:sec|second|min|minute|hour|day)\b|"
         r"\bper (?:24 ?h(?:ours?)?|hour|day|week|month)\b|\b(?:this|each|every) (?:minute|hour|day)\b",
         r"quota|resource[_ ]exhausted|too many requests|service tier capacity exceeded",
-        # the same in Chinese: flow control, too frequent, per minute/hour/day, quota, balance, usage, rate, concurrency
-        r"流控|限流|频繁|频率|每分钟|每小时|每秒|每天|每日|今日|当日|本月|配额|额度|余额|用量|速率|并发|"
-        # ... retry later (throttling), and a warning that the input was cut or compressed (not a refusal)
-        r"请稍后|稍后再试|稍后重试|已截断|已自动压缩|已压缩",
         r"(?:daily|weekly|monthly|hourly) (?:token )?(?:limit|usage)",
         r"budget (?:has been )?exceeded|exceededbudget|max budget",  # LiteLLM budgets
         r"string_above_max_length|invalid '?user'?|string too long",  # OpenAI string-length validation (chars)
-        r"content[_ ](?:filter|policy|management)|responsibleaipolicyviolation|safety system|sensitive words?|敏感",
+        r"content[_ ](?:filter|policy|management)|responsibleaipolicyviolation|safety system",
         r"maximum number of tools|too many tools",
         r"request_too_large|payload too large|request entity too large",  # HTTP body bytes, not tokens
         r"(?:invalid|incorrect) api[ _-]?key|\bunauthorized\b|authentication[_ ]error",

@@ -149,7 +149,41 @@ NOT_ERRORS = [
     # Ark's wording with another unit or subject: a field's length, not the prompt's tokens
     "Input length 5000 exceeds the maximum length 4096 characters",
     "Input length 12 exceeds the maximum length 10 of field name",
+    # (a third breaker round) the same, with other joints and units
+    "Input length 12 exceeds the maximum length 10, field name",
+    "Input length 12 exceeds the maximum length 10 tokens of field name",
+    "Input length 5000 exceeds the maximum length 4096 letters",
+    "Input length 5000 exceeds the maximum length 4096 KiB",
+    # Chinese rates, quotas, plans and load worded with tokens over the limit (TPM between Chinese words too)
+    "输入token超过TPM限制",
+    "每月 token 数量超过上限",
+    "本周 token 数量超过上限",
+    "账户 token 数量已超过上限，请充值",
+    "输入 tokens 超出套餐限制",
+    "token数超过上限，请联系管理员提升限额",
+    "当前分组上游负载已饱和，token 数量超过上限",
 ]
+
+# (a third breaker round) A Chinese gateway's note around a genuine English error: the Chinese words of rates, quotas
+# and filters keep only the Chinese wordings from reading, never the English one they wrap.
+WRAPPED_IN_CHINESE = [
+    ("上游返回错误，请稍后重试：This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 "
+     "tokens. Please reduce the length of the messages.", "openai-messages-resulted", K.PROMPT_OVER_WINDOW,
+     {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    ("prompt is too long: 208310 tokens > 200000 maximum (当前并发: 3)", "anthropic-prompt-too-long",
+     K.PROMPT_OVER_WINDOW, {"window": Number(200000), "prompt_tokens": Number(208310)}),
+    ("prompt is too long: 208310 tokens > 200000 maximum [剩余额度: $12.50]", "anthropic-prompt-too-long",
+     K.PROMPT_OVER_WINDOW, {"window": Number(200000), "prompt_tokens": Number(208310)}),
+    ("This model's maximum context length is 4097 tokens. However, your messages resulted in 4619 tokens. Please reduce "
+     "the length of the messages. 提示：模型名称大小写敏感", "openai-messages-resulted", K.PROMPT_OVER_WINDOW,
+     {"window": Number(4097), "prompt_tokens": Number(4619)}),
+]
+
+
+@pytest.mark.parametrize(("text", "family", "kind", "fields"), WRAPPED_IN_CHINESE,
+                         ids=[f"zh-note-{i}" for i in range(len(WRAPPED_IN_CHINESE))])
+def test_a_chinese_note_around_an_english_error_keeps_its_reading(text, family, kind, fields):
+    assert _view(parse_context_error(text)) == _expected(family, kind, fields)
 
 # (a second breaker round) Whole texts and cuts whose trims read a count of another unit as tokens, a window from
 # turns, messages, seconds or characters, or a rounded count: never a prompt, total or window from those.
@@ -164,6 +198,13 @@ NO_COUNT_READ = [
     "用户输入过长，最大上下文长度为 1000 字",
     "输入过长，最大上下文长度为 32768 字节",
     "输入过长，最大上下文窗口为 8 千 tokens",
+    # (a third breaker round) other counts and magnitudes after the Chinese window
+    "上下文长度超出限制，最大上下文长度为 20 次对话",
+    "上下文长度超出限制，最大上下文长度为 5 分钟",
+    "上下文长度超出限制，最大上下文长度为 32768 汉字",
+    "上下文长度超出限制，最大上下文长度为 8 百万",
+    "上下文长度超出限制，最大上下文长度为 128 Ki",
+    "上下文长度超出限制，最大上下文长度为 10 messages",
 ]
 
 
