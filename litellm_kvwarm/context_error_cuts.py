@@ -31,8 +31,10 @@ TRIM_SPAN = 160
 KEPT_CHARS = 1_000
 
 # A wrapper's closing quotes and braces after a cut body, and truncation marks ("...", "…", "[truncated]").
-_CLOSERS = re.compile(r"""(?:[\s"'}\]]|\.{3,}|\u2026|\[[^\[\]]{0,40}truncat[^\[\]]{0,40}\]|\btruncated\b)+\Z""",
+_CLOSERS = re.compile(r"""(?:[\s"'}\]]|\.{3,}(?!\.)|\u2026|\[[^\[\]]{0,40}truncat[^\[\]]{0,40}\]|\btruncated\b)+\Z""",
                       re.IGNORECASE)
+#: Closers and marks are looked for in this many characters at the end only (each search start scans to the end).
+CLOSERS_SPAN = 200
 _WORD_BREAK = re.compile(r"[ (\[:;,]")
 # The end of a finished sentence (a trim goes no further back): a full stop, "!" or "?" before a space, a Chinese
 # full stop or mark, a line break.
@@ -49,11 +51,17 @@ _CUT_END = re.compile(CUT_END, re.IGNORECASE)
 _CUT_GROUP = re.compile(r"[,_'. ]\d{0,2}")
 
 
+def _closers(s: str) -> re.Match[str] | None:
+    """The wrapper's closing quotes and braces and the truncation marks that end ``s`` (searched in its last
+    :data:`CLOSERS_SPAN` characters: linear in the text, however long a run of braces or dots it holds)."""
+    return _CLOSERS.search(s, max(0, len(s) - CLOSERS_SPAN))
+
+
 def looks_cut(s: str) -> bool:
     """Whether the normalised error text ``s`` may end where something cut it: its last character (before a
     wrapper's closing quotes and braces and truncation marks) is a letter, a digit or a joint (``:,(-+<>=``),
     or a truncation mark follows it. Ending in ``.``, ``!``, ``?`` or ``)`` reads as whole."""
-    closers = _CLOSERS.search(s)
+    closers = _closers(s)
     body = s[: closers.start()] if closers is not None else s
     if not body:
         return False
@@ -79,7 +87,7 @@ may be whole: "maximum length 10 of field name") or whose unit it would drop ("9
     cuts = [m.start() for m in _WORD_BREAK.finditer(s, start)]
     if sentence is not None:
         cuts.insert(0, sentence.start() + 1)  # the text ending with its last finished sentence
-    closers = _CLOSERS.search(s)
+    closers = _closers(s)
     body_end = closers.start() if closers is not None else len(s)
     out: list[str] = []
     for cut in reversed(cuts):

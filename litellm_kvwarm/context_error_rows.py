@@ -53,7 +53,7 @@ NUM = (
 #: "...truncated") and after them only the quotes and braces of a wrapper closed again around the cut text
 #: ('(truncated)"}}'). A regex to match from the number's end to the end of the text (case-insensitive).
 _MARK = (
-    r"(?:\.{3,}|\u2026|truncated\b|[\[(<][^\[\]()<>]{0,60}?(?:\.{2,}|\u2026|truncat|\bmore\b|omitted|elided|\+ ?\d)"
+    r"(?:\.{3,}(?!\.)|\u2026|truncated\b|[\[(<][^\[\]()<>]{0,60}?(?:\.{2,}|\u2026|truncat|\bmore\b|omitted|elided|\+ ?\d)"
     r"[^\[\]()<>]{0,60}[\])>])"
 )
 CUT_END = r"\s*(?:" + _MARK + r"(?:\s|" + _MARK + r")*[\"'}\]\s]*)?"

@@ -498,7 +498,8 @@ ROWS: tuple[Row, ...] = (
          "total": T}),
     Row("vllm-0.32+",
         MCL + HOWEVER + r"your prompt contains (?:at least (?P<prompt_lb>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS
-        + "|" + CUT + r")|(?P<prompt>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + "))",
+        + "|" + CUT + r")|(?P<prompt>{n})(?: (?:input )?tokens?|" + CUT_PROMPT_WORDS + r")|{n}(?:" + CUT + "|"
+        + cut_within(" characters") + "))",
         {"window": W, "prompt_lb": ("prompt", LB), "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-max-tokens-too-large",
         r"'?max_tokens'? or '?max_completion_tokens'? is too large: (?P<output>{n})\.? This model'?s " + MCL

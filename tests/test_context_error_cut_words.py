@@ -9,6 +9,7 @@ number that ends the text (or a text trimmed back to it) may have been cut, so i
 from __future__ import annotations
 
 import json
+import time
 
 import pytest
 
@@ -306,10 +307,12 @@ def test_trims_end_at_word_breaks_longest_first_and_only_cut_texts_are_trimmed()
 
 
 def test_a_count_that_may_be_characters_or_a_magnitude_is_not_read_as_tokens():
-    # vLLM's character pre-check "your prompt contains N characters" cut inside its unit: the window only
+    # vLLM's character pre-check "your prompt contains N characters" cut inside its unit: no prompt (N is characters);
+    # the window and the kind (the prompt alone over it) stand
     chars = parse_context_error("This model's maximum context length is 16384 tokens. However, your prompt contains "
                                 "70000 c")
-    assert (chars.family, chars.window, chars.prompt_tokens) == ("generic", Number(16384), None)
+    assert (chars.family, chars.kind, chars.window, chars.prompt_tokens) == (
+        "vllm-0.32+", K.PROMPT_OVER_WINDOW, Number(16384), None)
     # "12.8万" (128,000) and "3万" are rounded counts, like "128K": no number read, never a window of 12 or 3
     for text in ("上下文长度超出限制，最大上下文长度为 12.8万 tokens", "最大上下文长度为 3万，当前输入已超出上下文长度"):
         result = parse_context_error(text)
@@ -324,3 +327,36 @@ def test_a_trimmed_reading_never_overrides_a_wording_that_declined_a_number():
                "No models have context window large enough for this call.\nModel=gpt-4, Max Input Tokens=8192, "
                "Got=9000Model=gpt-3.5-turbo, Max Input Tokens=4096, Got=9000 LiteLLM Retried: 1 times")
     assert parse_context_error(several).printed_limit is None
+
+
+# (a fourth breaker round) Texts that made a first version backtrack for seconds to minutes: a run of dots or "…"
+# (NFKC makes each "..."), or a long run of closing braces, brackets or quotes, before a character that ends nothing.
+SLOW_BEFORE = {
+    "dots after a number": "This model's maximum context length is 4096" + "." * 45 + "x",
+    "dotted leader": "Invalid request: table of contents 1. Intro " + "." * 39 + " 5",
+    "ellipses in Chinese": "上下文长度超出限制" + "\u2026" * 13 + "好",
+    "ellipses after a wording": "This model's maximum context length is 4096 tokens. However, you requested 10000 tokens "
+                                + "\u2026" * 15 + "x",
+    "braces": "}" * 19_999 + "x",
+    "quotes": "'" * 19_999 + "x",
+    "truncation marks": ("[truncated] " * 1_700)[:19_999] + "x",
+}
+
+
+@pytest.mark.parametrize("text", list(SLOW_BEFORE.values()), ids=list(SLOW_BEFORE))
+def test_runs_of_dots_or_closers_parse_in_linear_time(text):
+    """A bound, not a speed target: these took 0.7-24 s each (exponential or quadratic backtracking in the closers and
+    truncation-mark patterns); linear, each is well under 0.1 s here."""
+    started = time.perf_counter()
+    parse_context_error(text)
+    assert time.perf_counter() - started < 1.0
+
+
+def test_vllm_prompt_alone_cut_in_its_count_keeps_its_kind():
+    # "your prompt contains 8" may go on "192 input tokens" or "... characters": no prompt, but either is the prompt
+    # alone over the window
+    for cut in ("8", "70000 cha"):
+        result = parse_context_error("This model's maximum context length is 4096 tokens. However, your prompt contains "
+                                     + cut)
+        assert (result.family, result.kind, result.window, result.prompt_tokens) == (
+            "vllm-0.32+", K.PROMPT_OVER_WINDOW, Number(4096), None)
