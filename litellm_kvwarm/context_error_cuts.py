@@ -9,8 +9,10 @@ of its last :data:`MAX_TRIMS` word breaks within :data:`TRIM_SPAN` characters; t
 reading as :func:`better_cut_reading` says, and a number that ends a trimmed text is read as a floor, as for any
 cut (it may have been cut mid-digits). A wording matched right up to a trimmed end reads only if it ends on that
 number: one that ends on a word there ("Requested 400000 tokens, max 300000 tokens" trimmed from "... tokens per")
-lost the words its own guards read (Groq's window is no per-request limit), so that trim reads nothing. Only a text that :func:`looks_cut` is trimmed: one that
-ends in a sentence mark or a closing bracket ended where its writer ended it.
+lost the words its own guards read (Groq's window is no per-request limit), so that trim reads nothing. Only a text
+that :func:`looks_cut` is trimmed: one that ends in a sentence mark or a closing bracket ended where its writer ended
+it. Every pattern here is linear in the text (a breaker's round found runs of dots and of closing braces that
+backtracked for seconds).
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ import re
 from .context_error_model import ContextError
 from .context_error_rows import CUT_END
 
-__all__ = ["KEPT_CHARS", "MAX_TRIMS", "TRIM_SPAN", "better_cut_reading", "drops_a_unit", "looks_cut", "may_be_cut",
+__all__ = ["CLOSERS_SPAN", "KEPT_CHARS", "MAX_TRIMS", "TRIM_SPAN", "better_cut_reading", "drops_a_unit", "looks_cut", "may_be_cut",
            "numbers_read", "trims"]
 
 #: At most this many earlier cuts are tried (each one is a parse of the text: the error path only).
@@ -75,13 +77,12 @@ def trims(s: str) -> list[str]:
     break), and at that sentence end itself, longest first; the break itself and what follows dropped. A trim never
     crosses a finished sentence: "... resulted in 9000 characters. Request id: abc" trims back to "... 9000
     characters." at most, never to "... 9000". Nor does it end on a number followed by more than one word (the text
-may be whole: "maximum length 10 of field name") or whose unit it would drop ("9000 charac", "8 千", "9000M":
-:func:`drops_a_unit`). Each keeps only its last :data:`KEPT_CHARS` characters or so (from a space:
-    no number cut at its start), so a long text costs a few short parses."""
+    may be whole: "maximum length 10 of field name") or whose unit it would drop ("9000 charac", "8 千", "9000M":
+    :func:`drops_a_unit`). Each keeps only its last :data:`KEPT_CHARS` characters or so (from a space: no number cut
+    at its start), so a long text costs a few short parses."""
     start = max(0, len(s) - TRIM_SPAN)
-    sentence = None
-    for sentence in _SENTENCE_END.finditer(s, start):
-        pass
+    sentences = list(_SENTENCE_END.finditer(s, start))
+    sentence = sentences[-1] if sentences else None
     if sentence is not None:
         start = sentence.end()
     cuts = [m.start() for m in _WORD_BREAK.finditer(s, start)]
