@@ -45,8 +45,8 @@ as ``...`` or ``[truncated]``, or a separator that could start another digit gro
 cut mid-digits by whoever truncated the text (``max_model_len=4`` of ``max_model_len=4096``): it
 is a LOWER_BOUND (UPPER_BOUND when negative), never EXACT, so a cut window is never learned as a
 smaller exact one; a character count there is dropped. A text cut mid-word ("... resulted in 4619 tok") is
-also read as if cut at each of its last few word breaks, and the reading with the most numbers is kept
-(:mod:`.context_error_cuts`). A printed number that is *not* the
+also read as if cut at each of its last few word breaks (never past a finished sentence), and a named wording's
+reading with more numbers is kept (:mod:`.context_error_cuts` says when). A printed number that is *not* the
 model's window (prompt + output) goes to ``printed_limit`` with its :class:`LimitMeaning`, never
 to ``window``; an excess over an unprinted limit (Ollama "exceeded ... by N tokens") goes to
 ``excess_tokens``; the model's output cap is kept in ``output_cap`` too, also when the text prints it beside a
