@@ -122,15 +122,13 @@ class Settings(BaseSettings):
     warm_ahead: bool = Field(
         True, description="Warm the escalation target's prefix cache once a session nears the window (0 turns it off)."
     )
-    warm_threshold: float = Field(
-        DEFAULT_WARM_THRESHOLD,
-        gt=0,
-        le=1,
-        description="Fraction of the group's window at which a session's routing estimate triggers a warm.",
-    )
-    warm_cooldown_s: float = Field(
-        DEFAULT_WARM_COOLDOWN_S, gt=0, description="At most one warm per session (per tenant) in this many seconds."
-    )
+    warm_threshold: float = Field(DEFAULT_WARM_THRESHOLD, gt=0, le=1, description=(
+        "Fraction of the group's window at which a session's routing estimate triggers a warm."))
+    warm_cooldown_s: float = Field(DEFAULT_WARM_COOLDOWN_S, gt=0, description="At most one warm per session (per tenant) in this many seconds.")
+    warm_limited_groups: bool = Field(False, description=(
+        "Also warm a target group LiteLLM limits (a deployment with rpm, tpm or max_parallel_requests, or the router's "
+        "default_max_parallel_requests): warms then use requests, tokens and slots every tenant's live traffic shares. "
+        "Off: such a group gets no warms (outcome skipped_rate_limited)."))
     warm_rewarm_step: float = Field(
         DEFAULT_WARM_REWARM_STEP,
         ge=0,

@@ -44,7 +44,7 @@ from .reactive import SKIP_MESSAGE_PREFIX
 from .runtime import Services
 from .usage import record_usage
 from .view import affinity_of, attempt_view, failure_view, pre_call_view
-from .router_view import served_model
+from .router_view import failed_deployments, group_limited, served_model
 from .warm_gate import WarmGate
 from .warm_priority import WarmPriority
 
@@ -73,8 +73,8 @@ class KVWarmHandler(CustomLogger):
         self._router_getter = router_getter
         self._hash_secret: bytes | None = None
         self.correction = EstimateCorrection()
-        self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer, secret=lambda: self.hash_secret,
-                                  count=lambda *outcome: self.effects.count_warm(*outcome), bridged=lambda g, k: self.facts.bridged(g, k))
+        self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer, secret=lambda: self.hash_secret, limited=lambda g:
+                                  group_limited(self._router_getter(), g), count=lambda *o: self.effects.count_warm(*o), bridged=lambda g, k: self.facts.bridged(g, k))
         self.effects = Effects(self.settings, self.metrics, self.warm_gate, secret=lambda: self.hash_secret, forbid=bridge.forbidden,
                                served_model=lambda group: served_model(self._router_getter(), group))
         self.priority = WarmPriority(self.settings.warm_priority, self.settings.window_ttl_s, on_refused=self.metrics.warm_priority_refused)
@@ -163,15 +163,16 @@ class KVWarmHandler(CustomLogger):
 
     async def async_filter_deployments(self, model: str, healthy_deployments: list, messages: Any,
                                        request_kwargs: dict | None = None, parent_otel_span: Any = None) -> list:
-        """Pin a session to one deployment of an escalation-target group (rendezvous hash of tenant and
-        session over the deployments' ids): a warm and the escalation meet the same prefix cache."""
+        """Pin a session to one deployment of an escalation-target group (rendezvous hash of tenant and session over
+        the deployments' ids): a warm and the escalation meet the same prefix cache. A retry takes the session's next
+        choice, never a deployment that failed this request (:func:`~litellm_kvwarm.router_view.failed_deployments`)."""
         try:
             if not self.settings.session_pinning or len(healthy_deployments) < 2:
                 return healthy_deployments
             key = affinity_of(request_kwargs)
             router = self._router_getter() if key is not None else None
             pin = key is not None and router is not None and model in self.facts.targets.get(router, self.settings.escalation_targets)
-            return identity.pin_deployments(key, healthy_deployments) if pin else healthy_deployments
+            return identity.pin_deployments(key, healthy_deployments, failed_deployments(request_kwargs)) if pin else healthy_deployments
         except Exception:  # fail open: LiteLLM's own choice stands
             logger.warning("[KV-WARM] session pinning skipped after an internal error", exc_info=True)
             return healthy_deployments

@@ -28,7 +28,7 @@ import functools
 import hashlib
 import hmac
 import secrets
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 
 from .tokens import json_text
@@ -271,12 +271,16 @@ def set_cache_salt(data: dict, salt: str) -> bool:
     return True
 
 
-def pin_deployments(key: str, healthy: list) -> list:
+def pin_deployments(key: str, healthy: list, failed: Collection[str] = ()) -> list:
     """The one deployment of ``healthy`` (LiteLLM deployment dicts, ``model_info.id``) that
-    :func:`rendezvous_pick` chooses for ``key``; all of them when none has an id."""
+    :func:`rendezvous_pick` chooses for ``key`` among those not in ``failed`` (ids of deployments an
+    earlier attempt of the same request failed on: a retry goes to the session's next choice, as
+    LiteLLM alone would re-pick, never back to the replica that just failed); all of ``healthy`` when
+    none has an id or every one failed."""
     def dep_id(d: object) -> object:
         info = d.get("model_info") if isinstance(d, Mapping) else None
         return info.get("id") if isinstance(info, Mapping) else None
 
-    chosen = rendezvous_pick(key, [i for i in map(dep_id, healthy) if isinstance(i, str)])
+    ids = [i for i in map(dep_id, healthy) if isinstance(i, str) and i not in failed]
+    chosen = rendezvous_pick(key, ids) if ids else None
     return [d for d in healthy if dep_id(d) == chosen] or healthy

@@ -11,7 +11,8 @@ off by default; the step, kept on the routing estimate's scale, is scaled to the
 count that runs above the routing estimate makes the step larger, never the lead shorter;
 ``skipped_far``: a session that stops short pays no warm; one seen once warms at the threshold;
 one whose first large step comes past the threshold escalates with what was warmed below it) → target unknown (not in the model list, or no discovered window for
-its served model) → the caller's key may not use the target → no session to scope the cooldown
+its served model) → the target group is limited by LiteLLM (rpm, tpm, concurrent requests: its limits are
+every tenant's; unless ``warm_limited_groups``) → the caller's key may not use the target → no session to scope the cooldown
 → cooldown known to run in this process (the runner's memo) → tenant known to be at its warm
 rate (the memo) → queued. Admission itself (the session's cooldown and the tenant's warm rate,
 shared through the cooldown store) happens in :class:`~litellm_kvwarm.warm.WarmRunner` when a
@@ -105,6 +106,8 @@ class WarmGate:
             resolved from ``settings`` and the process environment.
         bridged: ``(target, kind)`` → whether the group renders only what its bridge sends: a head warm is
             sized by that routing view (:func:`~litellm_kvwarm.tokens.estimate_request` ``bridged``), as routes are.
+        limited: ``target`` → whether LiteLLM limits the group (:func:`~litellm_kvwarm.router_view.group_limited`):
+            unless ``warm_limited_groups``, such a group gets no warm (its limits are every tenant's).
     """
 
     def __init__(
@@ -115,9 +118,10 @@ class WarmGate:
         count: Callable[[WarmOutcome, str, str], None],
         secret: bytes | str | Callable[[], bytes | str] | None = None,
         bridged: Callable[[str, str], bool] = lambda group, kind: False,
+        limited: Callable[[str], bool] = lambda group: False,
     ):
         self._settings = settings
-        self._bridged = bridged
+        self._bridged, self._limited = bridged, limited
         self._runner = runner
         self._count = count
         #: each session's largest growth step (tokens), for ``JUMP`` warms
@@ -243,6 +247,8 @@ class WarmGate:
             return WarmOutcome.SKIPPED_FAR, trigger
         if not c.target_known or c.target_window is None:
             return WarmOutcome.SKIPPED_UNKNOWN_MODEL, trigger
+        if not s.warm_limited_groups and self._limited(c.target):
+            return WarmOutcome.SKIPPED_RATE_LIMITED, trigger
         if may_use is not None and not await may_use():
             return WarmOutcome.SKIPPED_FORBIDDEN, trigger
         if c.session is None:

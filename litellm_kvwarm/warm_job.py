@@ -32,6 +32,8 @@ class WarmOutcome(str, Enum):
     SKIPPED_FAR = "skipped_far"
     SKIPPED_UNKNOWN_MODEL = "skipped_unknown_model"
     SKIPPED_FORBIDDEN = "skipped_forbidden"
+    #: the target group is limited by LiteLLM (rpm, tpm, max_parallel_requests) and ``warm_limited_groups`` is off
+    SKIPPED_RATE_LIMITED = "skipped_rate_limited"
     SKIPPED_COOLDOWN = "skipped_cooldown"
     SKIPPED_TENANT_RATE = "skipped_tenant_rate"
     SKIPPED_NO_SESSION = "skipped_no_session"

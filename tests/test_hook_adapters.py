@@ -315,6 +315,15 @@ async def test_filter_pins_a_session_only_on_escalation_targets(monkeypatch):
     assert len(pinned) == 1 and pinned == await h.async_filter_deployments("slow", healthy, None, kwargs)
     assert await h.async_filter_deployments("fast", healthy, None, kwargs) == healthy
     assert await h.async_filter_deployments("slow", healthy, None, {"metadata": {}}) == healthy
+    # a retry after the pinned deployment failed (LiteLLM's own record): the session's next choice, never the failed one
+    first = pinned[0]["model_info"]["id"]
+    retry = {"metadata": {"kvwarm_affinity": "k1", "previous_models": [{"deployment_id": first, "model_group": "slow"}]}}
+    second = await h.async_filter_deployments("slow", healthy, None, retry)
+    assert len(second) == 1 and second[0]["model_info"]["id"] != first
+    assert second == await h.async_filter_deployments("slow", healthy, None, retry)  # deterministic
+    both = {"litellm_metadata": {"kvwarm_affinity": "k1", "previous_models": [
+        {"deployment_id": f"d{i}"} for i in range(4)]}}
+    assert await h.async_filter_deployments("slow", healthy, None, both) == healthy  # every one failed: LiteLLM's choice
 
 
 def test_the_start_line_names_the_settings_and_hides_secrets(monkeypatch, caplog):

@@ -101,3 +101,42 @@ async def test_the_hooks_on_a_real_router_raise_no_deprecation_warning(models, m
     assert _deprecation_uses() == uses  # LiteLLM's own count of outside uses did not move
     assert plugin_calls == [] and models.hits == hits  # no card read a second time
     await handler.aclose()
+
+
+def test_failed_deployments_reads_litellms_retry_records():
+    from litellm_kvwarm.router_view import failed_deployments
+
+    records = [{"deployment_id": "a"}, {"model_info": {"id": "b"}}, {"model_id": "c"}, {"deployment_id": None}, "junk", 7]
+    assert failed_deployments({"metadata": {"previous_models": records}}) == {"a", "b", "c"}
+    assert failed_deployments({"litellm_metadata": {"previous_models": ({"deployment_id": "x"},)}}) == {"x"}
+    for odd in (None, [], {"metadata": None}, {"metadata": {"previous_models": "a"}}, {"metadata": {}}):
+        assert failed_deployments(odd) == frozenset()
+
+
+def test_failed_deployments_from_a_real_router_retry():
+    """LiteLLM's own ``log_retry`` (the release in this venv) writes what the filter reads."""
+    from litellm_kvwarm.router_view import failed_deployments
+
+    router = litellm.Router(model_list=[{"model_name": "slow", "litellm_params": {"model": "hosted_vllm/big", "api_base": "http://x/v1"},
+                                         "model_info": {"id": "dep-1"}}])
+    kwargs = {"model": "slow", "metadata": {"model_info": {"id": "dep-1"}, "deployment": "hosted_vllm/big"}}
+    kwargs = router.log_retry(kwargs=kwargs, e=litellm.InternalServerError("boom", "hosted_vllm", "big"))
+    assert failed_deployments(kwargs) == {"dep-1"}
+
+
+def test_group_limited_reads_every_place_litellm_reads_a_limit():
+    from litellm_kvwarm.router_view import group_limited
+
+    def router(entries, **settings):
+        return litellm.Router(model_list=entries, **settings)
+
+    plain = {"model_name": "slow", "litellm_params": {"model": "hosted_vllm/big", "api_base": "http://x/v1"}}
+    assert group_limited(router([plain]), "slow") is False
+    for place, field in (("litellm_params", "rpm"), ("litellm_params", "tpm"), ("litellm_params", "max_parallel_requests"),
+                         ("model_info", "rpm"), ("model_info", "tpm")):
+        entry = {**plain, place: {**plain.get(place, {}), field: 6}}
+        assert group_limited(router([plain, entry]), "slow") is True, (place, field)
+        assert group_limited(router([plain, {**entry, "model_name": "other"}]), "slow") is False  # another group's limit
+    assert group_limited(router([plain], default_max_parallel_requests=4), "slow") is True
+    assert group_limited(None, "slow") is False
+    assert group_limited(object(), "slow") is False  # unreadable: not limited (the other guards still apply)
