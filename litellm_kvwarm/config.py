@@ -125,10 +125,10 @@ class Settings(BaseSettings):
     warm_threshold: float = Field(DEFAULT_WARM_THRESHOLD, gt=0, le=1, description=(
         "Fraction of the group's window at which a session's routing estimate triggers a warm."))
     warm_cooldown_s: float = Field(DEFAULT_WARM_COOLDOWN_S, gt=0, description="At most one warm per session (per tenant) in this many seconds.")
-    warm_limited_groups: bool = Field(False, description=(
-        "Also warm a target group LiteLLM limits (a deployment with rpm, tpm or max_parallel_requests, or the router's "
-        "default_max_parallel_requests): warms then use requests, tokens and slots every tenant's live traffic shares. "
-        "Off: such a group gets no warms (outcome skipped_rate_limited)."))
+    warm_limited: bool = Field(False, description=(
+        "Also warm where LiteLLM limits what a warm would share: a target group with rpm, tpm or max_parallel_requests "
+        "(or the router's default_max_parallel_requests), a caller whose key, user, team or organization has a tpm/rpm "
+        "limit. Warms then use requests, tokens and slots live traffic needs. Off: no warm there (skipped_rate_limited)."))
     warm_rewarm_step: float = Field(
         DEFAULT_WARM_REWARM_STEP,
         ge=0,

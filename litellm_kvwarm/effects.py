@@ -113,7 +113,7 @@ class Effects:
             data["fallbacks"] = fallbacks_with_source(data.get("fallbacks"), plan.escalation.target, plan.escalation.source_fallback)
         if plan.warm is not None and view.kind is not None:
             w = plan.warm
-            candidate = WarmCandidate(w.target, True, w.target_window, w.tokens, w.source_window, view.session, w.growth_tokens)
+            candidate = WarmCandidate(w.target, True, w.target_window, w.tokens, w.source_window, view.session, w.growth_tokens, view.key)
             await self.warm_gate.consider(candidate, data, kind=view.kind)
             if plan.route is Route.STAY:
                 self._await_reply(candidate, view, data)

@@ -29,7 +29,7 @@ from typing import Any
 import httpx
 from litellm.integrations.custom_logger import CustomLogger
 
-from . import __version__, identity, startup, stream_errors
+from . import __version__, identity, limits, startup, stream_errors
 from . import litellm_bridge as bridge
 from .attempt import Attempts, DeclineHop, SkipHop
 from .config import Settings
@@ -44,7 +44,7 @@ from .reactive import SKIP_MESSAGE_PREFIX
 from .runtime import Services
 from .usage import record_usage
 from .view import affinity_of, attempt_view, failure_view, pre_call_view
-from .router_view import failed_deployments, group_limited, served_model
+from .router_view import failed_deployments, served_model
 from .warm_gate import WarmGate
 from .warm_priority import WarmPriority
 
@@ -74,7 +74,7 @@ class KVWarmHandler(CustomLogger):
         self._hash_secret: bytes | None = None
         self.correction = EstimateCorrection()
         self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer, secret=lambda: self.hash_secret, limited=lambda g:
-                                  group_limited(self._router_getter(), g), count=lambda *o: self.effects.count_warm(*o), bridged=lambda g, k: self.facts.bridged(g, k))
+                                  limits.group_limited(self._router_getter(), g), count=lambda *o: self.effects.count_warm(*o), bridged=lambda g, k: self.facts.bridged(g, k))
         self.effects = Effects(self.settings, self.metrics, self.warm_gate, secret=lambda: self.hash_secret, forbid=bridge.forbidden,
                                served_model=lambda group: served_model(self._router_getter(), group))
         self.priority = WarmPriority(self.settings.warm_priority, self.settings.window_ttl_s, on_refused=self.metrics.warm_priority_refused)

@@ -163,30 +163,3 @@ def failed_deployments(request_kwargs: object) -> frozenset[str]:
                     found.add(value)
     return frozenset(found)
 
-
-#: Deployment fields LiteLLM limits a deployment by (requests or tokens per minute, concurrent requests),
-#: read where LiteLLM reads them: the entry itself, its ``litellm_params`` and its ``model_info``
-#: (1.108.7 ``router_strategy/lowest_latency.py`` l.441 for rpm/tpm; ``max_parallel_requests`` in ``litellm_params``).
-LIMIT_FIELDS = ("rpm", "tpm", "max_parallel_requests")
-
-
-def group_limited(router: object, group: str) -> bool:
-    """Whether LiteLLM limits some deployment of ``group`` by requests or tokens per minute or by
-    concurrent requests (:data:`LIMIT_FIELDS` set to a number on the entry, its ``litellm_params`` or its
-    ``model_info``; or the router's ``default_max_parallel_requests``): a warm sent through the router
-    to such a group uses what every tenant's live requests share. ``False`` for ``None``; never raises."""
-    if router is None:
-        return False
-    try:
-        view = RouterView(router)
-        default = view._setting("default_max_parallel_requests")
-        if isinstance(default, int) and not isinstance(default, bool) and default > 0:
-            return True
-        for entry in view.deployments(group):
-            for place in (entry, entry.get("litellm_params"), entry.get("model_info")):
-                if isinstance(place, Mapping) and any(
-                        isinstance(v := place.get(f), (int, float)) and not isinstance(v, bool) for f in LIMIT_FIELDS):
-                    return True
-    except Exception:
-        return False
-    return False

@@ -11,8 +11,8 @@ off by default; the step, kept on the routing estimate's scale, is scaled to the
 count that runs above the routing estimate makes the step larger, never the lead shorter;
 ``skipped_far``: a session that stops short pays no warm; one seen once warms at the threshold;
 one whose first large step comes past the threshold escalates with what was warmed below it) → target unknown (not in the model list, or no discovered window for
-its served model) → the target group is limited by LiteLLM (rpm, tpm, concurrent requests: its limits are
-every tenant's; unless ``warm_limited_groups``) → the caller's key may not use the target → no session to scope the cooldown
+its served model) → LiteLLM limits the target group or the caller (rpm, tpm, concurrent requests: a warm would use
+what live requests need, :mod:`~litellm_kvwarm.limits`; unless ``warm_limited``) → the caller's key may not use the target → no session to scope the cooldown
 → cooldown known to run in this process (the runner's memo) → tenant known to be at its warm
 rate (the memo) → queued. Admission itself (the session's cooldown and the tenant's warm rate,
 shared through the cooldown store) happens in :class:`~litellm_kvwarm.warm.WarmRunner` when a
@@ -42,11 +42,12 @@ from __future__ import annotations
 import logging
 import os
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, field, replace
 from typing import Any
 
 from . import identity
 from .config import Settings
+from .limits import caller_limited
 from .session_steps import SessionSteps, jump_due, lead_due
 from .tokens import estimate_request
 from .warm_head import head_request
@@ -73,6 +74,8 @@ class WarmCandidate:
     source_window: int
     session: identity.Session | None
     growth_tokens: int | None = None  # what the re-warm step is measured on (default: tokens)
+    #: LiteLLM's key object of the caller (opaque), for :func:`~litellm_kvwarm.limits.caller_limited`
+    caller: Any = field(default=None, compare=False, repr=False)
 
 
 def cooldown_key(
@@ -106,8 +109,9 @@ class WarmGate:
             resolved from ``settings`` and the process environment.
         bridged: ``(target, kind)`` → whether the group renders only what its bridge sends: a head warm is
             sized by that routing view (:func:`~litellm_kvwarm.tokens.estimate_request` ``bridged``), as routes are.
-        limited: ``target`` → whether LiteLLM limits the group (:func:`~litellm_kvwarm.router_view.group_limited`):
-            unless ``warm_limited_groups``, such a group gets no warm (its limits are every tenant's).
+        limited: ``target`` → whether LiteLLM limits the group (:func:`~litellm_kvwarm.limits.group_limited`): unless
+            ``warm_limited``, such a group gets no warm (its limits are every tenant's), nor does a caller LiteLLM limits
+            (:func:`~litellm_kvwarm.limits.caller_limited` of ``WarmCandidate.caller``).
     """
 
     def __init__(
@@ -247,7 +251,7 @@ class WarmGate:
             return WarmOutcome.SKIPPED_FAR, trigger
         if not c.target_known or c.target_window is None:
             return WarmOutcome.SKIPPED_UNKNOWN_MODEL, trigger
-        if not s.warm_limited_groups and self._limited(c.target):
+        if not s.warm_limited and (caller_limited(c.caller) or self._limited(c.target)):
             return WarmOutcome.SKIPPED_RATE_LIMITED, trigger
         if may_use is not None and not await may_use():
             return WarmOutcome.SKIPPED_FORBIDDEN, trigger

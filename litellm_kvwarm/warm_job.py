@@ -32,7 +32,7 @@ class WarmOutcome(str, Enum):
     SKIPPED_FAR = "skipped_far"
     SKIPPED_UNKNOWN_MODEL = "skipped_unknown_model"
     SKIPPED_FORBIDDEN = "skipped_forbidden"
-    #: the target group is limited by LiteLLM (rpm, tpm, max_parallel_requests) and ``warm_limited_groups`` is off
+    #: LiteLLM limits the target group or the caller (rpm, tpm, max_parallel_requests) and ``warm_limited`` is off
     SKIPPED_RATE_LIMITED = "skipped_rate_limited"
     SKIPPED_COOLDOWN = "skipped_cooldown"
     SKIPPED_TENANT_RATE = "skipped_tenant_rate"

@@ -125,7 +125,7 @@ def test_failed_deployments_from_a_real_router_retry():
 
 
 def test_group_limited_reads_every_place_litellm_reads_a_limit():
-    from litellm_kvwarm.router_view import group_limited
+    from litellm_kvwarm.limits import group_limited
 
     def router(entries, **settings):
         return litellm.Router(model_list=entries, **settings)
@@ -140,3 +140,18 @@ def test_group_limited_reads_every_place_litellm_reads_a_limit():
     assert group_limited(router([plain], default_max_parallel_requests=4), "slow") is True
     assert group_limited(None, "slow") is False
     assert group_limited(object(), "slow") is False  # unreadable: not limited (the other guards still apply)
+
+
+def test_caller_limited_reads_every_limit_of_litellms_key_object():
+    from litellm.proxy._types import UserAPIKeyAuth
+
+    from litellm_kvwarm.limits import caller_limited
+
+    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", team_id="t")) is False
+    for field_name in ("tpm_limit", "rpm_limit", "team_tpm_limit", "team_rpm_limit", "user_tpm_limit", "end_user_rpm_limit",
+                       "organization_tpm_limit", "team_member_rpm_limit", "max_parallel_requests"):
+        assert caller_limited(UserAPIKeyAuth(api_key="sk-1", **{field_name: 10})) is True, field_name
+    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", tpm_limit_per_model={"slow": 1000})) is True
+    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", metadata={"model_tpm_limit": {"slow": 1000}})) is True
+    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", metadata={"model_tpm_limit": {}})) is False
+    assert caller_limited(None) is False and caller_limited(object()) is False

@@ -85,8 +85,8 @@ async def test_guards_in_order(settings, cand, may_use, expected):
     assert len(runner.jobs) == (1 if expected is WarmOutcome.QUEUED else 0)
 
 
-@pytest.mark.parametrize(("warm_limited_groups", "expected"), [(False, WarmOutcome.SKIPPED_RATE_LIMITED), (True, WarmOutcome.QUEUED)])
-async def test_a_group_litellm_limits_gets_no_warm_unless_allowed(warm_limited_groups, expected):
+@pytest.mark.parametrize(("warm_limited", "expected"), [(False, WarmOutcome.SKIPPED_RATE_LIMITED), (True, WarmOutcome.QUEUED)])
+async def test_a_group_litellm_limits_gets_no_warm_unless_allowed(warm_limited, expected):
     """Breaker round on b52a711: warms go through LiteLLM's router and counted against a 6-rpm slow deployment's minute, so
     another tenant's requests waited. A limited target gets none by default, after the unknown-model guard, before the
     key's access check (which it does not reach)."""
@@ -96,11 +96,11 @@ async def test_a_group_litellm_limits_gets_no_warm_unless_allowed(warm_limited_g
         checked.append(True)
         return True
 
-    gate = WarmGate(Settings(warm_limited_groups=warm_limited_groups), runner=lambda: runner, count=lambda o, t, g: None,
+    gate = WarmGate(Settings(warm_limited=warm_limited), runner=lambda: runner, count=lambda o, t, g: None,
                     secret=SECRET, limited=lambda group: asked.append(group) or group == "slow")
     assert await gate.consider(candidate(session()), chat_data(), may_use) is expected
     assert len(runner.jobs) == (1 if expected is WarmOutcome.QUEUED else 0)
-    assert asked == ([] if warm_limited_groups else ["slow"]) and checked == ([True] if warm_limited_groups else [])
+    assert asked == ([] if warm_limited else ["slow"]) and checked == ([True] if warm_limited else [])
     # below the threshold the group is never looked up (the request path of most requests pays nothing)
     asked.clear()
     assert await gate.consider(candidate(session("other"), tokens=2_000), chat_data("other")) is WarmOutcome.SKIPPED_BELOW_THRESHOLD

@@ -8,7 +8,8 @@ answer (breaker round on b52a711, both found with a real proxy; both pass only w
 * **Warms and LiteLLM's deployment limits.** Warms go through LiteLLM's router, so they count against a
   deployment's ``rpm``: one tenant's 11k-token session's warm pieces took a 6-rpm deployment's whole minute, and
   another tenant's requests to that group waited and timed out. Now a group LiteLLM limits gets no warm
-  (``outcome="skipped_rate_limited"``) unless ``KVWARM_WARM_LIMITED_GROUPS=1``.
+  (``outcome="skipped_rate_limited"``) unless ``KVWARM_WARM_LIMITED=1``; nor does a caller whose key LiteLLM
+  limits (its warms would count against the key's tokens per minute).
 
 Real processes: one ``litellm --config`` proxy with the plugin (and LiteLLM's ``prometheus`` callback for
 ``/metrics``), emulated vLLM backends (one with an injected fault), two virtual keys on two teams
@@ -30,7 +31,9 @@ from test_metrics import scrape, value
 pytestmark = pytest.mark.e2e
 
 FAST_WINDOW, SLOW_WINDOW = 16_384, 131_072
-KEYS = {"sk-a": {"team_id": "team-a", "user_id": "user-a"}, "sk-b": {"team_id": "team-b", "user_id": "user-b"}}
+KEYS = {"sk-a": {"team_id": "team-a", "user_id": "user-a"}, "sk-b": {"team_id": "team-b", "user_id": "user-b"},
+        # a key LiteLLM limits to 200k tokens a minute: its warms would count against it (cumulative warm pieces)
+        "sk-c": {"team_id": "team-c", "user_id": "user-c", "tpm_limit": 200_000}}
 SESSIONS = 8
 
 
@@ -101,3 +104,23 @@ def test_a_limited_group_gets_no_warm_and_another_tenant_keeps_its_requests(stac
                for i in range(5)]
     assert answers == [200] * 5 and time.monotonic() - started < 30
     assert len(backend_requests(stack["limited"])) == 5
+
+
+def test_a_caller_litellm_limits_gets_no_warm_and_an_unlimited_one_does(stack):
+    proxy = stack["proxy"]
+    before = len(backend_requests(stack["fast"]))
+    # sk-c (limited) first, then sk-b (not limited, the control) with a longer conversation, both past 60% of fast
+    for key, session, chars in (("sk-c", "tenant-c-long", 50_000), ("sk-b", "tenant-b-long", 56_000)):
+        body = {"model": "fast", "messages": [{"role": "user", "content": f"{session}: " + long_text(chars)}], "max_tokens": 8}
+        assert _post(proxy, key, body, session=session).status_code == 200
+    limited_prompt, control_prompt = (r["prompt_tokens"] for r in backend_requests(stack["fast"])[before:])
+    deadline = time.monotonic() + 15
+    while time.monotonic() < deadline and not value(scrape(proxy), "kvwarm_warms_total", outcome="succeeded", target="slow",
+                                                     trigger="ahead"):
+        time.sleep(0.2)
+    samples = scrape(proxy)
+    assert value(samples, "kvwarm_warms_total", outcome="skipped_rate_limited", target="slow", trigger="ahead") == 1  # sk-c's
+    assert value(samples, "kvwarm_warms_total", outcome="succeeded", target="slow", trigger="ahead") >= 1  # sk-b's
+    warms = [r for r in backend_requests(stack["slow_a"]) + backend_requests(stack["slow_b"]) if r.get("max_tokens") == 1]
+    assert warms and limited_prompt < control_prompt - 500
+    assert min(r["prompt_tokens"] for r in warms) >= control_prompt - 16, (limited_prompt, control_prompt, warms)  # none is sk-c's
