@@ -31,7 +31,8 @@ DEPLOYMENT_LIMIT_FIELDS = ("rpm", "tpm", "max_parallel_requests")
 
 
 def _number(value: object) -> bool:
-    return isinstance(value, (int, float)) and not isinstance(value, bool)
+    """A limit as a config may spell it: a number, or a string LiteLLM would read as one (``"6"``, ``os.environ/...``)."""
+    return (isinstance(value, (int, float)) and not isinstance(value, bool)) or (isinstance(value, str) and value.strip() != "")
 
 
 def group_limited(router: object, group: str) -> bool:
@@ -43,7 +44,7 @@ def group_limited(router: object, group: str) -> bool:
     try:
         view = RouterView(router)
         default = view._setting("default_max_parallel_requests")
-        if _number(default) and default > 0:  # type: ignore[operator]
+        if isinstance(default, int) and not isinstance(default, bool) and default > 0:
             return True
         for entry in view.deployments(group):
             for place in (entry, entry.get("litellm_params"), entry.get("model_info")):

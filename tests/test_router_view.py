@@ -138,6 +138,8 @@ def test_group_limited_reads_every_place_litellm_reads_a_limit():
         assert group_limited(router([plain, entry]), "slow") is True, (place, field)
         assert group_limited(router([plain, {**entry, "model_name": "other"}]), "slow") is False  # another group's limit
     assert group_limited(router([plain], default_max_parallel_requests=4), "slow") is True
+    as_text = {**plain, "litellm_params": {**plain["litellm_params"], "rpm": "6"}}  # a string LiteLLM reads as a number
+    assert group_limited(router([as_text]), "slow") is True
     assert group_limited(None, "slow") is False
     assert group_limited(object(), "slow") is False  # unreadable: not limited (the other guards still apply)
 
