@@ -127,7 +127,7 @@ class Settings(BaseSettings):
     warm_cooldown_s: float = Field(DEFAULT_WARM_COOLDOWN_S, gt=0, description="At most one warm per session (per tenant) in this many seconds.")
     warm_limited: bool = Field(False, description=(
         "Also warm where LiteLLM limits what a warm would share: a target group with rpm, tpm or max_parallel_requests "
-        "(or the router's default_max_parallel_requests), a caller whose key, user, team or organization has a tpm/rpm "
+        "(or the router's default_max_parallel_requests), a caller whose key, user, team or organization has a tpm "
         "limit. Warms then use requests, tokens and slots live traffic needs. Off: no warm there (skipped_rate_limited)."))
     warm_rewarm_step: float = Field(
         DEFAULT_WARM_REWARM_STEP,

@@ -6,10 +6,11 @@ charges it to them), so LiteLLM counts it like a live request against
 * a **deployment's** limits: ``rpm``, ``tpm`` and ``max_parallel_requests`` (the entry, its ``litellm_params`` or its
   ``model_info``; with ``rpm``/``tpm`` LiteLLM also holds a semaphore of concurrent requests), and the router's
   ``default_max_parallel_requests``: every tenant's requests to the group share them;
-* the **caller's** limits: its key's, user's, team's, team member's, end user's and organization's tokens or
-  requests per minute, per model or not, and its key's ``max_parallel_requests`` (LiteLLM 1.108.7
-  ``proxy/hooks/parallel_request_limiter_v3.py`` counts a success's tokens on every scope its metadata names);
-  an organization's are shared by its teams.
+* the **caller's** tokens per minute: its key's, user's, team's, team member's, end user's and organization's, per
+  model or not (LiteLLM 1.108.7 ``proxy/hooks/parallel_request_limiter_v3.py`` counts a success's tokens on every
+  scope its metadata names, a warm's too; an organization's are shared by its teams). The caller's requests per
+  minute and parallel requests are taken by the proxy's pre-call hook, which a warm sent through the router never
+  passes: those do not count.
 
 A breaker found the first (b52a711): one tenant's 11k-token session sent warm pieces whose cumulative prefixes took
 a 6-rpm deployment's minute, and another tenant's requests waited until they timed out. The warm gate
@@ -56,8 +57,7 @@ def group_limited(router: object, group: str) -> bool:
 
 
 def _limit_name(name: str) -> bool:
-    return (name.endswith(("tpm_limit", "rpm_limit")) or "_limit_per_model" in name or name == "max_parallel_requests") \
-        and not name.startswith("mcp")
+    return name.endswith("tpm_limit") or name.startswith("tpm_limit_per_model")
 
 
 def _set(value: object) -> bool:
@@ -65,10 +65,10 @@ def _set(value: object) -> bool:
 
 
 def caller_limited(key: Any) -> bool:
-    """Whether LiteLLM limits the caller's key object (``UserAPIKeyAuth``): any of its ``*tpm_limit``/``*rpm_limit``
-    fields (key, user, team, team member, end user, organization), ``tpm_limit_per_model``/``rpm_limit_per_model``,
-    ``max_parallel_requests``, or a ``model_tpm_limit``/``model_rpm_limit`` in its ``metadata`` or ``team_metadata``,
-    is set. ``False`` for ``None`` and for anything unreadable."""
+    """Whether LiteLLM limits the tokens per minute of the caller's key object (``UserAPIKeyAuth``): any of its
+    ``*tpm_limit`` fields (key, user, team, team member, end user, organization) or ``tpm_limit_per_model``, or a
+    ``model_tpm_limit`` in its ``metadata`` or ``team_metadata``, is set. ``False`` for ``None`` and for anything
+    unreadable."""
     if key is None:
         return False
     try:

@@ -150,9 +150,13 @@ def test_caller_limited_reads_every_limit_of_litellms_key_object():
     from litellm_kvwarm.limits import caller_limited
 
     assert caller_limited(UserAPIKeyAuth(api_key="sk-1", team_id="t")) is False
-    for field_name in ("tpm_limit", "rpm_limit", "team_tpm_limit", "team_rpm_limit", "user_tpm_limit", "end_user_rpm_limit",
-                       "organization_tpm_limit", "team_member_rpm_limit", "max_parallel_requests"):
+    for field_name in ("tpm_limit", "team_tpm_limit", "user_tpm_limit", "end_user_tpm_limit", "organization_tpm_limit",
+                       "team_member_tpm_limit"):
         assert caller_limited(UserAPIKeyAuth(api_key="sk-1", **{field_name: 10})) is True, field_name
+    # requests per minute and parallel requests are taken by the proxy's pre-call hook, which a warm never passes
+    for field_name in ("rpm_limit", "team_rpm_limit", "user_rpm_limit", "max_parallel_requests"):
+        assert caller_limited(UserAPIKeyAuth(api_key="sk-1", **{field_name: 10})) is False, field_name
+    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", rpm_limit_per_model={"slow": 10})) is False
     assert caller_limited(UserAPIKeyAuth(api_key="sk-1", tpm_limit_per_model={"slow": 1000})) is True
     assert caller_limited(UserAPIKeyAuth(api_key="sk-1", metadata={"model_tpm_limit": {"slow": 1000}})) is True
     assert caller_limited(UserAPIKeyAuth(api_key="sk-1", metadata={"model_tpm_limit": {}})) is False
