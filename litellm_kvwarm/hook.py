@@ -74,7 +74,7 @@ class KVWarmHandler(CustomLogger):
         self._hash_secret: bytes | None = None
         self.correction = EstimateCorrection()
         self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer, secret=lambda: self.hash_secret, limited=lambda g:
-                                  limits.group_limited(self._router_getter(), g), count=lambda *o: self.effects.count_warm(*o), bridged=lambda g, k: self.facts.bridged(g, k))
+                                  limits.group_limited(self._router_getter(), g, self.settings.warm_max_concurrency), count=lambda *o: self.effects.count_warm(*o), bridged=lambda g, k: self.facts.bridged(g, k))
         self.effects = Effects(self.settings, self.metrics, self.warm_gate, secret=lambda: self.hash_secret, forbid=bridge.forbidden,
                                served_model=lambda group: served_model(self._router_getter(), group))
         self.priority = WarmPriority(self.settings.warm_priority, self.settings.window_ttl_s, on_refused=self.metrics.warm_priority_refused)

@@ -34,6 +34,9 @@ SALT_KEY = "kvwarm_cache_salt"
 TENANT_KEY = "kvwarm_tenant"
 #: seconds of the per-request I/O budget already spent by earlier hooks of this request
 BUDGET_KEY = "kvwarm_budget_spent_s"
+#: Ids of the deployments earlier attempts of the request failed on, kept by session pinning across retries
+#: (LiteLLM's own record keeps only its last few: :func:`~litellm_kvwarm.router_view.failed_deployments`).
+FAILED_KEY = "kvwarm_failed_deployments"
 #: every plugin-internal key starts with this; clients cannot set them (stripped at entry)
 PREFIX = "kvwarm_"
 #: metadata fields LiteLLM may carry a request's metadata under

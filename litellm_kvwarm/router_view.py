@@ -30,6 +30,8 @@ from collections.abc import Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .meta import FAILED_KEY
+
 
 @dataclass(frozen=True)
 class RouterView:
@@ -141,25 +143,36 @@ def served_model(router: object, group: str) -> str | None:
 
 
 def failed_deployments(request_kwargs: object) -> frozenset[str]:
-    """Ids of the deployments earlier attempts of this request failed on, as LiteLLM's router records
-    them before a retry or fallback (``Router.log_retry``: ``metadata["previous_models"]``, or
-    ``litellm_metadata``'s, one record per failed attempt with its ``deployment_id``; 1.108.7
-    ``litellm/router.py`` l.9138; the record's ``model_info.id`` or ``model_id`` where a release writes
-    those). Empty on the first attempt and for anything unreadable; never raises."""
+    """Ids of the deployments earlier attempts of this request failed on: those LiteLLM's router records before a
+    retry or fallback (``Router.log_retry``: ``metadata["previous_models"]``, or ``litellm_metadata``'s, one record
+    per failed attempt with its ``deployment_id``; 1.108.7 ``litellm/router.py`` l.9138; the record's
+    ``model_info.id`` or ``model_id`` where a release writes those), and those already kept in the request's
+    metadata under :data:`~litellm_kvwarm.meta.FAILED_KEY` (LiteLLM keeps only its last four records,
+    ``RETRY_BREADCRUMB_LIMIT``: a fifth failure would drop the first). The union is written back there, into the
+    metadata dict LiteLLM hands every retry of the request (a client's ``kvwarm_*`` keys are removed at entry).
+    Empty on the first attempt and for anything unreadable; never raises."""
     if not isinstance(request_kwargs, Mapping):
         return frozenset()
     found: set[str] = set()
+    held = []
     for name in ("metadata", "litellm_metadata"):
         meta = request_kwargs.get(name)
-        records = meta.get("previous_models") if isinstance(meta, Mapping) else None
-        if not isinstance(records, (list, tuple)):
+        if not isinstance(meta, Mapping):
             continue
-        for record in records:
+        held.append(meta)
+        kept = meta.get(FAILED_KEY)
+        if isinstance(kept, (list, tuple)):
+            found.update(k for k in kept if isinstance(k, str))
+        records = meta.get("previous_models")
+        for record in records if isinstance(records, (list, tuple)) else ():
             if not isinstance(record, Mapping):
                 continue
             info = record.get("model_info")
             for value in (record.get("deployment_id"), record.get("model_id"), info.get("id") if isinstance(info, Mapping) else None):
                 if isinstance(value, str):
                     found.add(value)
+    if found:
+        for meta in held:
+            if isinstance(meta, dict):
+                meta[FAILED_KEY] = sorted(found)
     return frozenset(found)
-

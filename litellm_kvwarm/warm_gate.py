@@ -251,7 +251,7 @@ class WarmGate:
             return WarmOutcome.SKIPPED_FAR, trigger
         if not c.target_known or c.target_window is None:
             return WarmOutcome.SKIPPED_UNKNOWN_MODEL, trigger
-        if not s.warm_limited and (caller_limited(c.caller) or self._limited(c.target)):
+        if not s.warm_limited and (caller_limited(c.caller, c.target) or self._limited(c.target)):
             return WarmOutcome.SKIPPED_RATE_LIMITED, trigger
         if may_use is not None and not await may_use():
             return WarmOutcome.SKIPPED_FORBIDDEN, trigger

@@ -109,6 +109,11 @@ def test_failed_deployments_reads_litellms_retry_records():
     records = [{"deployment_id": "a"}, {"model_info": {"id": "b"}}, {"model_id": "c"}, {"deployment_id": None}, "junk", 7]
     assert failed_deployments({"metadata": {"previous_models": records}}) == {"a", "b", "c"}
     assert failed_deployments({"litellm_metadata": {"previous_models": ({"deployment_id": "x"},)}}) == {"x"}
+    # what it read is kept in the request's metadata: LiteLLM's record keeps only its last four failures
+    kwargs = {"metadata": {"previous_models": [{"deployment_id": f"bad-{i}"} for i in range(4)]}}
+    assert failed_deployments(kwargs) == {f"bad-{i}" for i in range(4)}
+    kwargs["metadata"]["previous_models"] = [{"deployment_id": f"bad-{i}"} for i in range(1, 5)]  # bad-0 trimmed
+    assert failed_deployments(kwargs) == {f"bad-{i}" for i in range(5)}
     for odd in (None, [], {"metadata": None}, {"metadata": {"previous_models": "a"}}, {"metadata": {}}):
         assert failed_deployments(odd) == frozenset()
 
@@ -125,21 +130,34 @@ def test_failed_deployments_from_a_real_router_retry():
 
 
 def test_group_limited_reads_every_place_litellm_reads_a_limit():
+    """Breaker rounds on 5c938b3/aa643e2: rpm/tpm are limits per minute only where LiteLLM enforces them (usage-based
+    routing, the enforce_model_rate_limits check); elsewhere only their concurrency semaphore limits, and only where 4
+    warms would hold more than a tenth of it (rpm 900/100 are routing weights under simple-shuffle: warms stay on)."""
     from litellm_kvwarm.limits import group_limited
 
     def router(entries, **settings):
         return litellm.Router(model_list=entries, **settings)
 
     plain = {"model_name": "slow", "litellm_params": {"model": "hosted_vllm/big", "api_base": "http://x/v1"}}
+
+    def with_(place, **limit):
+        return {**plain, place: {**plain.get(place, {}), **limit}}
+
     assert group_limited(router([plain]), "slow") is False
-    for place, field in (("litellm_params", "rpm"), ("litellm_params", "tpm"), ("litellm_params", "max_parallel_requests"),
-                         ("model_info", "rpm"), ("model_info", "tpm")):
-        entry = {**plain, place: {**plain.get(place, {}), field: 6}}
-        assert group_limited(router([plain, entry]), "slow") is True, (place, field)
-        assert group_limited(router([plain, {**entry, "model_name": "other"}]), "slow") is False  # another group's limit
+    for place in ("litellm_params", "model_info"):
+        for limit in ({"rpm": 6}, {"tpm": 6_000}, {"max_parallel_requests": 6}, {"rpm": "6"}):
+            assert group_limited(router([plain, with_(place, **limit)]), "slow") is True, (place, limit)
+            assert group_limited(router([plain, {**with_(place, **limit), "model_name": "other"}]), "slow") is False
+        # routing weights under simple-shuffle: 900 and 100 concurrent slots, 4 warms hold under a tenth
+        assert group_limited(router([with_(place, rpm=900), with_(place, rpm=100)]), "slow") is False, place
+        assert group_limited(router([with_(place, tpm=1_000_000)]), "slow") is False, place  # 6,000 slots
+        # the same numbers enforced per minute
+        for enforcing in ({"routing_strategy": "usage-based-routing-v2"}, {"optional_pre_call_checks": ["enforce_model_rate_limits"]}):
+            assert group_limited(router([with_(place, rpm=900)], **enforcing), "slow") is True, (place, enforcing)
     assert group_limited(router([plain], default_max_parallel_requests=4), "slow") is True
-    as_text = {**plain, "litellm_params": {**plain["litellm_params"], "rpm": "6"}}  # a string LiteLLM reads as a number
-    assert group_limited(router([as_text]), "slow") is True
+    assert group_limited(router([plain], default_max_parallel_requests=400), "slow") is False
+    assert group_limited(router([with_("litellm_params", max_parallel_requests=40)]), "slow", warm_slots=4) is False
+    assert group_limited(router([with_("litellm_params", max_parallel_requests=39)]), "slow", warm_slots=4) is True
     assert group_limited(None, "slow") is False
     assert group_limited(object(), "slow") is False  # unreadable: not limited (the other guards still apply)
 
@@ -157,7 +175,12 @@ def test_caller_limited_reads_every_limit_of_litellms_key_object():
     for field_name in ("rpm_limit", "team_rpm_limit", "user_rpm_limit", "max_parallel_requests"):
         assert caller_limited(UserAPIKeyAuth(api_key="sk-1", **{field_name: 10})) is False, field_name
     assert caller_limited(UserAPIKeyAuth(api_key="sk-1", rpm_limit_per_model={"slow": 10})) is False
-    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", tpm_limit_per_model={"slow": 1000})) is True
-    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", metadata={"model_tpm_limit": {"slow": 1000}})) is True
-    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", metadata={"model_tpm_limit": {}})) is False
+    # per model group: only the warm's own group counts (LiteLLM charges a warm's tokens to model_per_key:<key>:slow)
+    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", tpm_limit_per_model={"slow": 1000}), "slow") is True
+    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", tpm_limit_per_model={"fast": 1000}), "slow") is False
+    for meta in ("metadata", "team_metadata"):
+        assert caller_limited(UserAPIKeyAuth(api_key="sk-1", **{meta: {"model_tpm_limit": {"slow": 1000}}}), "slow") is True
+        assert caller_limited(UserAPIKeyAuth(api_key="sk-1", **{meta: {"model_itpm_limit": {"slow": 1000}}}), "slow") is True
+        assert caller_limited(UserAPIKeyAuth(api_key="sk-1", **{meta: {"model_tpm_limit": {"fast": 1000}}}), "slow") is False
+    assert caller_limited(UserAPIKeyAuth(api_key="sk-1", metadata={"model_tpm_limit": {}}), "slow") is False
     assert caller_limited(None) is False and caller_limited(object()) is False

@@ -50,7 +50,8 @@ def stack(tmp_path_factory):
             "slow": [BackendSpec(served_model_name="slow-27b", api_base=procs["slow_a"].base_url + "/v1", model_info={"id": "slow-a"}),
                      BackendSpec(served_model_name="slow-27b", api_base=procs["slow_b"].base_url + "/v1", model_info={"id": "slow-b"})],
             "fastl": [BackendSpec.of(procs["fast"], "fast-8b")],
-            # LiteLLM's own deployment limit: 6 requests a minute (also a semaphore of 6 concurrent requests)
+            # LiteLLM's own deployment limit: rpm 6, under the default simple-shuffle a semaphore of 6 concurrent
+            # requests (4 warms would hold two thirds of it); enforced per minute under usage-based routing
             "slowl": [BackendSpec(served_model_name="slow-27b", api_base=procs["limited"].base_url + "/v1", extra_params={"rpm": 6})],
         }
         config = proxy_config(
