@@ -100,10 +100,9 @@ def test_a_limited_group_gets_no_warm_and_another_tenant_keeps_its_requests(stac
     assert value(samples, "kvwarm_warms_total", outcome="queued", target="slowl", trigger="ahead") == 0
     time.sleep(1.0)  # a warm would have been sent by now (it is queued at once, sent by a free slot)
     assert backend_requests(stack["limited"]) == []  # tenant A's session used nothing of slowl's minute
-    started = time.monotonic()
     answers = [_post(proxy, "sk-b", {"model": "slowl", "messages": [{"role": "user", "content": f"B {i}"}], "max_tokens": 4}).status_code
                for i in range(5)]
-    assert answers == [200] * 5 and time.monotonic() - started < 30
+    assert answers == [200] * 5
     assert len(backend_requests(stack["limited"])) == 5
 
 
