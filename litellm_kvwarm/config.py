@@ -126,9 +126,9 @@ class Settings(BaseSettings):
         "Fraction of the group's window at which a session's routing estimate triggers a warm."))
     warm_cooldown_s: float = Field(DEFAULT_WARM_COOLDOWN_S, gt=0, description="At most one warm per session (per tenant) in this many seconds.")
     warm_limited: bool = Field(False, description=(
-        "Also warm where LiteLLM limits what a warm would share: a target group with rpm, tpm or max_parallel_requests "
-        "(or the router's default_max_parallel_requests), a caller whose key, user, team or organization has a tpm "
-        "limit. Warms then use requests, tokens and slots live traffic needs. Off: no warm there (skipped_rate_limited)."))
+        "Also warm where LiteLLM limits what a warm would share: a target deployment whose rpm/tpm it enforces per minute "
+        "or whose concurrent requests warms would crowd (over a tenth of them), a caller whose key, user, team or "
+        "organization has a tpm limit. Warms then use what live traffic needs. Off: no warm there (skipped_rate_limited)."))
     warm_rewarm_step: float = Field(
         DEFAULT_WARM_REWARM_STEP,
         ge=0,

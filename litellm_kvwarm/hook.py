@@ -1,5 +1,4 @@
-"""The LiteLLM callback: a thin adapter from LiteLLM's hooks to the plugin (with
-:mod:`~litellm_kvwarm.litellm_bridge`, the only module that imports LiteLLM).
+"""The LiteLLM callback: a thin adapter from LiteLLM's hooks to the plugin (with :mod:`~litellm_kvwarm.litellm_bridge`, the only module that imports LiteLLM).
 
 Each hook: **view** (:mod:`.view`: the inputs validated once) → **facts** (:mod:`.facts`: gathered
 once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: applied to the request).
@@ -11,7 +10,7 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
    hop, retry clamped / skip / escalate / abort → clamp the output on an exact count (:mod:`.attempt`).
 3. ``async_post_call_failure_hook``: drop the kept reply-warm body; a failed proactive target answers the source's 400 as
    LiteLLM alone would (:func:`~.litellm_bridge.target_failed`); a one-attempt refusal is learned from.
-4. ``async_filter_deployments``: pin a session to one deployment of an escalation target.
+4. ``async_filter_deployments``: pin a session to one deployment of an escalation target (a retry: the next one).
 5. ``async_log_success_event``: usage metrics, estimate corrections (:mod:`.usage`), reply-warms (:mod:`.reply_warm`).
 6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`), decode warms.
 
@@ -73,8 +72,9 @@ class KVWarmHandler(CustomLogger):
         self._router_getter = router_getter
         self._hash_secret: bytes | None = None
         self.correction = EstimateCorrection()
-        self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer, secret=lambda: self.hash_secret, limited=lambda g:
-                                  limits.group_limited(self._router_getter(), g, self.settings.warm_max_concurrency), count=lambda *o: self.effects.count_warm(*o), bridged=lambda g, k: self.facts.bridged(g, k))
+        self.warm_gate = WarmGate(self.settings, runner=lambda: self.services.warmer, secret=lambda: self.hash_secret,
+                                  count=lambda *o: self.effects.count_warm(*o), bridged=lambda g, k: self.facts.bridged(g, k),
+                                  limited=lambda g: limits.group_limited(self._router_getter(), g, self.settings.warm_max_concurrency))
         self.effects = Effects(self.settings, self.metrics, self.warm_gate, secret=lambda: self.hash_secret, forbid=bridge.forbidden,
                                served_model=lambda group: served_model(self._router_getter(), group))
         self.priority = WarmPriority(self.settings.warm_priority, self.settings.window_ttl_s, on_refused=self.metrics.warm_priority_refused)

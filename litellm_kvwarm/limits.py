@@ -10,10 +10,10 @@ charges it to them), so LiteLLM counts it like a live request against
   ``default_max_parallel_requests``: ``litellm.utils.calculate_max_parallel_requests``), where warms could hold more
   than a tenth of them (:data:`WARM_SHARE_OF_SLOTS`; a process sends at most ``warm_max_concurrency`` at once);
 * the **caller's** tokens per minute: its key's, user's, team's, team member's, end user's and organization's, and
-  those per model group of the target (LiteLLM 1.108.7 ``proxy/hooks/parallel_request_limiter_v3.py`` counts a success's tokens on every
-  scope its metadata names, a warm's too; an organization's are shared by its teams). The caller's requests per
-  minute and parallel requests are taken by the proxy's pre-call hook, which a warm sent through the router never
-  passes: those do not count.
+  those per model group of the target (LiteLLM 1.108.7 ``proxy/hooks/parallel_request_limiter_v3.py`` counts a
+  success's tokens on every scope its metadata names, a warm's too; an organization's are shared by its teams). The
+  caller's requests per minute and parallel requests are taken by the proxy's pre-call hook, which a warm sent
+  through the router never passes: those do not count.
 
 A breaker found the first (b52a711): one tenant's 11k-token session sent warm pieces whose cumulative prefixes took
 a 6-rpm deployment's minute, and another tenant's requests waited until they timed out. The warm gate
