@@ -66,9 +66,11 @@ def _enforced(view: RouterView) -> bool:
     groups = view._setting("routing_groups")
     if isinstance(groups, Mapping):
         strategies |= {getattr(g, "routing_strategy", None) for g in groups.values()}
-    # LiteLLM turns the enforce_model_rate_limits check into a callback (1.108.7 router.py l.517: ModelRateLimitingCheck);
-    # read from the instance's own attributes, which no release wraps in a deprecation warning
-    callbacks = getattr(view.router, "__dict__", {}).get("optional_callbacks") or view._setting("optional_callbacks")
+    # LiteLLM turns the enforce_model_rate_limits check into a callback (1.108.7 router.py l.517: ModelRateLimitingCheck),
+    # held by the router (1.108) or by its core (1.109.3 router_python_core.py l.3332: ``Router._core``); read from the
+    # instances' own attributes, which no release wraps in a deprecation warning
+    held = getattr(view.router, "__dict__", {})
+    callbacks = held.get("optional_callbacks") or getattr(held.get("_core"), "__dict__", {}).get("optional_callbacks")
     enforcing_check = isinstance(callbacks, (list, tuple)) and any(type(c).__name__ == ENFORCING_CALLBACK for c in callbacks)
     return bool(strategies & ENFORCING_STRATEGIES) or enforcing_check
 
