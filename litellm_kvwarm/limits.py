@@ -62,8 +62,8 @@ def _field(entry: Mapping[str, Any], name: str) -> float | None:
 
 
 def _enforced(view: RouterView) -> bool:
-    strategies = {view._setting("routing_strategy")}
-    groups = view._setting("routing_groups")
+    strategies = {view.setting("routing_strategy")}
+    groups = view.setting("routing_groups")
     if isinstance(groups, Mapping):
         strategies |= {getattr(g, "routing_strategy", None) for g in groups.values()}
     # LiteLLM turns the enforce_model_rate_limits check into a callback (1.108.7 router.py l.517: ModelRateLimitingCheck),
@@ -84,7 +84,7 @@ def group_limited(router: object, group: str, warm_slots: int = 4) -> bool:
     try:
         view = RouterView(router)
         enforced = _enforced(view)
-        default = _limit(view._setting("default_max_parallel_requests"))
+        default = _limit(view.setting("default_max_parallel_requests"))
         for entry in view.deployments(group):
             parallel, rpm, tpm = (_field(entry, f) for f in DEPLOYMENT_LIMIT_FIELDS)
             if enforced and (rpm is not None or tpm is not None):

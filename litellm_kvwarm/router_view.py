@@ -48,7 +48,9 @@ class RouterView:
     def _registry(self) -> Any:
         return self.router.registry()
 
-    def _setting(self, name: str) -> object:
+    def setting(self, name: str) -> object:
+        """The router setting ``name`` (``router_settings``' key, e.g. ``routing_strategy``) as the router
+        holds it, through LiteLLM 1.109's ``settings()`` where offered; ``None``: unset or unknown."""
         if self.new_api and callable(getattr(self.router, "settings", None)):
             return getattr(self.router.settings(), name, None)
         return getattr(self.router, name, None)
@@ -74,11 +76,11 @@ class RouterView:
 
     def context_window_fallbacks(self) -> object:
         """``router_settings.context_window_fallbacks`` as the router holds it (``None``: unset)."""
-        return self._setting("context_window_fallbacks")
+        return self.setting("context_window_fallbacks")
 
     def fallbacks(self) -> object:
         """``router_settings.fallbacks`` as the router holds it (``None``: unset)."""
-        return self._setting("fallbacks")
+        return self.setting("fallbacks")
 
     def discovered_model_info(self, model_id: str) -> object:
         """What LiteLLM's ``/v1/models`` refresh discovered for the deployment ``model_id`` and the
