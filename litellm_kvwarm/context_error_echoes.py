@@ -47,7 +47,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable
 
-__all__ = ["MAX_QUOTE", "marked_quotes", "without_echoes"]
+__all__ = ["MAX_QUOTE", "marked_quotes", "without_echoes", "without_fallback_hop"]
 
 #: A quoted passage longer than this (characters) is not marked.
 MAX_QUOTE = 4000
@@ -187,3 +187,16 @@ def without_echoes(s: str, reads: Callable[[str], bool] = lambda _: False) -> st
     if OPEN in s or CLOSE in s or OPEN_LABELLED in s:
         s = _without_quoted_prose(s, reads)
     return s
+
+
+# LiteLLM's router (up to ~1.80) re-raised a failed fallback's *first* exception with the last hop's error appended:
+# "... Received Model Group=A\nAvailable Model Group Fallbacks=[B]\nError doing the fallback: <B's error>". What follows
+# is another model group's error: its numbers are not A's, nor are its look-alikes (a rate limit on B) A's.
+_FALLBACK_HOP = re.compile(r"error doing the fallback\b", re.IGNORECASE)
+
+
+def without_fallback_hop(s: str) -> str:
+    """The normalised error text ``s`` without a failed fallback hop's error that LiteLLM's router appended to it
+    (everything from "Error doing the fallback" on); ``s`` itself when it holds none."""
+    hop = _FALLBACK_HOP.search(s) if "allback" in s else None
+    return s[: hop.start()] if hop else s

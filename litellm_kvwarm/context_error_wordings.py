@@ -52,11 +52,14 @@ vLLM (and servers that reuse its text)
     budget the server computed (asked for, or window − prompt when max_tokens was absent);
     reported in ``output_tokens`` as printed.
   * ``vllm-decoder-prompt`` — "The decoder prompt (length P) is longer than the maximum model
-    length of W" (also "encoder prompt"): vLLM V1 engine (~0.7–0.10, ``_validate_model_input``,
+    length of W": vLLM V1 engine (~0.7–0.10, ``_validate_model_input``,
     multimodal and encoder-decoder models); "The decoder prompt (length P) plus the number of
     requested output tokens (at least 1) is longer than (or "exceeds") the maximum model length of
     W" (``input_processor._validate_prompt_len``, 0.11+: P == W, a prompt that fills the window
     leaves no room for any output, so PROMPT_OVER_WINDOW).
+  * ``vllm-encoder-prompt`` — the same wording for "The encoder prompt (length P)": its limit is
+    ``max_model_len`` in 0.7–0.10 but the multimodal encoder cache size in 0.11+ (``mm_encoder_cache_size``),
+    and P the encoder's input: a length refusal with no number read.
   * ``vllm-prompt-length-of`` — "Prompt length of P is longer than the maximum model length of W"
     (and "input is longer than the maximum model length of W", no prompt count): vLLM 0.6–0.7.
   * ``vllm-v0-too-long-to-fit`` — "The prompt (total length P) is too long to fit into the model
@@ -81,7 +84,7 @@ OpenAI and OpenAI-compatible
     "(P in the messages, None in the completion)" vLLM 0.4–0.5 with ``max_tokens`` null (no
     output reported).
   * ``openai-requested-cut`` — the same breakdown cut short by whoever truncated the body ("... you requested
-    T tokens (P in the messages, C in the compl", "(P in the mess", "(P", "(", "you requested T"): P is the whole prompt when the completion part
+    T tokens (P in the messages, C in the compl", "(P in the mess", "(P", "(", "you requested T", "you requested T tokens"): P is the whole prompt when the completion part
     follows it, else only the messages part (LOWER_BOUND: functions and tools may follow); the kind from the numbers
     (:func:`~litellm_kvwarm.context_error_rows.refine_cut_breakdown`). Read before as ``deepseek-requested-total``
     (no prompt, and a prompt-alone refusal taken for prompt + output).
@@ -135,11 +138,17 @@ OpenAI and OpenAI-compatible
     value: C) must be between 0 and L" (a gateway's INVALID_REQUEST_BODY, 2025).
   * ``groq-requested`` — "Please reduce the length of the messages or completion. Requested T
     tokens, max W tokens" (Groq, code ``context_length_exceeded``; without the numbers it is a
-    ``generic`` match): T what the request needs (prompt + max_tokens, ``total_tokens``), W the
+    ``generic`` match; a bare "Requested T tokens, max W tokens" that ends the text is read only after Groq's first
+    sentence: OpenAI embeddings' "... max 300000 tokens per request" cut short ends the same way): T what the request needs (prompt + max_tokens, ``total_tokens``), W the
     window. Groq's "Request too large ... on tokens per minute (TPM): Limit L, Requested T" is a
     per-minute quota, a look-alike (:data:`NEGATIVES`), never a window.
   * ``sambanova`` — "The maximum context length of MODEL is W. However, answering your request will
     take T tokens" (SambaNova Cloud 2024–2025): T is prompt + max_completion_tokens.
+    ``sambanova-generation-length`` "Requested generation length C is not possible! The provided prompt is P
+    tokens long, so generating C tokens requires a sequence length of T, but the maximum supported sequence length
+    is just W!" (SambaNova Cloud 2024, cline/cline#294).
+  * ``max-tokens-exceeds-model-maximum`` "'max_tokens' (C) exceeds model maximum (L)" (an OpenAI-compatible
+    endpoint on Bedrock, qwen3-32b, 2026): L is the output cap (OUTPUT_LIMIT).
   * ``zai-request-input`` — "Request [P] input tokens exceeds the model's maximum context length W"
     (Z.ai / Zhipu GLM, code 1210, 2026): refused with P below W (the requested output is counted
     too), so the kind follows the numbers (:func:`~litellm_kvwarm.context_error_rows.refine_output_counted`).
@@ -157,7 +166,8 @@ Other servers
   * ``gemini`` "The input token count (P) exceeds the maximum number of tokens allowed (L)" (also
     "the input token count P exceeds the maximum allowed", Gemini via Vertex/AI Studio SDKs);
     ``vertex-gemini`` "the input token count is P but model only supports up to L": L is the
-    model's input token limit (INPUT_LIMIT; output has its own limit).
+    model's input token limit (INPUT_LIMIT; output has its own limit). ``vertex-embeddings`` "the input token count is P but
+    the model supports up to L" (Vertex AI text-embedding-004/005): L sums the request's inputs (REQUEST_LIMIT).
   * ``bedrock`` "Input is too long for requested model" (no numbers); ``bedrock-max-length``
     "Malformed input request: expected maxLength: M, actual: N" (JSON-schema string length:
     characters, ``char_limit``/``prompt_chars``; also with the pointer of the input text it checked, "#/texts/0: expected
@@ -538,12 +548,16 @@ ROWS: tuple[Row, ...] = (
     Row("vllm-engine-prompt",
         r"engine prompt length (?P<prompt>{n}) exceeds the max_model_len (?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-encoder-prompt",
+        r"encoder prompt \(length {n}\)(?: plus the number of requested output tokens \(at least {n}\))? "
+        r"(?:is longer than|exceeds) the maximum model length",
+        {}, K.PROMPT_OVER_WINDOW),
     Row("vllm-decoder-prompt",
-        r"(?:decoder |encoder )?prompt \(length (?P<prompt>{n})\)(?: plus the number of requested output tokens "
+        r"(?:decoder )?prompt \(length (?P<prompt>{n})\)(?: plus the number of requested output tokens "
         r"\(at least {n}\))? (?:is longer than|exceeds) the maximum model length of(?: (?P<window>{n})|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-prompt-length-of",
-        r"(?:Prompt length of (?P<prompt>{n}) |(?:input|(?:decoder |encoder )?prompt) )is longer than the maximum model "
+        r"(?:Prompt length of (?P<prompt>{n}) |(?:input|(?:decoder )?(?<!encoder )prompt) )is longer than the maximum model "
         r"length of(?: (?P<window>{n})|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-v0-too-long-to-fit",
@@ -579,10 +593,12 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "total": T, "prompt": P, "output": C}),
     Row("openai-requested-cut",
         MCL + HOWEVER + r"you requested (?P<total>{n})(?: tokens \((?:(?P<prompt>{n}) in the (?:messages|prompt|input), "
-        r"(?P<output>{n}|None) in the c|(?P<prompt_lb>{n})(?: in\b|" + CUT + ")|" + CUT + ")|" + CUT + ")",
+        r"(?P<output>{n}|None) in the c|(?P<prompt_lb>{n})(?: in\b|" + CUT + ")|" + CUT + ")| tokens?" + CUT + "|" + CUT
+        + ")",
         {"window": W, "total": T, "prompt_lb": ("prompt", LB), "prompt": P, "output": C}, refine=refine_cut_breakdown),
     Row("deepseek-requested-total",
-        MCL + r"(?:" + HOWEVER + r"you requested (?P<total>{n}) tokens?\b(?! in\b)|; requested (?P<total2>{n}))",
+        MCL + r"(?:" + HOWEVER + r"you requested (?P<total>{n}) tokens?\b(?! in\b)(?!" + CUT_END + r"\Z)|; requested "
+        r"(?P<total2>{n}))",
         {"window": W, "total": T, "total2": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("textgen-webui",
         r"This model maximum context length is (?P<window>{n}) tokens" + HOWEVER + r"your messages resulted in "
@@ -599,6 +615,9 @@ ROWS: tuple[Row, ...] = (
         r"max_(?:completion_|output_|new_)?tokens is too large: (?P<output>{n})\.? This model supports at most "
         r"(?P<limit>{n}) (?:completion|output) tokens",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    Row("max-tokens-exceeds-model-maximum",
+        r"max_(?:completion_|output_|new_)?tokens \((?P<output>{n})\) exceeds (?:the )?model(?:'s)? maximum \((?P<limit>{n})\)",
+        {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("openai-max-output-above-maximum",
         r"(?:Invalid '?max_(?:completion_|output_)?tokens'?|parameter '?max_(?:completion_|output_)?tokens'? specified in "
         r"the request (?:are|is) not valid): integer above maximum value[.,]? Expected a value <= ?"
@@ -611,12 +630,18 @@ ROWS: tuple[Row, ...] = (
         r"max allowed tokens per submitted batch is (?P<limit>{n})\.? Your batch has (?P<prompt>{n}) tokens",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.REQUEST_LIMIT),
     Row("groq-requested",
-        r"Requested (?P<total>{n}) tokens?,? max(?:imum)? (?P<window>{n}) tokens?\b(?! per\b)",
-        {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+        r"(?<=completion\. )Requested (?P<total>{n}) tokens?,? max(?:imum)? (?P<window>{n}) tokens?\b(?! per\b)|"
+        r"Requested (?P<total2>{n}) tokens?,? max(?:imum)? (?P<window2>{n}) tokens?\b(?! per\b)(?!" + CUT_END + r"\Z)",
+        {"window": W, "total": T, "window2": W, "total2": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("max-tokens-cap",
         r"max_(?:completion_|output_)?tokens(?: for (?:model )?.{1,120}?| ?\(current value: (?P<output>{n})\))? ?:? "
         r"(?:Input )?(?:must|should) be (?:(?:less|smaller) than or equal to|at most|between -?{n} and) (?P<limit>{n})",
         {"limit": L, "output": C}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    Row("sambanova-generation-length",
+        r"Requested generation length (?P<output>{n}) is not possible!? The provided prompt is (?P<prompt>{n}) tokens "
+        r"long, so generating {n} tokens requires a sequence length of (?P<total>{n}), but the maximum supported "
+        r"sequence length is just (?P<window>{n})",
+        {"window": W, "prompt": P, "output": C, "total": T}),
     Row("sambanova",
         r"maximum context length of .{1,200}? is (?P<window>{n})(?: tokens)?" + HOWEVER + r"answering your request will "
         r"take (?P<total>{n}) tokens",
@@ -650,6 +675,9 @@ ROWS: tuple[Row, ...] = (
     Row("vertex-gemini",
         r"input token count is (?P<prompt>{n}) but (?:the )?model only supports up to(?: (?P<limit>{n})|" + CUT + ")",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    Row("vertex-embeddings",
+        r"input token count is (?P<prompt>{n}) but the model supports up to(?: (?P<limit>{n})|" + CUT + ")",
+        {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.REQUEST_LIMIT),
     Row("bedrock-max-length",
         r"Malformed input request: (?:#/(?:\w+/){0,6}(?:texts?|inputText|prompt|input|content|message)(?:/\d+)?: ?)?"
         r"expected maxLength: (?P<char_limit>{n}), actual: (?P<prompt_chars>{n})",

@@ -28,7 +28,8 @@ How it decides, like LiteLLM's ``is_error_str_context_window_exceeded`` but with
    locale grouping (``1,63,840``, ``16٬384``, ``16·384``) read as thousands (:mod:`.context_error_markup`).
    Prose quotes that may hold a context error are marked before quotes are dropped (:mod:`.context_error_echoes`).
    Wrappers (LiteLLM prefixes, JSON bodies, Python reprs, trailing ``None``) need no unwrapping: rows are
-   searched anywhere in the text.
+   searched anywhere in the text. A failed fallback hop's error that LiteLLM's router appended ("Error doing the
+   fallback: ...", another model group's) is dropped first.
 2. :data:`NEGATIVES` (known look-alikes: rate limits, TPM, quota, budget, auth, content
    filter, string-length and tool-count validation) are checked first: any hit → ``None``.
    What a validation error quotes of the client's own input (pydantic's ``input_value=``, the ``input``
@@ -66,7 +67,7 @@ import unicodedata
 from .context_error_model import Certainty, ContextError, ErrorKind, Limit, LimitMeaning, Number, with_kind
 from .context_error_caps import with_output_cap
 from .context_error_cuts import better_cut_reading, looks_cut, may_be_cut, trims
-from .context_error_echoes import marked_quotes, without_echoes
+from .context_error_echoes import marked_quotes, without_echoes, without_fallback_hop
 from .context_error_layers import without_layers
 from .context_error_markup import with_plain_grouping, without_markup
 from .context_error_windows import with_competing_window
@@ -227,7 +228,7 @@ def parse_context_error(text: object) -> ContextError | None:
         text = bytes(text[: MAX_SCAN_CHARS * 4]).decode("utf-8", errors="replace")
     elif not isinstance(text, str):
         text = str(text)
-    s = without_echoes(_normalise(text), _reads)
+    s = without_echoes(without_fallback_hop(_normalise(text)), _reads)
     if any(neg.search(s) for neg in NEGATIVES):
         return None
     full = best = _parse_normalised(s)

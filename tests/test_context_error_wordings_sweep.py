@@ -52,8 +52,11 @@ WORDINGS = [
      "generic", K.UNKNOWN, {}),
     # Groq with numbers (its newer form as reported to this project; no public sample found): "Requested T tokens,
     # max W tokens": T what the request needs (prompt + max_tokens), W the model's window (8192 for llama3-8b-8192).
-    ("Requested 20513 tokens, max 8192 tokens", "groq-requested", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW,
-     {"window": Number(8192), "total_tokens": Number(20513)}),
+    # (A bare "Requested T tokens, max W tokens" that ends the text: tests/test_context_error_breaker_fallback.py.)
+    ("Requested 20513 tokens, max 8192 tokens. Please retry with a shorter prompt.", "groq-requested",
+     K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(8192), "total_tokens": Number(20513)}),
+    ("Please reduce the length of the messages or completion. Requested 20513 tokens, max 8192 tokens", "groq-requested",
+     K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(8192), "total_tokens": Number(20513)}),
     ("Please reduce the length of the messages or completion. Requested 20513 tokens, max 8192 tokens.",
      "groq-requested", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(8192), "total_tokens": Number(20513)}),
     (GROQ_BODY.format("Please reduce the length of the messages or completion. Requested 131500 tokens, max 131072 "

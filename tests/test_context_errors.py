@@ -430,8 +430,8 @@ OTHER_WORDINGS = [
     ("Prompt length of 5000 is longer than the maximum model length of 4096.", "vllm-prompt-length-of",
      K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(5000)}),
     ("The encoder prompt (length 1600) is longer than the maximum model length of 448. Make sure that "
-     "`max_model_len` is no smaller than the number of text tokens.", "vllm-decoder-prompt", K.PROMPT_OVER_WINDOW,
-     {"window": Number(448), "prompt_tokens": Number(1600)}),
+     "`max_model_len` is no smaller than the number of text tokens.", "vllm-encoder-prompt", K.UNKNOWN,
+     {"window": None, "prompt_tokens": None}),  # the encoder's limit: max_model_len (0.7-0.10) or the encoder cache (0.11+)
     ("Input prompt (10854 tokens) is too long and exceeds the capacity of block_manager", "vllm-v0-block-manager",
      K.PROMPT_OVER_WINDOW, {"window": None, "prompt_tokens": Number(10854)}),
     ("Input prompt (2100 tokens) + lookahead slots (0) is too long and exceeds the capacity of block_manager",
