@@ -189,9 +189,10 @@ def without_echoes(s: str, reads: Callable[[str], bool] = lambda _: False) -> st
     return s
 
 
-# LiteLLM's router (up to ~1.80) re-raised a failed fallback's *first* exception with the last hop's error appended:
-# "... Received Model Group=A\nAvailable Model Group Fallbacks=[B]\nError doing the fallback: <B's error>". What follows
-# is another model group's error: its numbers are not A's, nor are its look-alikes (a rate limit on B) A's.
+# LiteLLM's router (earlier releases; 1.108's error_normalization still names the wording) re-raised a failed
+# fallback's *first* exception with the last hop's error appended: "... Received Model Group=A\nAvailable Model
+# Group Fallbacks=[B]\nError doing the fallback: <B's error>". What follows is another model group's error: its
+# numbers are not A's, nor are its look-alikes (a rate limit on B) A's.
 _FALLBACK_HOP = re.compile(r"error doing the fallback\b", re.IGNORECASE)
 
 
