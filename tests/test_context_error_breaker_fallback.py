@@ -19,7 +19,8 @@ K = ErrorKind
 M = LimitMeaning
 
 # LiteLLM's router (earlier releases; 1.108's error_normalization still names the wording) re-raised a failed
-# fallback's first exception with "Received Model Group=A\nAvailable Model Group Fallbacks=[B]\nError doing the fallback: <B's error>" appended.
+# fallback's first exception with "Received Model Group=A\nAvailable Model Group Fallbacks=[B]\nError doing the
+# fallback: <B's error>" appended.
 _HOP = "Received Model Group={a}\nAvailable Model Group Fallbacks=['{b}']\nError doing the fallback: {err}"
 _VLLM_8K = ("litellm.ContextWindowExceededError: litellm.BadRequestError: Hosted_vllmException - This model's maximum "
             "context length is 8192 tokens. However, your request has 20000 input tokens. Please reduce the length of "
