@@ -5,16 +5,18 @@ A conversation replayed by an agent carries the reasoning of its earlier assista
 into ``reasoning_content``, Responses ``reasoning`` items). No chat template renders the reasoning
 of an assistant turn *before the last user message*: the reasoning templates drop it (Qwen3 renders
 ``reasoning_content`` only after its last user query, QwQ and DeepSeek-R1 never render past
-reasoning) and the others never render a reasoning field at all (Qwen2.5, Llama 3, DeepSeek-V3,
-Gemma 3, Qwen3 Instruct-2507 / Coder). Counted as prompt text it read ten times the truth: ten
-tool-loop turns with 2 KB of reasoning each, then a user question, routed as ~5,000 tokens for a
+reasoning) and the others never render a reasoning field at all (Qwen2.5, Llama 3, DeepSeek-V3 and
+V3.1, Gemma 3, Qwen3 Instruct-2507 / Coder; V3.1's template renders an assistant turn's ``content`` after
+its ``</think>`` and never ``reasoning_content``, in thinking mode too). Counted as prompt text it read ten
+times the truth: ten tool-loop turns with 2 KB of reasoning each, then a user question, routed as ~5,000 tokens for a
 ~500-token prompt (Qwen2.5, Llama 3, DeepSeek, o200k truths).
 
 So that reasoning counts in the safe estimate only (a custom template might render it;
 :attr:`~litellm_kvwarm.request_counts.RequestCounts.past_reasoning`); the reasoning of turns after
 the last user message (the current tool loop, which Qwen3 renders) counts in both, unless every
 served model is known to render no reasoning at all (:func:`renders_no_reasoning`: Qwen2.5, Llama 3,
-DeepSeek-V3, Gemma 3, Qwen3-Coder and Qwen3 Instruct-2507 templates read no ``reasoning_content``;
+DeepSeek-V3 / V3.1 (V3.2's own encoder keeps the current loop's reasoning: not listed), Gemma 3,
+Qwen3-Coder and Qwen3 Instruct-2507 templates read no ``reasoning_content``;
 LiteLLM 1.108.7 turns Anthropic ``thinking`` blocks and Responses ``reasoning`` items into that field):
 then it is past reasoning too, safe only. Counted, ten current-loop turns with 2 KB of reasoning each
 read ~10x the truth in routing.
@@ -28,7 +30,7 @@ from collections.abc import Mapping, Sequence
 __all__ = ["last_user_index", "renders_no_reasoning"]
 
 #: Served-model names whose official chat templates render no reasoning field anywhere.
-_NO_REASONING = re.compile(r"qwen2\.5|qwen2-|llama[-_ ]?3|deepseek-v3(?![.\d])|gemma[-_ ]?3|qwen3-coder|qwen3-.*instruct-2507")
+_NO_REASONING = re.compile(r"qwen2\.5|qwen2-|llama[-_ ]?3|deepseek-v3(?:\.1)?(?![.\d])|gemma[-_ ]?3|qwen3-coder|qwen3-.*instruct-2507")
 #: Names that may carry a reasoning template whatever else they match (R1 distills of Llama / Qwen2.5, QwQ,
 #: Nemotron reasoning models, "-thinking" variants).
 _MAY_REASON = re.compile(r"deepseek-r1|qwq|nemotron|think|reason|-r1\b")

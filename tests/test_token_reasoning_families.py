@@ -53,7 +53,8 @@ def test_current_loop_reasoning_of_a_model_rendering_none_counts_in_safe_only(fa
     ("Qwen/Qwen2.5-7B-Instruct", True), ("meta-llama/Llama-3.1-8B-Instruct", True), ("deepseek-ai/DeepSeek-V3", True),
     ("google/gemma-3-27b-it", True), ("Qwen/Qwen3-Coder-30B-A3B-Instruct", True), ("Qwen/Qwen3-235B-A22B-Instruct-2507", True),
     ("Qwen/Qwen3-8B", False), ("Qwen/Qwen3-235B-A22B-Thinking-2507", False), ("Qwen/QwQ-32B", False),
-    ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", False), ("deepseek-ai/DeepSeek-V3.1", False),
+    ("deepseek-ai/DeepSeek-R1-Distill-Llama-70B", False), ("deepseek-ai/DeepSeek-V3.1", True),
+    ("deepseek-ai/DeepSeek-V3.1-Terminus", True), ("deepseek-ai/DeepSeek-V3.2", False), ("deepseek-ai/DeepSeek-V3.2-Exp", False),
     ("nvidia/Llama-3.3-Nemotron-Super-49B-v1", False), ("openai/gpt-oss-20b", False), ("my-model", False), (None, False)])
 def test_which_served_models_render_no_reasoning(model, none):
     assert renders_no_reasoning(model) is none
