@@ -19,11 +19,12 @@ of :mod:`litellm_kvwarm.token_estimators` (fitted on chat templates) apply uncha
   message; ``input`` is a string (one user message) or items: ``message`` items (``content`` a
   string or ``input_text``/``output_text``/``input_image`` parts), ``function_call`` (``name`` and
   ``arguments``), ``custom_tool_call`` (its ``input`` as LiteLLM sends it, ``{"content": input}``),
-  ``function_call_output`` (``call_id`` and ``output``: text or parts, else its JSON text, as LiteLLM
-  sends a dict or a list with no text or image part: :func:`_is_parts`), ``reasoning`` (``summary`` and
+  ``function_call_output``, ``custom_tool_call_output``, ``computer_call_output`` and ``tool_result``
+  (``call_id`` and ``output``: text or parts, else its JSON text, as LiteLLM sends a dict, a screenshot
+  included, or a list with no text or image part: :func:`_is_parts`, :func:`_tool_output`), ``reasoning`` (``summary`` and
   ``content`` text; ``encrypted_content`` counts nothing), ``item_reference`` nothing (it names an
   item the server holds; the request is server state, :attr:`~.view.PreCallView.server_state`),
-  any other item (``computer_call_output``, ``web_search_call``, ...) as an unknown block of
+  any other item (``web_search_call``, ``mcp_list_tools``, ...) as an unknown block of
   :mod:`~litellm_kvwarm.token_blocks` without its ids: its key names and leaves, media inside it
   (a screenshot's ``image_url``) priced as media, never as base64 text. Each item is one message
   (vLLM 0.32 ``serving_responses`` renders each as a chat message); a lone item sent as a dict is
@@ -223,19 +224,37 @@ def _item(item: object, into: Collected) -> None:
         into.parts.append(call_text(item.get("name"), unescaped_json(arguments) if isinstance(arguments, str) else _json_text(arguments)))
     elif kind == "custom_tool_call":  # LiteLLM sends the free-form input as {"content": input}
         into.parts.append(call_text(item.get("name"), _json_text({"content": item.get("input")})))
-    elif kind in ("function_call_output", "custom_tool_call_output"):
-        if isinstance(item.get("call_id"), str):
-            into.parts.append(item["call_id"])  # the chat ``tool`` message's tool_call_id, as chat counts it
-        output = item.get("output")
-        if _is_parts(output):
-            collect_blocks(output, into)
-        else:  # a dict or a list of plain values: LiteLLM sends its JSON text
-            into.text(output)
+    elif kind in _TOOL_OUTPUTS:
+        _tool_output(item, into)
     elif kind == "reasoning":
         collect_blocks(item.get("summary"), into)
         collect_blocks(item.get("content"), into)
-    else:  # other items (web_search_call, computer_call_output, ...): read as an unknown block
+    else:  # other items (web_search_call, mcp_list_tools, ...): read as an unknown block
         collect_unknown({k: v for k, v in item.items() if k not in _ITEM_NOISE}, into)
+
+
+#: Items LiteLLM 1.108.7's Responses → chat bridge sends as a ``tool`` message of their ``call_id`` and
+#: ``output`` (``_is_input_item_tool_call_output``).
+_TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "computer_call_output", "tool_result")  # a tuple: a list type is no error
+
+
+def _tool_output(item: Mapping, into: Collected) -> None:
+    """A tool output item as the bridge's ``tool`` message: its ``call_id`` (chat counts the
+    ``tool_call_id``) and ``output``: text or parts (:func:`_is_parts`), else its JSON text, as LiteLLM
+    1.108.7 (``_normalize_function_call_output_to_tool_content``) ``json.dumps`` it: a
+    ``computer_call_output``'s ``{"type": "computer_screenshot", "image_url": "data:…"}`` reaches the
+    server as base64 text (a 400 KB screenshot: ~296k tokens, qwen2.5), not as an image. A
+    ``tool_result`` item's Anthropic-style ``content`` (the bridge reads only ``output``) is counted
+    on top, as blocks: safe stays above what any server renders of it."""
+    if isinstance(item.get("call_id"), str):
+        into.parts.append(item["call_id"])
+    output = item.get("output")
+    if _is_parts(output):
+        collect_blocks(output, into)
+    else:  # a dict or a list of plain values: LiteLLM sends its JSON text
+        into.text(output)
+    if item.get("type") == "tool_result":
+        collect_blocks(item.get("content"), into)
 
 
 #: Counters by call kind (:data:`litellm_kvwarm.view.ADAPTERS`).

@@ -181,3 +181,39 @@ def test_responses_tools_count_as_vllm_renders_them():
         {"role": "user", "content": [{"type": "tool_result", "tool_use_id": "t", "content": "out"}]}]})
     assert [m["role"] for m in translated["messages"]] == ["system", "tool"]
     assert chat_payload("completion", {"prompt": "x"}) is None
+
+
+def _screenshot_body(output: dict) -> dict:
+    return {"model": "m", "input": [{"type": "message", "role": "user", "content": "open the settings page"},
+                                    {"type": "computer_call", "call_id": "c1", "action": {"type": "screenshot"}},
+                                    {"type": "computer_call_output", "call_id": "c1", "output": output}]}
+
+
+def test_a_computer_call_output_counts_as_the_json_text_litellm_sends():
+    """Breaker C, 1: LiteLLM 1.108.7's Responses → chat bridge sends a ``computer_call_output`` as a
+    ``tool`` message of its output's JSON text (``_normalize_function_call_output_to_tool_content``), so
+    the server tokenizes the screenshot's base64 as text (400 KB: 296k tokens, qwen2.5); the item was
+    read as an unknown block holding an image (safe 7,504)."""
+    import base64
+    import random
+
+    from litellm_kvwarm.litellm_bridge import chat_payload
+
+    data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + random.Random(0).randbytes(100_000)).decode()  # 133,344 characters
+    body = _screenshot_body({"type": "computer_screenshot", "image_url": "data:image/png;base64," + data})
+    sent = chat_payload("responses", body)
+    assert sent["messages"][-1]["role"] == "tool" and data in sent["messages"][-1]["content"]
+    estimator = calibrated_estimator("qwen2.5")
+    est = estimate_request(body, call_kind="responses", estimator=estimator)
+    chat = estimate_request({"messages": sent["messages"]}, call_kind="chat", estimator=estimator)
+    assert est.counts.images == () and data in est.counts.text
+    assert est.safe >= chat.safe > len(data) / 2  # base64 text: ~1.35 characters per token (qwen2.5)
+    assert 0.9 * chat.routing <= est.routing <= 1.1 * chat.routing
+
+
+def test_a_tool_result_item_counts_its_output_and_its_content():
+    """LiteLLM reads a ``tool_result`` item's ``call_id`` and ``output`` (a dict as its JSON text); an
+    Anthropic-style ``content`` it does not send is still counted (safe)."""
+    counts = count_request({"input": [{"type": "tool_result", "call_id": "c1", "output": {"rows": 3}, "content": "kept"}]},
+                           call_kind="responses")
+    assert counts.text == 'c1{"rows":3}kept' and counts.other_parts == 0
