@@ -159,7 +159,7 @@ class CalibratedEstimator:
             if runs.gaps:  # the word after a gap keeps one space: priced as one more single space (safe)
                 at = _FEATURE_INDEX["spaces"]
                 safe_features = (*safe_features[:at], safe_features[at] + runs.gaps * scale, *safe_features[at + 1:])
-            run_safe, run_routing = (scale * t for t in runs.tokens(measured=measured))
+            run_safe, run_routing = (scale * t for t in runs.tokens(measured=measured, family=self.family))
         if fragments:
             frag_safe, frag_routing = fragment_tokens(fragments, w_safe, w_routing)
             digits = features[_FEATURE_INDEX["digits"]] / scale

@@ -18,7 +18,8 @@ priced by the table:
   :data:`UNMEASURED_SPACE_PRICE` (one token per 8 spaces, above Llama 2's 16).
 * routing: ``chars × routing_per_char + runs × ROUTING_TOKENS_PER_RUN`` (the common rate of the
   measured families: cl100k, qwen, llama3 agree; deepseek and o200k merge some characters less,
-  where routing leans low).
+  where routing leans low); where the families differ by 2-8x (``━``, ``═``, ``…``), each measured
+  family its own rate and any other the lowest (:meth:`RunPrice.routing_rate`).
 
 *Gaps* (:data:`GAP_SAFE_TOKENS`), runs of two or more spaces inside a line (aligned columns), are
 priced apart: the weights count spaces in runs at ~0 and aligned tables (``ps``, ``ls -l``, pandas,
@@ -26,7 +27,8 @@ priced apart: the weights count spaces in runs at ~0 and aligned tables (``ps``,
 
 Runs are found at C speed: one ``bytes.translate`` and three ``in`` searches rule most text out;
 only text that may hold a run is searched per character (an ``in`` search, then a regular
-expression with a literal prefix, for the characters found). On a sampled text
+expression with a literal prefix, for the characters found); non-ASCII text with an ``E2`` byte (the
+lead byte of every non-ASCII run character) gets one ``in`` search per non-ASCII run character. On a sampled text
 (:data:`~litellm_kvwarm.token_features.SAMPLE_CHARS`), runs are found in the sample and scaled
 with it; a run cut at a sample block's edge counts as two runs (safe over-counts ``per_run``).
 """
@@ -34,7 +36,8 @@ with it; a run cut at a sample block's edge counts as two runs (safe over-counts
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 __all__ = [
     "GAP_ROUTING_TOKENS",
@@ -57,16 +60,27 @@ MEASURED_FAMILIES = frozenset({"cl100k", "o200k", "qwen2.5", "qwen3.6", "deepsee
 
 @dataclass(frozen=True)
 class RunPrice:
-    """Tokens of one run: safe ``per_run + chars × safe_per_char``, routing ``chars × routing_per_char``."""
+    """Tokens of one run: safe ``per_run + chars × safe_per_char``, routing ``chars × routing_per_char``
+    (``routing_by_family``: a measured family's own rate where it is above that common one)."""
 
     safe_per_char: float
     per_run: float
     routing_per_char: float
     klass: str  # its class in token_features.CHAR_CLASSES
+    routing_by_family: Mapping[str, float] = field(default_factory=dict)
+
+    def routing_rate(self, family: str | None) -> float:
+        """Routing tokens per character for ``family`` (its measured rate, else the common one)."""
+        return self.routing_by_family.get(family, self.routing_per_char) if family else self.routing_per_char
 
 
 #: Measured: tokens of ``c * n`` (n = 2,048) ÷ n, largest and commonest over the measured families,
-#: and the worst excess per run over n in 12..2,048 in six contexts, + 0.5, rounded up.
+#: and the worst excess per run over n in 12..2,048 in six contexts, + 0.5, rounded up. Non-ASCII
+#: entries past ``─`` (measured 2026-12 with the calibration tokenizers, LiteLLM 1.108.7's lab): routing
+#: the lowest family's rate, and each family's own where higher (long runs merge 2-16 characters a token:
+#: '━' cl100k, qwen2.5, deepseek 1/2, o200k, qwen3.6 1/8, llama3 1/16; '═' cl100k, qwen2.5, llama3
+#: 1/2, qwen3.6, deepseek 1/4, o200k 1/8; '…' cl100k, qwen2.5, qwen3.6 1/8, the others 1/16; '█' 1/4
+#: and '—' 1/16 in all six). Priced per character, separator lines of them read routing 1.2-8.7x the truth.
 RUN_PRICES = {
     " ": RunPrice(1 / 128, 4, 1 / 128, "spaces"),
     "\t": RunPrice(1 / 8, 4, 1 / 16, "breaks"),
@@ -85,6 +99,14 @@ RUN_PRICES = {
     ":": RunPrice(1 / 8, 4, 1 / 8, "punct"),
     ";": RunPrice(1 / 8, 4, 1 / 16, "punct"),
     "\u2500": RunPrice(1 / 8, 6, 1 / 8, "symbols"),  # ─ box drawing
+    "\u2501": RunPrice(1 / 2, 3, 1 / 16, "symbols", {  # ━ heavy box drawing (pip, uv and rich progress bars)
+        "cl100k": 1 / 2, "qwen2.5": 1 / 2, "deepseek": 1 / 2, "o200k": 1 / 8, "qwen3.6": 1 / 8}),
+    "\u2550": RunPrice(1 / 2, 3, 1 / 8, "symbols", {  # ═ double box drawing (table rules)
+        "cl100k": 1 / 2, "qwen2.5": 1 / 2, "llama3": 1 / 2, "qwen3.6": 1 / 4, "deepseek": 1 / 4}),
+    "\u2588": RunPrice(1 / 4, 4, 1 / 4, "symbols"),  # █ full block (tqdm bars)
+    "\u2014": RunPrice(1 / 16, 5, 1 / 16, "gen_punct"),  # — em dash (separator lines)
+    "\u2026": RunPrice(1 / 8, 4, 1 / 16, "gen_punct", {  # … ellipsis (table-of-contents leaders)
+        "cl100k": 1 / 8, "qwen2.5": 1 / 8, "qwen3.6": 1 / 8}),
 }
 #: Safe price of a space run for a family not measured: (tokens per run, tokens per space).
 UNMEASURED_SPACE_PRICE = (4, 1 / 8)
@@ -104,7 +126,6 @@ _MARKS = bytes(0x20 if b == 0x20 else 0x6E if b == 0x0A else 0x72 if chr(b) in _
 _RUN_NEEDLE = b"r" * RUN_MIN_CHARS
 _SPACE_NEEDLE = b" " * SPACE_RUN_MIN_CHARS
 _BREAK_NEEDLE = b"n" * RUN_MIN_CHARS
-_BOX = "\u2500"
 
 
 def _minimum(char: str) -> str:
@@ -114,6 +135,11 @@ def _minimum(char: str) -> str:
 # per character: the bytes that say a run may be there, and the run's pattern (a literal prefix of
 # the minimum length, which the regex engine searches for at C speed)
 _PATTERNS = {c: (_minimum(c).encode(), re.compile(re.escape(_minimum(c)) + re.escape(c) + "*")) for c in RUN_PRICES}
+#: The non-ASCII run characters and their minimum runs (searched in the text: 3-4x faster than in its
+#: UTF-8 bytes on box-drawn text), and their first UTF-8 bytes (all ``E2`` today): a text without one
+#: of these bytes holds none of their runs (CJK text: one ``memchr``).
+_NON_ASCII_RUNS = tuple((c, _minimum(c)) for c in RUN_PRICES if not c.isascii())
+_NON_ASCII_LEADS = tuple({c.encode()[:1] for c, _ in _NON_ASCII_RUNS})
 _LEAD_DIGIT_GAP = re.compile(rb"\n  +[0-9]")
 
 
@@ -142,13 +168,14 @@ class Runs:
                 out[klass] = out.get(klass, 0.0) + chars
         return out
 
-    def tokens(self, *, measured: bool) -> tuple[float, float]:
+    def tokens(self, *, measured: bool, family: str | None = None) -> tuple[float, float]:
         """``(safe, routing)`` tokens of the runs; ``measured``: the family is one of
-        :data:`MEASURED_FAMILIES` (else only the space runs count for safe, see the module docstring)."""
+        :data:`MEASURED_FAMILIES` (else only the space runs count for safe, see the module docstring);
+        ``family``: its name, for its own routing rates (:meth:`RunPrice.routing_rate`)."""
         safe, routing = self.gaps * GAP_SAFE_TOKENS, self.gaps * GAP_ROUTING_TOKENS
         for char, (chars, runs) in self.found.items():
             price = RUN_PRICES[char]
-            routing += chars * price.routing_per_char + runs * ROUTING_TOKENS_PER_RUN
+            routing += chars * price.routing_rate(family) + runs * ROUTING_TOKENS_PER_RUN
             if measured:
                 safe += runs * price.per_run + chars * price.safe_per_char
             elif char == " ":
@@ -172,8 +199,8 @@ def find_runs(text: str, data: bytes, *, double_spaces: bool | None = None) -> R
         candidates.append(" ")
     if _BREAK_NEEDLE in marks:
         candidates.append("\n")
-    if not text.isascii() and _minimum(_BOX) in text:
-        candidates.append(_BOX)
+    if not text.isascii() and any(lead in data for lead in _NON_ASCII_LEADS):
+        candidates += [c for c, minimum in _NON_ASCII_RUNS if minimum in text]
     if not candidates:
         return Runs({}, 0, gaps) if gaps else _NONE
     found: dict[str, tuple[int, int]] = {}

@@ -332,6 +332,29 @@ def test_repeated_characters_are_priced_sub_linearly_for_routing(family):
     assert est.safe >= 410
 
 
+@pytest.mark.parametrize("char, width, family, truth", [
+    ("\u2588", 40, "cl100k", 2_407), ("\u2588", 40, "qwen2.5", 2_798),  # █ bars (tqdm)
+    ("\u2501", 40, "llama3", 1_594), ("\u2501", 40, "o200k", 1_807), ("\u2501", 40, "cl100k", 3_607),  # ━ pip/rich bars
+    ("\u2014", 80, "llama3", 1_834), ("\u2014", 80, "deepseek", 1_802),  # — separators
+])
+def test_runs_of_non_ascii_symbols_are_priced_near_the_truth(char, width, family, truth):
+    """Breaker C, 3: 120 lines ``step i loss …`` each under a rule of one non-ASCII character read
+    routing 1.4-8.7x the truth (priced per character by the symbols / gen_punct weights: '█'x40 cl100k
+    11,694 against 2,407; '—'x80 llama3 16,035 against 1,834). ``truth``: that family's tokenizer
+    (the calibration tokenizers, rendered in its chat template as one user message)."""
+    text = "\n".join(f"step {i} loss 0.{i:03d}\n" + char * width for i in range(120))
+    assert find_runs(text, text.encode()).found == {char: (120 * width, 120)}
+    est = estimate_request({"messages": [{"role": "user", "content": text}]}, estimator=calibrated_estimator(family))
+    assert 0.6 * truth <= est.routing <= 1.1 * truth and est.safe >= truth
+
+
+def test_non_ascii_run_prices_hold_their_measured_rates():
+    """The rates of long runs (2,048 characters) in each measured family, from the calibration tokenizers."""
+    assert RUN_PRICES["\u2501"].routing_rate("llama3") == 1 / 16 and RUN_PRICES["\u2501"].routing_rate("cl100k") == 1 / 2
+    assert RUN_PRICES["\u2550"].routing_rate("any") == 1 / 8 and RUN_PRICES["\u2588"].safe_per_char == 1 / 4
+    assert {RUN_PRICES[c].klass for c in "\u2014\u2026"} == {"gen_punct"}
+
+
 def test_a_long_space_run_is_never_priced_near_zero():
     """Breaker 2, item 15: 30,000 spaces read ~15 safe tokens; byte-level BPEs spend 235 (one token
     per 128 spaces)."""

@@ -121,6 +121,14 @@ RUNS = {
     "progress_bars": "\n".join(f"{i:3d}% |{'#' * (i // 2)}{' ' * (50 - i // 2)}| {i}/100 [00:{i:02d}<00:{100 - i:02d}]"
                                for i in range(0, 101)),
     "box_rules": "\n".join("\u2500" * 60 + f"\n  item {i}" for i in range(150)),
+    # pip / uv / rich progress lines: a 40-character bar of '━' (U+2501)
+    "pip_progress": "\n".join(f"Downloading pkg{i}-1.{i}.0-py3-none-any.whl (1.{i} MB)\n   " + "\u2501" * 40
+                               + f" 1.{i}/1.{i} MB {i % 9 + 1}.2 MB/s eta 0:00:00" for i in range(80)),
+    "double_rules": "\n".join("\u2550" * 72 + f"\n  Table {i}: results\n" + "\u2550" * 72 for i in range(60)),
+    "block_bars": "\n".join(f"epoch {i:3d} |" + "\u2588" * (i % 50 + 16) + " " * (50 - i % 50) + f"| loss={1 / (i + 1):.4f}"
+                             for i in range(150)),
+    "dash_separators": "\n".join(f"Chapter {i}. The model reads this line of prose.\n" + "\u2014" * 60 for i in range(80)),
+    "ellipsis_leaders": "\n".join(f"Section {i} " + "\u2026" * 32 + f" page {i * 3}" for i in range(120)),
     "markdown": "\n".join(f"## Section {i}\n\nSome prose the model reads.\n\n| a | b |\n|---|---|\n| 1 | 2 |\n\n" + "-" * 40
                           for i in range(40)),
 }
