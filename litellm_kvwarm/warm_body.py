@@ -134,17 +134,18 @@ def warm_request(
     return body
 
 
-def warm_metadata(data: Mapping[str, Any], *, session_hash: str) -> dict[str, Any]:
-    """Metadata of a warm built from the live request ``data``: ``{kvwarm_warm: True,
-    kvwarm_session: session_hash}``, the :data:`PLUGIN_KEYS` and :data:`SPEND_IDENTITY_KEYS`
-    that are set (not ``None``) in ``data["metadata"]`` (else ``data["litellm_metadata"]``).
-    Nothing else of the client's metadata: no raw session id, no budget reservation."""
+def warm_metadata(data: Mapping[str, Any], *, session_hash: str, kind: str = "chat") -> dict[str, Any]:
+    """Metadata of a warm built from the live request ``data`` of API ``kind``: ``{kvwarm_warm: True,
+    kvwarm_session: session_hash}`` and the :data:`PLUGIN_KEYS` and :data:`SPEND_IDENTITY_KEYS` that are set
+    (not ``None``) in the metadata field LiteLLM owns for that API (:data:`WARM_METADATA_FIELD`: ``metadata`` for
+    chat, ``litellm_metadata`` for Messages and Responses, where the proxy leaves the client's own ``metadata`` as
+    sent). Only that field: a client's ``metadata.user_api_key`` on ``/v1/messages`` names whatever key it likes, and
+    LiteLLM's spend tracking of the live request reads the other field. Nothing else of the client's metadata: no
+    raw session id, no budget reservation."""
     out: dict[str, Any] = {WARM_MARKER: True, SESSION_KEY: session_hash}
-    for bucket in METADATA_FIELDS:
-        meta = data.get(bucket)
-        if not isinstance(meta, Mapping):
-            continue
+    meta = data.get(WARM_METADATA_FIELD.get(kind, "metadata"))
+    if isinstance(meta, Mapping):
         for key in (*PLUGIN_KEYS, *SPEND_IDENTITY_KEYS):
-            if key not in out and meta.get(key) is not None:
+            if meta.get(key) is not None:
                 out[key] = meta[key]
     return out

@@ -215,7 +215,7 @@ class WarmGate:
         else:
             cooldown = cooldown_key(session, c.target, growth, c.source_window, s.warm_rewarm_step, self._secret)
         if body is None:
-            metadata = warm_metadata(data, session_hash=identity.hashed_session(session, self._secret))
+            metadata = warm_metadata(data, session_hash=identity.hashed_session(session, self._secret), kind=kind)
             body = warm_request(data, target=c.target, metadata=metadata, kind=kind)
         return WarmJob(
             key=admission_key(session, c.target, self._secret),
@@ -233,7 +233,7 @@ class WarmGate:
         """The warm body of ``data`` (without its reply yet) for a later reply-warm; ``None`` without a session."""
         if c.session is None:
             return None
-        metadata = warm_metadata(data, session_hash=identity.hashed_session(c.session, self._secret))
+        metadata = warm_metadata(data, session_hash=identity.hashed_session(c.session, self._secret), kind=kind)
         return warm_request(data, target=c.target, metadata=metadata, kind=kind)
 
     async def _guard(self, c: WarmCandidate, may_use: Callable[[], Awaitable[bool]] | None, trigger: WarmTrigger,

@@ -657,9 +657,24 @@ def test_warm_metadata_carries_the_callers_identity_and_no_raw_session_id():
     assert "raw-session-42" not in json.dumps(body) and "litellm_session_id" not in body
 
 
-def test_warm_metadata_reads_litellm_metadata_too():
-    meta = warm_metadata({"litellm_metadata": {"user_api_key_team_id": "team-b"}}, session_hash="h")
+def test_warm_metadata_reads_litellm_metadata_for_messages_and_responses():
+    meta = warm_metadata({"litellm_metadata": {"user_api_key_team_id": "team-b"}}, session_hash="h", kind="messages")
     assert meta["user_api_key_team_id"] == "team-b"
+
+
+@pytest.mark.parametrize("kind", ["messages", "responses"])
+def test_a_clients_own_metadata_never_names_who_pays_for_its_warms(kind):
+    """Breaker (real proxy): on /v1/messages and /v1/responses LiteLLM writes the caller's identity into
+    ``litellm_metadata`` and leaves the client's ``metadata`` as sent; a warm read ``metadata`` first, so key A's
+    warms were logged (and charged) under the key hash A wrote there, another key's. Only LiteLLM's field counts."""
+    spoofed = {"user_api_key": "b" * 64, "user_api_key_hash": "b" * 64, "user_api_key_team_id": "team-b"}
+    own = {"user_api_key": "a" * 64, "user_api_key_hash": "a" * 64, "user_api_key_team_id": "team-a", SALT_KEY: "salt-a"}
+    data = {"metadata": {**spoofed, SALT_KEY: "salt-b"}, "litellm_metadata": own}
+    meta = warm_metadata(data, session_hash="h", kind=kind)
+    assert {k: meta.get(k) for k in own} == own
+    assert warm_metadata({"metadata": spoofed}, session_hash="h", kind=kind) == {WARM_MARKER: True, SESSION_KEY: "h"}
+    # chat: LiteLLM's own field is ``metadata`` (it overwrites the client's identity keys there)
+    assert warm_metadata(data, session_hash="h")["user_api_key_hash"] == "b" * 64
 
 
 def test_every_name_of_the_old_warm_module_is_still_importable_from_it():
