@@ -35,6 +35,8 @@ from .tokens import json_text
 
 #: Hex characters of every keyed hash this module returns (128 bits).
 HASH_HEX_CHARS = 32
+#: Longest session id kept as sent (characters); a longer one is replaced by its sha256 (:func:`client_session_id`).
+MAX_SESSION_ID_CHARS = 256
 #: The operator's secret is never the HMAC key itself: the key is HMAC(secret, this label), so
 #: the state hashes share nothing with ``cache_salt`` (HMAC(secret, tenant), sent to backends)
 #: or with LiteLLM's own use of its salt or master key.
@@ -68,17 +70,20 @@ def tenant_of(user_api_key_dict: object) -> str | None:
 
 
 def client_session_id(data: Mapping[str, object]) -> str | None:
-    """The session id the client gave LiteLLM, if any (header or body metadata)."""
+    """The session id the client gave LiteLLM, if any (header or body metadata); one longer than
+    :data:`MAX_SESSION_ID_CHARS` as ``"sha256:<hex>"`` of it, so what the plugin remembers per id (hash memos,
+    cooldown keys) stays small whatever a client sends (a 5 MB id held 5 MB in a memo of 4,096)."""
     value = data.get("litellm_session_id")
-    if isinstance(value, str) and value:
-        return value
-    for key in ("metadata", "litellm_metadata"):
-        meta = data.get(key)
-        if isinstance(meta, Mapping):
-            value = meta.get("session_id")
-            if isinstance(value, str) and value:
-                return value
-    return None
+    if not (isinstance(value, str) and value):
+        value = None
+        for key in ("metadata", "litellm_metadata"):
+            meta = data.get(key)
+            if isinstance(meta, Mapping) and isinstance(meta.get("session_id"), str) and meta["session_id"]:
+                value = meta["session_id"]
+                break
+    if value is not None and len(value) > MAX_SESSION_ID_CHARS:
+        return "sha256:" + hashlib.sha256(value.encode("utf-8", "surrogatepass")).hexdigest()
+    return value
 
 
 def conversation_fingerprint(messages: object) -> str | None:

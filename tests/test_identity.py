@@ -184,3 +184,20 @@ def test_rendezvous_pick_is_stable_and_moves_only_lost_sessions():
     moved = [k for k in keys if after[k] != picks[k]]
     assert moved and all(picks[k] == "d2" for k in moved)
     assert identity.rendezvous_pick("k", []) is None
+
+
+def test_a_session_id_of_any_length_is_remembered_at_a_bounded_size():
+    """Breaker (real proxy): session ids went as sent into a hash memo of 4,096 entries, so one key sending 100 ids of
+    5 MB grew the proxy by 500 MB (LiteLLM alone: flat). An id longer than MAX_SESSION_ID_CHARS is its sha256."""
+    from litellm_kvwarm.identity import MAX_SESSION_ID_CHARS, client_session_id, session_of
+
+    long_id = "x" * 5_000_000
+    for data in ({"litellm_session_id": long_id}, {"metadata": {"session_id": long_id}},
+                 {"litellm_metadata": {"session_id": long_id}}):
+        sid = client_session_id(data)
+        assert sid is not None and sid.startswith("sha256:") and len(sid) == 7 + 64
+        assert session_of(data, "tenant-a").session_id == sid
+    assert client_session_id({"litellm_session_id": long_id + "y"}) != client_session_id({"litellm_session_id": long_id})
+    short = "s" * MAX_SESSION_ID_CHARS
+    assert client_session_id({"litellm_session_id": short}) == short
+    assert client_session_id({"metadata": {"session_id": "abc"}}) == "abc"
