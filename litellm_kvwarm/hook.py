@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 from litellm.integrations.custom_logger import CustomLogger
 
-from . import __version__, identity, limits, startup, stream_errors
+from . import __version__, identity, limits, pinning, startup, stream_errors
 from . import litellm_bridge as bridge
 from .attempt import Attempts, DeclineHop, SkipHop
 from .config import Settings
@@ -172,7 +172,7 @@ class KVWarmHandler(CustomLogger):
             key = affinity_of(request_kwargs)
             router = self._router_getter() if key is not None else None
             pin = key is not None and router is not None and model in self.facts.targets.get(router, self.settings.escalation_targets)
-            return identity.pin_deployments(key, healthy_deployments, failed_deployments(request_kwargs)) if pin else healthy_deployments
+            return pinning.pin_within_litellm(router, model, healthy_deployments, request_kwargs, key, failed_deployments(request_kwargs)) if pin else healthy_deployments
         except Exception:  # fail open: LiteLLM's own choice stands
             logger.warning("[KV-WARM] session pinning skipped after an internal error", exc_info=True)
             return healthy_deployments

@@ -27,6 +27,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import hmac
+import math
 import secrets
 from collections.abc import Collection, Mapping
 from dataclasses import dataclass
@@ -246,18 +247,24 @@ def affinity_key(session: Session, secret: bytes | str) -> str:
     return hash_key(secret, session.tenant) + hash_key(secret, session.session_id)
 
 
-def rendezvous_pick(key: str, deployment_ids: list[str]) -> str | None:
+def rendezvous_pick(key: str, deployment_ids: list[str], weights: Mapping[str, float] | None = None) -> str | None:
     """Highest-random-weight (rendezvous) choice of a deployment for ``key``.
 
-    Deterministic across processes and replicas with no shared state; when a deployment
-    leaves the set only the sessions that were on it move. ``None`` for an empty list.
+    Deterministic across processes and replicas with no shared state; when a deployment leaves the set only the
+    sessions that were on it move. ``weights`` (id → weight; an id without one, or 0, is never chosen): each id wins
+    keys in proportion to its weight (score ``w / -ln(u)``, ``u`` the key's hash in (0, 1)). ``None``: none to choose.
     """
-    best, best_score = None, -1
+    best, best_score = None, -1.0
     for dep_id in deployment_ids:
-        score = int.from_bytes(hashlib.sha256(f"{key}|{dep_id}".encode()).digest()[:8], "big")
+        draw = int.from_bytes(hashlib.sha256(f"{key}|{dep_id}".encode()).digest()[:8], "big")
+        if weights is None:
+            score = float(draw)
+        else:
+            weight = weights.get(dep_id, 0.0)
+            score = weight / -math.log((draw + 0.5) / 2.0**64) if weight > 0 else -1.0
         if score > best_score:
             best, best_score = dep_id, score
-    return best
+    return best if best_score >= 0 else None
 
 
 def set_cache_salt(data: dict, salt: str) -> bool:
@@ -276,16 +283,17 @@ def set_cache_salt(data: dict, salt: str) -> bool:
     return True
 
 
-def pin_deployments(key: str, healthy: list, failed: Collection[str] = ()) -> list:
+def pin_deployments(key: str, healthy: list, failed: Collection[str] = (),
+                    weights: Mapping[str, float] | None = None) -> list:
     """The one deployment of ``healthy`` (LiteLLM deployment dicts, ``model_info.id``) that
-    :func:`rendezvous_pick` chooses for ``key`` among those not in ``failed`` (ids of deployments an
-    earlier attempt of the same request failed on: a retry goes to the session's next choice, as
-    LiteLLM alone would re-pick, never back to the replica that just failed); all of ``healthy`` when
+    :func:`rendezvous_pick` chooses for ``key`` (with ``weights``) among those not in ``failed`` (ids of
+    deployments an earlier attempt of the same request failed on: a retry goes to the session's next choice,
+    as LiteLLM alone would re-pick, never back to the replica that just failed); all of ``healthy`` when
     none has an id or every one failed."""
     def dep_id(d: object) -> object:
         info = d.get("model_info") if isinstance(d, Mapping) else None
         return info.get("id") if isinstance(info, Mapping) else None
 
     ids = [i for i in map(dep_id, healthy) if isinstance(i, str) and i not in failed]
-    chosen = rendezvous_pick(key, ids) if ids else None
+    chosen = rendezvous_pick(key, ids, weights) if ids else None
     return [d for d in healthy if dep_id(d) == chosen] or healthy

@@ -76,15 +76,23 @@ def source_refused(exc: BaseException, source: object) -> bool:
         return False
 
 
+#: The Router's own refusal when no deployment of a group may take the request (all rate-limited or cooling down).
+#: LiteLLM alone re-raises the source's 400 with "Fallback to <target> also failed: <this>" appended, and its proxy
+#: answers that with HTTP 429 (1.108.7: ``error_normalization`` reads "no deployments available" before "context
+#: length"): retryable, not the source's 400 (a breaker's real proxies: 429 alone, 400 with the plugin).
+_NO_DEPLOYMENTS = re.compile(r"no deployments available|no healthy deployments?", re.IGNORECASE)
+
+
 def target_failed(exc: BaseException, origin: object) -> bool:
     """Whether the final error of a request proactively escalated away from ``origin["source"]`` (the
     escalation's origin record; not a mapping: False) stands for the context-length 400 LiteLLM alone
     would have answered (it tries the source first, falls back to the
     target and re-raises the source's refusal whatever the target did): the target could not be reached
     (:func:`unreachable`), or it failed in any way while the request's fallback to the source was refused on
-    length (:func:`source_refused`). Never raises."""
+    length (:func:`source_refused`); never where the Router found no deployment of the target to take it
+    (:data:`_NO_DEPLOYMENTS`: LiteLLM alone answers that 429, and so does the error that stands). Never raises."""
     try:
-        if not isinstance(origin, Mapping):
+        if not isinstance(origin, Mapping) or _NO_DEPLOYMENTS.search(str(exc)[:4000]):
             return False
         return unreachable(exc) or source_refused(exc, origin.get("source"))  # type: ignore[arg-type]
     except Exception:

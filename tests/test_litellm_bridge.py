@@ -61,6 +61,12 @@ _REFUSAL = ("litellm.ContextWindowExceededError: litellm.BadRequestError: Contex
     (litellm.InternalServerError("boom\n\nLiteLLM: model group 'slow' failed with the error above. No fallback was attempted.",
                                  "hosted_vllm", "x"), False),
     (litellm.RateLimitError("slow down", "hosted_vllm", "x"), False),
+    # no deployment of the target could take it (rpm spent, cooling down): LiteLLM alone answers 429 there (a
+    # breaker's real proxies under usage-based routing), so the Router's own error stands
+    (litellm.RateLimitError("No deployments available for selected model. Passed model=slow. Deployments={...}"
+                            + _TAIL.format(targets="fast", detail=_REFUSAL), "hosted_vllm", "x"), False),
+    (litellm.RateLimitError("No deployments available for selected model, Try again in 60 seconds. Passed model=slow. "
+                            "pre-call-checks=False, cooldown_list=['a', 'b']", "hosted_vllm", "x"), False),
 ])
 def test_a_failed_target_stands_for_the_source_s_400_only_where_the_source_refused_on_length(exc, expected):
     assert target_failed(exc, {"source": "fast", "window": 4096, "tokens": 6000}) is expected
