@@ -104,17 +104,15 @@ _CONTROLS = bytes(b for b in (*range(0x20), 0x7F) if b not in (0x09, 0x0A, 0x0D)
 
 _RUN_ASCII = "".join(c for c in RUN_PRICES if c.isascii() and not c.isspace())
 # Each byte to a mark value below 16: other 0, space 1, line break 2, digit 3, lower-case ASCII
-# letter 4, upper-case 5, a run character 6, backslash 7, double quote 8, a control character 9, tab 10.
-_OTHER, _SPACE, _BREAK, _DIGIT, _LOWER, _UPPER, _RUN, _BACKSLASH, _QUOTE, _CONTROL, _TAB = range(11)
+# letter 4, upper-case 5, a run character 6, backslash 7, double quote 8, a control character 9, tab 10,
+# comma 11, semicolon 12 (for ``dense``; a run character too, read as 6 where :func:`find_fragments` seeks runs).
+_OTHER, _SPACE, _BREAK, _DIGIT, _LOWER, _UPPER, _RUN, _BACKSLASH, _QUOTE, _CONTROL, _TAB, _COMMA, _SEMI = range(13)
+_FIXED_MARKS = {0x20: _SPACE, 0x0A: _BREAK, 0x09: _TAB, 0x2C: _COMMA, 0x3B: _SEMI, 0x5C: _BACKSLASH, 0x22: _QUOTE}
 
 
 def _mark(b: int) -> int:
-    if b == 0x20:
-        return _SPACE
-    if b == 0x0A:
-        return _BREAK
-    if b == 0x09:
-        return _TAB
+    if b in _FIXED_MARKS:
+        return _FIXED_MARKS[b]
     if 0x30 <= b <= 0x39:
         return _DIGIT
     if 0x61 <= b <= 0x7A:
@@ -123,9 +121,7 @@ def _mark(b: int) -> int:
         return _UPPER
     if chr(b) in _RUN_ASCII:
         return _RUN
-    if b in _CONTROLS and b != 0x1B:  # ESC leads a terminal escape (``\x1b[0m``), priced as punctuation
-        return _CONTROL
-    return {0x5C: _BACKSLASH, 0x22: _QUOTE}.get(b, _OTHER)
+    return _CONTROL if b in _CONTROLS and b != 0x1B else _OTHER  # ESC leads a terminal escape (``\x1b[0m``): punctuation
 
 
 _MARKS = bytes(_mark(b) for b in range(256))
@@ -158,11 +154,13 @@ _PAIR = 16 + 256  # big-endian: byte j of marks × 272 is 16 × marks[j − 1] +
 _RUN_NEEDLE = bytes((_RUN,)) * RUN_MIN_CHARS
 _MARK_RUN = re.compile(re.escape(bytes((_RUN,))) + b"+")
 _ALNUM = (_DIGIT, _LOWER, _UPPER)
+_UPPER_COMMA, _UPPER_SEMI = 16 * _UPPER + _COMMA, 16 * _UPPER + _SEMI
 #: For ``dense`` (:mod:`~litellm_kvwarm.token_features`): a pair whose second byte is a letter or digit
 #: -> ``a``; the first separator after one -> ``|``; a separator after a separator is deleted
-#: (:data:`DENSE_DELETE`), so a separator run counts once.
-DENSE_PAIRS = bytes(ord("a") if code & 15 in _ALNUM else ord("|") for code in range(256))
-DENSE_DELETE = bytes(code for code in range(256) if code & 15 not in _ALNUM and code >> 4 not in _ALNUM)
+#: (:data:`DENSE_DELETE`), so a separator run counts once. A ``,`` or ``;`` after an upper-case letter
+#: cuts nothing (``;`` -> ``a``, ``,`` deleted): :data:`~litellm_kvwarm.token_features.DENSE_LETTERS_PER_SEPARATOR`.
+DENSE_PAIRS = bytes(ord("a") if code & 15 in _ALNUM or code == _UPPER_SEMI else ord("|") for code in range(256))
+DENSE_DELETE = bytes(c for c in range(256) if c == _UPPER_COMMA or c & 15 not in _ALNUM and c >> 4 not in _ALNUM and c != _UPPER_SEMI)
 
 
 def mark_pairs(data: bytes) -> tuple[bytes, bytes]:
@@ -289,6 +287,7 @@ def find_fragments(data: bytes, marks: bytes, pairs: bytes) -> Fragments:
     categories = pairs.translate(_CATEGORIES)
     escaped = categories.count(b"q") if b"\\" in data else 0
     mixed_chars = mixed_runs = 0
+    marks = marks.replace(b"\x0c", b"\x06") if b";" in data else marks  # ``;`` (_SEMI) is a run character (_RUN) too
     pos = marks.find(_RUN_NEEDLE)
     while pos >= 0:  # a run of run characters (rare): is it one character repeated, or mixed?
         end = _MARK_RUN.match(marks, pos).end()  # type: ignore[union-attr]
