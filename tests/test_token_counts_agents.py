@@ -189,26 +189,29 @@ def _screenshot_body(output: dict) -> dict:
                                     {"type": "computer_call_output", "call_id": "c1", "output": output}]}
 
 
-def test_a_computer_call_output_counts_as_the_json_text_litellm_sends():
-    """Breaker C, 1: LiteLLM 1.108.7's Responses → chat bridge sends a ``computer_call_output`` as a
-    ``tool`` message of its output's JSON text (``_normalize_function_call_output_to_tool_content``), so
-    the server tokenizes the screenshot's base64 as text (400 KB: 296k tokens, qwen2.5); the item was
-    read as an unknown block holding an image (safe 7,504)."""
+def test_a_computer_call_output_counts_its_screenshot_as_an_image_and_other_dicts_as_their_json_text():
+    """Breaker C, 1: a ``computer_call_output``'s screenshot (a dict output) read as an unknown block. LiteLLM 1.109.3's
+    Responses → chat bridge sends it as an image part (``decode_responses_media``), 1.108.7's as its JSON text (the
+    base64 tokenized: 296k tokens for 400 KB, over any window, so such a request fails on 1.108 with or without the
+    plugin): priced as the image, and any other dict output as the JSON text both send."""
     import base64
     import random
 
     from litellm_kvwarm.litellm_bridge import chat_payload
 
-    data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + random.Random(0).randbytes(100_000)).decode()  # 133,344 characters
+    data = base64.b64encode(b"\x89PNG\r\n\x1a\n" + random.Random(0).randbytes(100_000)).decode()
     body = _screenshot_body({"type": "computer_screenshot", "image_url": "data:image/png;base64," + data})
-    sent = chat_payload("responses", body)
-    assert sent["messages"][-1]["role"] == "tool" and data in sent["messages"][-1]["content"]
     estimator = calibrated_estimator("qwen2.5")
     est = estimate_request(body, call_kind="responses", estimator=estimator)
-    chat = estimate_request({"messages": sent["messages"]}, call_kind="chat", estimator=estimator)
-    assert est.counts.images == () and data in est.counts.text
-    assert est.safe >= 0.99 * chat.safe and chat.safe > len(data) / 2  # base64 text: ~1.35 characters per token (qwen2.5)
-    assert 0.9 * chat.routing <= est.routing <= 1.1 * chat.routing
+    assert len(est.counts.images) == 1 and data not in est.counts.text
+    sent = chat_payload("responses", body)["messages"][-1]
+    as_image = isinstance(sent["content"], list) and sent["content"][0].get("type") == "image_url"
+    assert as_image or data in sent["content"]  # 1.109: the image; 1.108: its JSON text
+    if as_image:
+        chat = estimate_request({"messages": chat_payload("responses", body)["messages"]}, call_kind="chat", estimator=estimator)
+        assert est.safe >= chat.safe and est.routing <= 1.1 * chat.routing
+    other = _screenshot_body({"type": "logs", "lines": ["a" * 40] * 50})
+    assert '"lines"' in estimate_request(other, call_kind="responses", estimator=estimator).counts.text
 
 
 def test_a_tool_result_item_counts_its_output_and_its_content():
