@@ -33,7 +33,7 @@ from .facts_windows import DeploymentWindows
 from .litellm_window_memo import LiteLLMWindowMemo
 from .output_budget import OUTPUT_FIELDS
 from .planner import wants_exact_count
-from .reactive import allowed_by_client
+from .client_fallbacks import permitted_steps
 from .router_view import RouterView
 from .runtime import Services
 from .token_responses_items import vllm_served
@@ -59,10 +59,10 @@ class RouteFacts:
 
     ``listed``: the group is in the model list (else nothing else is gathered; the same when the
     client's output budget is invalid). ``chain``: the operator's escalation chain; ``chain_missing``:
-    none of its steps is in the model list; ``usable``: the steps that are, that the key may use
-    and the client did not rule out; ``step_params``: each step's overrides; ``operator_fallbacks``:
-    the router's generic ``fallbacks``. From ``source_window`` on: ``None`` when the group's window
-    is unknown. ``estimate`` is ``raw`` after the tenant's learned correction; ``exact_asked``:
+    none of its steps is in the model list; ``usable``: the steps that are, that the key may use and the client's own
+    fallback choice leaves (:mod:`.client_fallbacks`; ``client_ruled_out``: it left none of some); ``step_params``: each
+    step's overrides; ``operator_fallbacks``: the router's generic ``fallbacks``. From ``source_window`` on: ``None``
+    when the group's window is unknown. ``estimate`` is ``raw`` after the tenant's learned correction; ``exact_asked``:
     an exact count was wanted, ``exact``: its answer (``None``: not countable or no answer);
     ``windows``: ``(step, window)`` of ``usable``, in order."""
 
@@ -72,6 +72,7 @@ class RouteFacts:
     usable: tuple[str, ...] = ()
     step_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     operator_fallbacks: object = None
+    client_ruled_out: bool = False
     source_window: int | None = None
     estimate: TokenEstimate | None = None
     raw_estimate: TokenEstimate | None = None
@@ -181,16 +182,15 @@ class Facts:
             return RouteFacts(listed=True)
         operator_cwf = rv.context_window_fallbacks()
         chain = escalation_chain(group, overrides=s.escalation_targets, context_window_fallbacks=operator_cwf)
-        allowed = [g for g in chain if g in names and await self._key_may_use(view.key, g, router)]
-        usable = allowed_by_client(view.client_fallbacks, group, allowed)
+        allowed, operator_fallbacks = [g for g in chain if g in names and await self._key_may_use(view.key, g, router)], rv.fallbacks()
+        usable = permitted_steps(view.fallback_choice, group, allowed, operator_cwf, operator_fallbacks)  # as LiteLLM alone reads it
         chain_missing, params = all(g not in names for g in chain), self._step_params(group, view.client_fallbacks, operator_cwf)
-        operator_fallbacks = rv.fallbacks()
         tenant = self._hash_key(view.tenant) if view.tenant else None
         source, windows = self.group(router, group), self.windows(router, tenant)
         window = await windows.route_window(source.infos, budget, s.output_floor_tokens)
         if window is None:
             return RouteFacts(listed=True, chain=chain, chain_missing=chain_missing, usable=usable, step_params=params,
-                              operator_fallbacks=operator_fallbacks)
+                              operator_fallbacks=operator_fallbacks, client_ruled_out=bool(allowed) and not usable)
         raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models),
                                bridged=source.bridged(view.kind))
         estimate = self.correction.apply(group, tenant, raw) if s.learn_from_usage and tenant else raw
@@ -202,7 +202,8 @@ class Facts:
         steps = await self._step_windows(router, windows, usable, budget)
         # one RouteFacts, built once (not a base then ``dataclasses.replace``: that built it twice, per request)
         return RouteFacts(listed=True, chain=chain, chain_missing=chain_missing, usable=usable, step_params=params,
-                          operator_fallbacks=operator_fallbacks, source_window=window, estimate=estimate, raw_estimate=raw,
+                          operator_fallbacks=operator_fallbacks, client_ruled_out=bool(allowed) and not usable,
+                          source_window=window, estimate=estimate, raw_estimate=raw,
                           tenant_hash=tenant, exact_asked=asked, exact=exact, windows=tuple(zip(usable, steps)))
 
     async def _step_windows(self, router: RouterLike, windows: DeploymentWindows, usable: Sequence[str],

@@ -46,6 +46,7 @@ ROUTE_KINDS = (
     "reactive_escalation",
     "kept_local_missing",
     "kept_local_forbidden",
+    "kept_local_client",  # the request's own disable_fallbacks / fallbacks rule out every step (litellm_kvwarm.client_fallbacks)
     "no_target",
     "target_too_small",
     "client_output_error",  # the client's own output budget is invalid (<= 0, not an integer): passed on untouched

@@ -175,7 +175,9 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
                             output_floor_tokens=need, source_window=window, target_window=target_window, exact=facts.exact is not None,
                             output_is_client_budget=need < floor)
     if target is None or not settings.proactive_routing:
-        if facts.chain and not facts.usable:
+        if facts.client_ruled_out:  # disable_fallbacks, or the request's own fallbacks: its error stays its own, as in LiteLLM alone
+            label, reason = "kept_local_client", f"[CONTEXT-ROUTE] kept local: the request's own fallback choice rules out {list(facts.chain)}"
+        elif facts.chain and not facts.usable:
             label = "kept_local_missing" if facts.chain_missing else "kept_local_forbidden"
             reason = f"[CONTEXT-ROUTE] kept local: no step of {group!r}'s chain {list(facts.chain)} is in the model list and allowed for this key"
         elif target is not None:

@@ -24,6 +24,7 @@ from types import MappingProxyType
 from typing import Any
 
 from . import identity
+from .client_fallbacks import FallbackChoice
 from .conversation_shape import body_well_formed
 from .call_adapters import ADAPTERS, CallAdapter, adapter_for, call_kind
 from .meta import (
@@ -184,7 +185,8 @@ class PreCallView:
     the body carries non-null ``fallbacks``. ``key``: LiteLLM's key object, opaque, for its access check.
     ``server_state``: a Responses body that continues state its server holds (``previous_response_id``,
     ``conversation``, an ``item_reference`` input item): the planner leaves it untouched; so is a
-    ``malformed`` conversation (:func:`~litellm_kvwarm.conversation_shape.body_well_formed`: the client's error)."""
+    ``malformed`` conversation (:func:`~litellm_kvwarm.conversation_shape.body_well_formed`: the client's error).
+    ``fallback_choice``: the body's own fallback fields (:mod:`~litellm_kvwarm.client_fallbacks`)."""
 
     adapter: CallAdapter | None
     group: str | None
@@ -199,6 +201,7 @@ class PreCallView:
     key: Any
     server_state: bool = False
     malformed: bool = False
+    fallback_choice: FallbackChoice = FallbackChoice()
 
     @property
     def kind(self) -> str | None:
@@ -228,6 +231,7 @@ def pre_call_view(data: Mapping[str, Any], call_type: object, user_api_key_dict:
         key=user_api_key_dict,
         server_state=adapter is not None and adapter.kind == "responses" and _server_state(data),
         malformed=adapter is not None and not body_well_formed(adapter.kind, data),
+        fallback_choice=FallbackChoice.of(data),
     )
 
 

@@ -455,3 +455,44 @@ def test_a_tenants_short_requests_never_move_its_long_prompts(stack):
         assert send(stack[name], body, key="sk-team-b").status_code == 200
     assert [r["max_tokens"] for r in received(stack["fast"])] == [100, 100]
     assert received(stack["slow"]) == []
+
+
+OPT_OUT_PATHS = [
+    ("/v1/chat/completions", lambda text: {"model": "fast", "max_tokens": 16, "messages": [{"role": "user", "content": text}]}),
+    ("/v1/responses", lambda text: {"model": "fast", "max_output_tokens": 16, "input": text}),
+    ("/v1/messages", lambda text: {"model": "fast", "max_tokens": 16, "messages": [{"role": "user", "content": text}]}),
+]
+
+
+@pytest.mark.parametrize("opt_out", [{"disable_fallbacks": True}, {"fallbacks": ["fast"]}], ids=["disable_fallbacks", "fallbacks-fast"])
+@pytest.mark.parametrize("path, make", OPT_OUT_PATHS, ids=["chat", "responses", "messages"])
+def test_a_clients_fallback_opt_out_keeps_fasts_context_error(stack, opt_out, path, make):
+    """Fault (breaker B, 2026-12): a ~30k-token request to fast (16,384) with ``disable_fallbacks: true``, or its own
+    client-side ``fallbacks: ["fast"]``, got fast's context-length 400 from LiteLLM alone but a 200 from the expensive
+    slow group with the plugin (proactive routing); on /v1/messages a 400 with no backend attempt at all."""
+    body = {**make(f"[opt-out {path}] " + long_text(135_000)), **opt_out}
+    alone = send(stack["without"], body, path=path)
+    seen_alone = [r["max_tokens"] for r in backend_requests(stack["fast"], None)]
+    clear_backends(stack["fast"])
+    plugin = send(stack["with"], body, path=path)
+    assert alone.status_code == 400 and "context" in alone.text.lower()
+    assert plugin.status_code == alone.status_code, plugin.text[:500]
+    assert [r["max_tokens"] for r in backend_requests(stack["fast"], None)] == seen_alone == [16]  # fast answered, as alone
+    assert backend_requests(stack["slow"], None) == []  # never moved, never warmed
+
+
+@pytest.mark.parametrize("opt_out", [{"disable_fallbacks": True}, {"fallbacks": ["fast"]}], ids=["disable_fallbacks", "fallbacks-fast"])
+def test_a_clients_fallback_opt_out_gets_no_warm_of_slow(stack, opt_out):
+    """The same opt-out in the warm zone (~12k of fast's 16,384): served by fast as by LiteLLM alone, and no warm of
+    slow, a group this request may not fall back to (the same request without the opt-out warms slow)."""
+    import time
+
+    for i, extra in enumerate((opt_out, {})):
+        body = {"model": "fast", "max_tokens": 16, "messages": user(52_000, f"opt-out-warm-{i}-{sorted(opt_out)}"), **extra}
+        assert send(stack["with"], body).status_code == 200
+        deadline = time.monotonic() + (3 if extra else 15)
+        while time.monotonic() < deadline and not received(stack["slow"], warms=True):
+            time.sleep(0.2)
+        warms = received(stack["slow"], warms=True)
+        assert (warms == []) if extra else ([r["max_tokens"] for r in warms] == [1]), warms
+        clear_backends(stack["slow"])
