@@ -30,7 +30,7 @@ from .config_defaults import (  # noqa: F401  (the defaults, importable from her
     DEFAULT_WINDOW_TTL_S, DEFAULT_REQUEST_BUDGET_MS, DEFAULT_DISCOVERY_TIMEOUT_S,
     DEFAULT_UNKNOWN_WINDOW_RETRY_S, DEFAULT_WARM_THRESHOLD, DEFAULT_WARM_COOLDOWN_S,
     DEFAULT_WARM_MAX_CONCURRENCY, DEFAULT_WARM_TIMEOUT_S, DEFAULT_WARM_MEMORY_SESSIONS,
-    DEFAULT_WARM_QUEUE_SIZE, DEFAULT_WARM_TENANT_RATE, DEFAULT_REDIS_MAX_CONNECTIONS,
+    DEFAULT_WARM_QUEUE_SIZE, DEFAULT_WARM_QUEUE_BYTES, DEFAULT_WARM_TENANT_RATE, DEFAULT_REDIS_MAX_CONNECTIONS,
     DEFAULT_WARM_REWARM_STEP, DEFAULT_WARM_PRIORITY, DEFAULT_WARM_PIECE_TOKENS, DEFAULT_WARM_PIECE_SHARE, DEFAULT_WARM_MAX_PIECES,
     DEFAULT_WARM_HEAD_TOKENS, DEFAULT_DECODE_WARM_TOKENS, DEFAULT_WARM_LEAD_STEPS,
 )
@@ -150,6 +150,9 @@ class Settings(BaseSettings):
             "its queued warm); past it the oldest queued warm is dropped. A warm that is dropped uses no cooldown."
         ),
     )
+    warm_queue_bytes: int = Field(DEFAULT_WARM_QUEUE_BYTES, ge=1, description=(
+        "Bytes the bodies of the warms a proxy process holds (queued, waiting or in flight) hold together, images and "
+        "documents included; a warm past it is not queued (skipped_queue_bytes). Default: 256 MiB."))
     warm_tenant_rate: float = Field(
         DEFAULT_WARM_TENANT_RATE,
         ge=0,

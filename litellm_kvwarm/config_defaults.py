@@ -14,6 +14,12 @@ DEFAULT_WARM_MAX_CONCURRENCY = 4
 DEFAULT_WARM_TIMEOUT_S = 120.0
 DEFAULT_WARM_MEMORY_SESSIONS = 256
 DEFAULT_WARM_QUEUE_SIZE = 1024
+#: Bytes the bodies of one process's held warms (queued, parked, in flight) hold together: 256 MiB. A text warm body
+#: is ~4 bytes a token (a 12k-token warm ~50 KB, :mod:`litellm_kvwarm.warm_bytes`), so 1024 of them (the count bound)
+#: hold ~50 MB and this bound never binds them; it binds media: ~48 warms carrying a 5 MB image each, where the count
+#: bound alone let ~1024 × 5.5 MB (5.6 GB, breaker B 2026-12) pile up while a target hangs. A quarter of a 1 GiB
+#: worker's memory at most, beside LiteLLM's own.
+DEFAULT_WARM_QUEUE_BYTES = 256 * 1024 * 1024
 DEFAULT_WARM_TENANT_RATE = 120.0
 DEFAULT_REDIS_MAX_CONNECTIONS = 16
 #: Re-warm once a session grew by 5% of the window: a re-warm prefills only the growth, so a

@@ -226,6 +226,7 @@ class Services:
                 tenant_rate=self._settings.warm_tenant_rate,
                 max_concurrency=self._settings.warm_max_concurrency,
                 queue_size=self._settings.warm_queue_size,
+                queue_bytes=self._settings.warm_queue_bytes,
                 timeout_s=self._settings.warm_timeout_s,
                 on_done=self._on_warm_done,
                 on_outcome=self._on_warm_outcome,

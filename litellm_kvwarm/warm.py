@@ -1,29 +1,26 @@
-"""Warm-ahead: ``max_tokens=1`` requests, sent in the background, that leave a conversation's
-prefix in the escalation target's prefix cache. This module is the runner (:class:`WarmRunner`);
-the names of :mod:`~litellm_kvwarm.warm_body` (body, metadata), :mod:`~litellm_kvwarm.warm_job`
-(job, outcomes, drop reasons) and :mod:`~litellm_kvwarm.warm_queue` are importable from here too.
+"""Warm-ahead: ``max_tokens=1`` requests, sent in the background, that leave a conversation's prefix in the
+escalation target's prefix cache. This module is the runner (:class:`WarmRunner`); the names of :mod:`~litellm_kvwarm.warm_body`
+(body, metadata), :mod:`~litellm_kvwarm.warm_job` (job, outcomes, drop reasons) and :mod:`~litellm_kvwarm.warm_queue` are importable here too.
 
 :class:`WarmRunner` queues warms and sends them in owned background tasks:
 
-* at most ``max_concurrency`` warms are admitted or in flight at once; the rest wait in a queue
-  of at most ``queue_size`` warms, one per admission key (tenant + session + target): a newer
-  state of a session replaces its queued warm in place (the replaced one is dropped, ``stale``);
-* the queue is fair across tenants (:class:`~litellm_kvwarm.warm_queue.FairQueue`): a freed
-  slot takes the next warm round-robin over the tenants with queued warms;
-* with a tenant rate, a tenant holds at most ``limit`` queued warms: past it its own oldest
-  queued warm is dropped (``tenant_cap``); past ``queue_size`` the oldest queued warm of the
-  tenant with the most queued warms is dropped (``full``; ties: the tenant that reached that
-  count first), so a quiet tenant is never pushed out by a noisy one;
+* at most ``max_concurrency`` warms are admitted or in flight at once; the rest wait in a queue of at most ``queue_size``
+  warms, one per admission key (tenant + session + target): a newer state of a session replaces its queued warm in place
+  (the replaced one is dropped, ``stale``);
+* the warms held (queued, parked, in flight) hold at most ``queue_bytes`` of bodies together
+  (:func:`~litellm_kvwarm.warm_bytes.body_bytes`): a warm past it is not queued (``skipped_queue_bytes``);
+* the queue is fair across tenants (:class:`~litellm_kvwarm.warm_queue.FairQueue`): a freed slot takes the next warm round-robin;
+* with a tenant rate, a tenant holds at most ``limit`` queued warms: past it its own oldest queued warm is dropped
+  (``tenant_cap``); past ``queue_size`` the oldest queued warm of the tenant with the most queued warms is dropped
+  (``full``; ties: the tenant that reached that count first), so a quiet tenant is never pushed out by a noisy one;
 * one warm per admission key at a time: the next warm of a session whose warm is running waits
   for it (a newer one replacing it, ``stale``), then finds it cached instead of prefilling beside it;
-* a warm is admitted when a slot takes it, right before it is sent: one
-  :meth:`~litellm_kvwarm.cooldown.CooldownStore.admit` call checks and takes the session's
-  cooldown and the tenant's warm rate together. A queued or dropped warm takes nothing;
-* a bounded memo (monotonic clock) remembers cooldowns this process took or found running, and
-  tenants found at their rate: :meth:`WarmRunner.submit` skips those without I/O or queueing;
-* each warm runs under ``timeout_s``; every task is kept in a set and cancelled and awaited by
-  :meth:`WarmRunner.aclose` (queued warms are dropped as ``shutdown``). A failed or timed-out
-  warm is logged and reported; it never reaches a client.
+* a warm is admitted when a slot takes it, right before it is sent: one :meth:`~litellm_kvwarm.cooldown.CooldownStore.admit`
+  call checks and takes the session's cooldown and the tenant's warm rate together. A queued or dropped warm takes nothing;
+* a bounded memo (monotonic clock) remembers cooldowns this process took or found running, and tenants found at their
+  rate: :meth:`WarmRunner.submit` skips those without I/O or queueing;
+* each warm runs under ``timeout_s``; every task is kept in a set and cancelled and awaited by :meth:`WarmRunner.aclose`
+  (queued warms are dropped as ``shutdown``). A failed or timed-out warm is logged and reported; it never reaches a client.
 
 The outcome life of one warm is told in :mod:`~litellm_kvwarm.warm_job`.
 """
@@ -36,6 +33,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from .config_defaults import DEFAULT_WARM_QUEUE_BYTES
 from .cooldown import RATE_PERIOD_S, Admission, CooldownStore, MemoryCooldownStore, TenantRate
 from .warm_body import (  # noqa: F401  (re-exported: the warm's body and metadata)
     METADATA_FIELDS, OUTPUT_FIELDS, OUTPUT_FLOOR_FIELDS, PLUGIN_KEYS, PROMPT_KEYS, PROMPT_SHAPING_KEYS, SESSION_KEY,
@@ -44,15 +42,14 @@ from .warm_body import (  # noqa: F401  (re-exported: the warm's body and metada
 from .warm_job import DoneCallback, DropCallback, DropReason, OutcomeCallback, Sender, WarmJob, WarmOutcome, WarmTrigger  # noqa: F401
 from .warm_queue import FairQueue, Memo, Running
 
-#: Old private names, kept importable.
-_FairQueue = FairQueue
-_Memo = Memo
+_FairQueue, _Memo = FairQueue, Memo  # old private names, kept importable
 
 logger = logging.getLogger("litellm_kvwarm.warm")
 
 DEFAULT_MAX_CONCURRENCY = 4
 DEFAULT_TIMEOUT_S = 120.0
 DEFAULT_QUEUE_SIZE = 1024
+DEFAULT_QUEUE_BYTES = DEFAULT_WARM_QUEUE_BYTES  # 256 MiB, the reason in config_defaults
 DEFAULT_COOLDOWN_S = 300.0
 #: Cooldowns and rate-capped tenants remembered by one runner (least recently remembered dropped).
 DEFAULT_MEMO_CAPACITY = 4096
@@ -75,9 +72,9 @@ class WarmRunner:
         cooldown_s: a session's cooldown, seconds (``KVWARM_WARM_COOLDOWN_S``).
         tenant_rate: warms per tenant per minute (``KVWARM_WARM_TENANT_RATE``); 0 = no cap.
         max_concurrency: warms being admitted or sent at once (``KVWARM_WARM_MAX_CONCURRENCY``).
-        queue_size: warms waiting for a slot at most, all tenants together
-            (``KVWARM_WARM_QUEUE_SIZE``); with a ``tenant_rate``, one tenant holds at most its
-            per-window limit of them.
+        queue_size: warms waiting for a slot at most, all tenants together (``KVWARM_WARM_QUEUE_SIZE``); with a
+            ``tenant_rate``, one tenant holds at most its per-window limit of them.
+        queue_bytes: bytes the bodies of the warms held (queued, parked, in flight) hold at most (``KVWARM_WARM_QUEUE_BYTES``).
         timeout_s: a warm running longer is cancelled (``TIMED_OUT``).
         on_done: ``(outcome, duration_s, target, trigger)`` when a fired warm ends.
         on_outcome: ``(outcome, target, trigger)`` when a slot fires or skips a warm.
@@ -100,6 +97,7 @@ class WarmRunner:
         tenant_rate: float = 0.0,
         max_concurrency: int = DEFAULT_MAX_CONCURRENCY,
         queue_size: int = DEFAULT_QUEUE_SIZE,
+        queue_bytes: int = DEFAULT_QUEUE_BYTES,
         timeout_s: float = DEFAULT_TIMEOUT_S,
         on_done: DoneCallback | None = None,
         on_outcome: OutcomeCallback | None = None,
@@ -120,7 +118,7 @@ class WarmRunner:
         self._cooldown_s = cooldown_s
         self._rate = TenantRate.per_minute(tenant_rate)
         self._max = max_concurrency
-        self._queue_size = queue_size
+        self._queue_size, self._queue_bytes, self._flying = queue_size, queue_bytes, 0  # _flying: bytes of warms taken by slots
         self._timeout_s = timeout_s
         self._on_done = on_done or _noop
         self._on_outcome = on_outcome or _noop
@@ -144,6 +142,11 @@ class WarmRunner:
         return self._active
 
     @property
+    def held_bytes(self) -> int:
+        """Bytes the bodies of the warms held hold: queued, parked and taken by a slot (admitted or in flight)."""
+        return self._queue.bytes + self._running.bytes + self._flying
+
+    @property
     def queued(self) -> int:
         """Warms waiting: for a slot, or for their session's running warm."""
         return len(self._queue) + len(self._running)
@@ -153,13 +156,16 @@ class WarmRunner:
         the same key (that one dropped ``stale``); to make room, drop the tenant's own oldest
         (``tenant_cap``) or the biggest tenant's oldest (``full``). No I/O. Returns ``QUEUED``
         (also when dropped at once as ``shutdown`` after :meth:`aclose`), or
-        ``SKIPPED_COOLDOWN`` / ``SKIPPED_TENANT_RATE`` when the memo already knows the answer
-        (nothing queued)."""
+        ``SKIPPED_COOLDOWN`` / ``SKIPPED_TENANT_RATE`` when the memo already knows the answer, ``SKIPPED_QUEUE_BYTES``
+        when the warms held and ``job`` (less a warm of its key it replaces) would hold over ``queue_bytes`` (nothing queued)."""
         now = self._clock()
         if self._cooldowns.active(job.cooldown_key, now):
             return WarmOutcome.SKIPPED_COOLDOWN
         if self._rated.active(job.rate_key, now):
             return WarmOutcome.SKIPPED_TENANT_RATE
+        replaced = self._running.size_of(job.key) if job.key in self._running else self._queue.size_of(job)
+        if self.held_bytes - replaced + job.size > self._queue_bytes:
+            return WarmOutcome.SKIPPED_QUEUE_BYTES
         job = replace(job, queued_at=now)
         if self._closed:
             self._on_drop(DropReason.SHUTDOWN, job.target)
@@ -208,9 +214,11 @@ class WarmRunner:
                 job = self._queue.pop_next()
                 self._on_queue_depth(self.queued)
                 self._running.start(job.key)
+                self._flying += job.size
                 try:
                     await self._admit_and_send(job)
                 finally:
+                    self._flying -= job.size
                     if (parked := self._running.finish(job.key)) is not None and not self._closed:
                         self._enqueue(parked)  # this worker takes it: the loop goes on
         finally:

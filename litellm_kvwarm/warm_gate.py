@@ -50,6 +50,7 @@ from .config import Settings
 from .limits import caller_limited
 from .session_steps import SessionSteps, jump_due, lead_due
 from .tokens import estimate_request
+from .warm_bytes import body_bytes
 from .warm_head import head_request
 from .warm import WarmJob, WarmOutcome, WarmRunner, WarmTrigger, warm_metadata, warm_request
 from .warm_priority import with_priority
@@ -217,6 +218,7 @@ class WarmGate:
         if body is None:
             metadata = warm_metadata(data, session_hash=identity.hashed_session(session, self._secret), kind=kind)
             body = warm_request(data, target=c.target, metadata=metadata, kind=kind)
+        body = with_priority(body, s.warm_priority)
         return WarmJob(
             key=admission_key(session, c.target, self._secret),
             cooldown_key=cooldown,
@@ -225,8 +227,9 @@ class WarmGate:
             rate_key=tenant_rate_key(session.tenant, self._secret) if s.warm_tenant_rate > 0 and trigger is not WarmTrigger.DECODE else None,
             tenant_key=tenant_rate_key(session.tenant, self._secret),
             kind=kind,
-            body=with_priority(body, s.warm_priority),
+            body=body,
             trigger=trigger.value,
+            size=body_bytes(body),  # one walk, no copy: what the queued (then in-flight) warm holds
         )
 
     def reply_body(self, c: WarmCandidate, data: Mapping[str, Any], kind: str) -> dict[str, Any] | None:

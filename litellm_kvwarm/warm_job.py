@@ -3,7 +3,7 @@
 runner (:class:`~litellm_kvwarm.warm.WarmRunner`) reports through. Plain data; no I/O.
 
 Outcome life of one warm: ``queued`` by :meth:`~litellm_kvwarm.warm.WarmRunner.submit` (or
-``skipped_cooldown`` / ``skipped_tenant_rate`` from the runner's memo); then, when a slot takes
+``skipped_cooldown`` / ``skipped_tenant_rate`` from the runner's memo, ``skipped_queue_bytes`` from its byte bound); then, when a slot takes
 it, ``fired`` (admitted and sent), ``skipped_cooldown`` or ``skipped_tenant_rate``; a fired warm
 ends ``succeeded``, ``failed`` or ``timed_out``. A queued warm can instead be dropped, for one
 :class:`DropReason`. The ``skipped_disabled`` ... ``skipped_no_session`` outcomes are decided
@@ -37,6 +37,8 @@ class WarmOutcome(str, Enum):
     SKIPPED_COOLDOWN = "skipped_cooldown"
     SKIPPED_TENANT_RATE = "skipped_tenant_rate"
     SKIPPED_NO_SESSION = "skipped_no_session"
+    #: the warms the runner holds (queued, parked, in flight) and this one would hold over ``warm_queue_bytes``
+    SKIPPED_QUEUE_BYTES = "skipped_queue_bytes"
 
 
 class WarmTrigger(str, Enum):
@@ -77,7 +79,8 @@ class WarmJob:
     ``kind``: ``"chat"`` or ``"completion"``, handed to the sender. ``body``: from
     :func:`~litellm_kvwarm.warm_body.warm_request`. ``tenant_key``: the tenant's keyed hash,
     whose warms share one turn of the runner's round-robin (``None``: ``rate_key`` is used; jobs
-    with neither share one turn). ``queued_at`` is set by the runner (its clock, seconds)."""
+    with neither share one turn). ``queued_at`` is set by the runner (its clock, seconds). ``size``: bytes the body holds
+    (:func:`~litellm_kvwarm.warm_bytes.body_bytes`), counted against ``warm_queue_bytes``."""
 
     key: str
     cooldown_key: str
@@ -88,6 +91,7 @@ class WarmJob:
     tenant_key: str | None = None
     #: why the warm was asked for (:class:`WarmTrigger` value; the ``trigger`` label of ``kvwarm_warms_total``)
     trigger: str = "ahead"
+    size: int = field(default=0, compare=False)
 
     @property
     def tenant(self) -> str | None:

@@ -77,9 +77,17 @@ class FairQueue:
         self._by_count: dict[int, dict[str | None, None]] = {}
         self._max = 0
         self._size = 0
+        #: bytes the queued warms' bodies hold (the sum of their :attr:`WarmJob.size`)
+        self.bytes = 0
 
     def __len__(self) -> int:
         return self._size
+
+    def size_of(self, job: WarmJob) -> int:
+        """Bytes of the queued warm ``job`` would replace (its tenant's of the same key), 0 when none."""
+        own = self._turns.get(job.tenant)
+        old = own.get(job.key) if own is not None else None
+        return old.size if old is not None else 0
 
     def count(self, tenant: str | None) -> int:
         """Warms ``tenant`` has queued."""
@@ -94,6 +102,7 @@ class FairQueue:
             return None
         old = own[job.key]
         own[job.key] = job  # in place: the session keeps its turn, the newest body wins
+        self.bytes += job.size - old.size
         return old
 
     def push(self, job: WarmJob) -> None:
@@ -103,6 +112,7 @@ class FairQueue:
             own = self._turns[job.tenant] = OrderedDict()
         own[job.key] = job
         self._size += 1
+        self.bytes += job.size
         self._recount(job.tenant, len(own) - 1, len(own))
 
     def pop_next(self) -> WarmJob:
@@ -112,14 +122,14 @@ class FairQueue:
         _, job = own.popitem(last=False)
         if own:
             self._turns.move_to_end(tenant)
-        self._removed(tenant, own)
+        self._removed(tenant, own, job)
         return job
 
     def pop_oldest(self, tenant: str | None) -> WarmJob:
         """Drop and return ``tenant``'s oldest queued warm (``KeyError`` if it has none)."""
         own = self._turns[tenant]
         _, job = own.popitem(last=False)
-        self._removed(tenant, own)
+        self._removed(tenant, own, job)
         return job
 
     def biggest(self) -> str | None:
@@ -132,10 +142,11 @@ class FairQueue:
         jobs = [job for own in self._turns.values() for job in own.values()]
         self._turns.clear()
         self._by_count.clear()
-        self._max = self._size = 0
+        self._max = self._size = self.bytes = 0
         return jobs
 
-    def _removed(self, tenant: str | None, own: OrderedDict[str, WarmJob]) -> None:
+    def _removed(self, tenant: str | None, own: OrderedDict[str, WarmJob], job: WarmJob) -> None:
+        self.bytes -= job.size
         if not own:
             del self._turns[tenant]
         self._size -= 1
@@ -156,11 +167,17 @@ class FairQueue:
 
 
 class Running:
-    """Admission keys admitted or in flight, each with at most one parked next warm."""
+    """Admission keys admitted or in flight, each with at most one parked next warm; ``bytes``: the parked warms' sizes."""
 
     def __init__(self) -> None:
         self._keys: set[str] = set()
         self._parked: dict[str, WarmJob] = {}
+        self.bytes = 0
+
+    def size_of(self, key: str) -> int:
+        """Bytes of the warm parked for ``key`` (0: none)."""
+        old = self._parked.get(key)
+        return old.size if old is not None else 0
 
     def __contains__(self, key: str) -> bool:
         return key in self._keys
@@ -173,6 +190,7 @@ class Running:
         """Keep ``job`` until its key's running warm ends; returns the parked warm it replaced."""
         old = self._parked.get(job.key)
         self._parked[job.key] = job
+        self.bytes += job.size - (old.size if old is not None else 0)
         return old
 
     def start(self, key: str) -> None:
@@ -181,10 +199,13 @@ class Running:
     def finish(self, key: str) -> WarmJob | None:
         """``key``'s warm ended: its parked warm (removed), if any."""
         self._keys.discard(key)
-        return self._parked.pop(key, None)
+        job = self._parked.pop(key, None)
+        self.bytes -= job.size if job is not None else 0
+        return job
 
     def clear(self) -> list[WarmJob]:
         """Forget the parked warms; the warms they were."""
         jobs = list(self._parked.values())
         self._parked.clear()
+        self.bytes = 0
         return jobs
