@@ -143,11 +143,18 @@ def test_wheel_proxy_routes_an_overflowing_request_to_slow(wheel_venv):
     assert estimate.routing + 256 > FAST_WINDOW, estimate
     try:
         proxy.start()
+        # one short request first: a cold proxy's first request pays LiteLLM's lazy set-up, which can hold the event
+        # loop past the plugin's 300 ms budget for the exact count; the plugin then fails open (stays, and the backstop
+        # escalates on fast's 400), which is by design but not what this test is about
+        warm_up = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", headers={"Authorization": f"Bearer {key}"},
+                             json={"model": "fast", "messages": [{"role": "user", "content": "hi"}], "max_tokens": 4}, timeout=60)
+        assert warm_up.status_code == 200, warm_up.text
+        seen = len(backend_requests(fast))
         response = httpx.post(f"http://127.0.0.1:{port}/v1/chat/completions", json=body,
                               headers={"Authorization": f"Bearer {key}"}, timeout=60)
         assert response.status_code == 200, response.text
         assert response.headers.get("x-litellm-model-group") == "slow", dict(response.headers)
-        assert backend_requests(fast) == []  # routed before dispatch: fast never saw it
+        assert backend_requests(fast)[seen:] == []  # routed before dispatch: fast never saw it
         (sent,) = backend_requests(slow)
         assert sent["status"] == 200 and sent["prompt_tokens"] > FAST_WINDOW
         log = proxy.log_tail(200_000)
