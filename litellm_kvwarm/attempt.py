@@ -28,7 +28,7 @@ from .effects import Effects
 from .facts import AttemptFacts, Facts
 from .limit_learning import LimitLearner
 from .meta import ESCALATED_KEY, request_metadata
-from .output_budget import OutputBudget, cap_output, min_output, set_output
+from .output_budget import OutputBudget, cap_output, least_output, set_output
 from .planner import plan_clamp
 from .reactive import HopAction, decide_hop
 from .view import AttemptView
@@ -133,7 +133,8 @@ class Attempts:
             error=error,
             prompt_count=prompt_count,
             known_window=known,
-            output_floor_tokens=max(self.settings.output_floor_tokens, min_output(kwargs)),  # a retry never below min_tokens
+            # a retry never below min_tokens nor a thinking budget
+            output_floor_tokens=max(self.settings.output_floor_tokens, least_output(kwargs, kwargs.get(view.metadata_field))),
             margin_tokens=self.settings.clamp_margin_tokens,
             hop_window=hop_window,
         )
@@ -189,7 +190,8 @@ class Attempts:
             return
         requested = output.effective
         safe = attempt.estimate(kind).safe
-        least = min_output(kwargs)  # vLLM refuses min_tokens above the budget: never cut below it
+        # vLLM refuses min_tokens above the budget, a cut under a thinking budget can leave no answer: never below them
+        least = least_output(kwargs, kwargs.get(view.metadata_field))
         if not plan_clamp(requested, window, safe, None, self.settings, least).needs_exact:
             return
         exact = None

@@ -15,7 +15,9 @@ from collections.abc import Mapping, MutableMapping
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["OUTPUT_FIELDS", "OutputBudget", "cap_output", "min_output", "read_output_budget", "set_output"]
+from .meta import ESTIMATE_KEY
+
+__all__ = ["OUTPUT_FIELDS", "OutputBudget", "cap_output", "least_output", "min_output", "read_output_budget", "set_output"]
 
 #: Output-budget fields, in the order the server prefers them (first wins): chat's
 #: ``max_completion_tokens`` over ``max_tokens`` (vLLM), Responses' ``max_output_tokens``,
@@ -48,13 +50,40 @@ def read_output_budget(payload: Mapping[str, Any]) -> OutputBudget:
     return OutputBudget(sent=True, valid=True, effective=present[0])
 
 
+def _thinking_budget(thinking: object) -> int | None:
+    if not isinstance(thinking, Mapping) or thinking.get("type") != "enabled":
+        return None
+    budget = thinking.get("budget_tokens")
+    return budget + 1 if _positive_int(budget) else None
+
+
 def min_output(payload: Mapping[str, Any]) -> int:
-    """The least output the request asks for, tokens: vLLM's ``min_tokens`` (in the body, or in ``extra_body``
-    as the OpenAI SDK sends it), which a server refuses above the output budget ("min_tokens must be less than
-    or equal to max_tokens"), so no cut may go below it; 0 when absent or not a positive integer."""
+    """The least output the request asks for, tokens, so no cut may go below it; 0 when none is named.
+
+    - vLLM's ``min_tokens`` (in the body, or in ``extra_body`` as the OpenAI SDK sends it), which a server
+      refuses above the output budget ("min_tokens must be less than or equal to max_tokens");
+    - an extended-thinking budget, ``thinking: {"type": "enabled", "budget_tokens": N}`` (Anthropic Messages,
+      and LiteLLM's chat parameter of the same shape, which it turns into ``reasoning_effort`` for vLLM): N + 1,
+      since Anthropic refuses ``max_tokens`` not above it ("`max_tokens` must be greater than
+      `thinking.budget_tokens`") and a budget cut under it can end in reasoning with no answer, where LiteLLM
+      alone serves the whole budget from the next group after the refusal.
+
+    A value that is not a positive integer is ignored."""
     extra = payload.get("extra_body")
-    values = [payload.get("min_tokens"), extra.get("min_tokens") if isinstance(extra, Mapping) else None]
+    extra = extra if isinstance(extra, Mapping) else {}
+    values = [payload.get("min_tokens"), extra.get("min_tokens"),
+              _thinking_budget(payload.get("thinking")), _thinking_budget(extra.get("thinking"))]
     return max([v for v in values if _positive_int(v)], default=0)
+
+
+def least_output(kwargs: Mapping[str, Any], metadata: object) -> int:
+    """The least output an attempt may be cut to, tokens: :func:`min_output` of the attempt's own kwargs, or the
+    one the pre-call hook read from the body as the client sent it (``"least_output"`` in the plugin's
+    ``ESTIMATE_KEY`` metadata), whichever is larger. An Anthropic Messages body bridged to chat reaches the
+    clamp as LiteLLM's translation, where ``thinking`` has become a ``reasoning_effort`` label without its budget."""
+    carried = metadata.get(ESTIMATE_KEY) if isinstance(metadata, Mapping) else None
+    value = carried.get("least_output") if isinstance(carried, Mapping) else None
+    return max(min_output(kwargs), value if _positive_int(value) else 0)
 
 
 def cap_output(payload: MutableMapping[str, Any], cap: int) -> None:

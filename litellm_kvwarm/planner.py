@@ -23,7 +23,7 @@ from enum import Enum
 from typing import TYPE_CHECKING, Any
 
 from .chain import escalation_chain, first_fitting, next_step, rest_after
-from .output_budget import OutputBudget, read_output_budget
+from .output_budget import OutputBudget, min_output, read_output_budget
 from .policy import clamp_output, decide_route, needs_exact_count
 from .reactive import BackstopPlan, fallback_chain
 from .tokens import TokenEstimate
@@ -151,6 +151,8 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
                                                                   settings.keep_output_budget))
     record = {"safe": estimate.safe, "routing": estimate.routing, "group": group,
               "raw_safe": raw.safe, "raw_routing": raw.routing, "tenant": facts.tenant_hash, "window": window}
+    if least := min_output(view.payload):  # the clamp of a Messages body bridged to chat no longer sees its thinking budget
+        record["least_output"] = least
     tokens = facts.exact if facts.exact is not None else estimate.routing
     # the output a request needs room for: the floor, or less when the client itself asked for less (a prompt of
     # 16,200 with max_tokens 100 fits 16,384: escalating it would only add the target's failures to its own)

@@ -86,3 +86,30 @@ def test_min_output_reads_vllm_s_min_tokens_where_a_client_sends_it():
     assert min_output({"min_tokens": 300, "extra_body": {"min_tokens": 500}}) == 500
     assert min_output({}) == 0 and min_output({"extra_body": None}) == 0
     assert min_output({"min_tokens": 0}) == 0 and min_output({"min_tokens": "9"}) == 0 and min_output({"min_tokens": True}) == 0
+
+
+def test_min_output_reads_an_extended_thinking_budget():
+    """A cut under the request's thinking budget can leave reasoning with no answer (and Anthropic refuses
+    ``max_tokens`` not above ``thinking.budget_tokens``): the least output is that budget + 1."""
+    from litellm_kvwarm.output_budget import min_output
+    assert min_output({"thinking": {"type": "enabled", "budget_tokens": 8000}}) == 8001
+    assert min_output({"extra_body": {"thinking": {"type": "enabled", "budget_tokens": 2048}}}) == 2049
+    assert min_output({"min_tokens": 9000, "thinking": {"type": "enabled", "budget_tokens": 8000}}) == 9000
+    assert min_output({"min_tokens": 100, "thinking": {"type": "enabled", "budget_tokens": 8000}}) == 8001
+    assert min_output({"thinking": {"type": "disabled", "budget_tokens": 8000}}) == 0
+    assert min_output({"thinking": {"type": "enabled"}}) == 0
+    assert min_output({"thinking": {"type": "enabled", "budget_tokens": "8000"}}) == 0
+    assert min_output({"thinking": "on"}) == 0 and min_output({"thinking": None}) == 0
+
+
+def test_least_output_keeps_the_body_s_thinking_budget_after_litellm_s_translation():
+    """An Anthropic Messages body bridged to chat reaches the clamp with ``reasoning_effort`` in place of
+    ``thinking``: the least output the pre-call hook read from the body still holds."""
+    from litellm_kvwarm.meta import ESTIMATE_KEY
+    from litellm_kvwarm.output_budget import least_output
+    translated = {"max_tokens": 4000, "reasoning_effort": "low"}
+    assert least_output(translated, {ESTIMATE_KEY: {"safe": 1, "routing": 1, "least_output": 3000}}) == 3000
+    assert least_output(translated, {ESTIMATE_KEY: {"safe": 1, "routing": 1}}) == 0
+    assert least_output({"min_tokens": 3500}, {ESTIMATE_KEY: {"least_output": 3000}}) == 3500
+    assert least_output(translated, {ESTIMATE_KEY: {"least_output": "3000"}}) == 0
+    assert least_output(translated, None) == 0 and least_output(translated, {ESTIMATE_KEY: 5}) == 0

@@ -141,16 +141,19 @@ def test_a_warm_the_target_refuses_never_takes_it_out_for_live_requests(stack):
     assert 200 in outcomes["with"][4], outcomes
 
 
-@pytest.mark.parametrize("where,counted", [("extra_body", True), ("top-level", True), ("extra_body", False)],
-                         ids=["extra_body", "top-level", "backstop-retry"])
+@pytest.mark.parametrize("where,counted", [("extra_body", True), ("top-level", True), ("extra_body", False), ("thinking", True),
+                                           ("thinking", False), ("messages-thinking", True)],
+                         ids=["extra_body", "top-level", "backstop-retry", "thinking", "thinking-backstop-retry", "messages-thinking"])
 def test_a_clamp_never_goes_below_the_request_s_min_tokens(stack, where, counted):
     """Found by the breaker: the clamp cut ``max_tokens`` to the room left in ``fast``'s window without looking
     at vLLM's ``min_tokens``, which a server refuses above ``max_tokens`` ("min_tokens must be less than or equal
     to max_tokens=..."; not a context-length error, so nothing escalated it). LiteLLM alone sends the request as it
     came: ``fast`` (vLLM 0.31) refuses prompt + max_tokens over its window, and ``slow`` serves the whole budget.
     ``backstop-retry``: no exact count (``/tokenize`` fails), so no clamp; the backstop's retry on ``fast`` after its
-    refusal was cut to the room the server printed, below ``min_tokens`` as well."""
-    min_tokens = {"min_tokens": 3000}
+    refusal was cut to the room the server printed, below ``min_tokens`` as well. ``thinking``: an extended-thinking
+    budget of 2,999 tokens (LiteLLM's chat ``thinking`` parameter) asks for the same least output: a cut under it can
+    leave the reasoning with no answer; ``messages-thinking``: the same as an Anthropic Messages body on /v1/messages."""
+    min_tokens = {"min_tokens": 3000} if "thinking" not in where else {"thinking": {"type": "enabled", "budget_tokens": 2999}}
     body = {"model": "fast", "max_tokens": 4000, "messages": [{"role": "user", "content": long_text(66_000)}],
             **({"extra_body": min_tokens} if where == "extra_body" else min_tokens)}
     outcomes = {}
@@ -160,7 +163,7 @@ def test_a_clamp_never_goes_below_the_request_s_min_tokens(stack, where, counted
     try:
         for name in ("without", "with"):
             clear_backends(stack["fast"], stack["slow"])
-            status, text = post_read(stack[name], CHAT, body)
+            status, text = post_read(stack[name], MESSAGES if where.startswith("messages") else CHAT, body)
             outcomes[name] = (status, text[:300],
                               [(r["max_tokens"], r["status"]) for r in backend_requests(stack["slow"], CHAT) if r["max_tokens"] != 1],
                               [(r["max_tokens"], r["status"], r["error"]) for r in backend_requests(stack["fast"], CHAT)])
