@@ -34,11 +34,16 @@ def hash_secret(settings: Settings, master_key: Callable[[], str | None], enviro
     """Key of the tenant and session hashes kept in shared state: :func:`identity.resolve_hash_secret`
     over the environment, with the proxy's configured ``general_settings.master_key`` standing in
     for ``LITELLM_MASTER_KEY`` when the variable is not set. Warns when it falls back to a random
-    key of this process."""
+    key of this process, and logs an error when tenant cache isolation is on without a master key (no virtual
+    keys, so no request names a tenant and every one is refused with HTTP 403)."""
     if not environ.get("LITELLM_MASTER_KEY"):
         master = master_key()
         if master:
             environ = {**environ, "LITELLM_MASTER_KEY": master}
+        elif settings.cache_salt_secret:
+            logger.error("[KV-WARM] KVWARM_CACHE_SALT_SECRET is set but the proxy has no master key (LITELLM_MASTER_KEY or "
+                         "general_settings.master_key): without virtual keys no request names a tenant, and tenant cache "
+                         "isolation refuses every request (HTTP 403). Set a master key, or unset KVWARM_CACHE_SALT_SECRET")
     secret, source = identity.resolve_hash_secret(settings.hash_secret, settings.cache_salt_secret, environ)
     if source == "random":
         logger.warning("[KV-WARM] no KVWARM_HASH_SECRET, KVWARM_CACHE_SALT_SECRET, LITELLM_SALT_KEY or master key: "

@@ -4,6 +4,7 @@ directly on the returned body, its metadata and the counters."""
 from __future__ import annotations
 
 import json
+import logging
 from types import SimpleNamespace
 
 import httpx
@@ -422,3 +423,21 @@ async def test_a_hop_to_the_warm_target_ends_decode_warms_and_the_reply_warm_of_
     tools = {"choices": [{"message": {"role": "assistant", "content": None, "tool_calls": [call]}}], "usage": {"completion_tokens": 600}}
     await h.effects.reply_warm({"litellm_call_id": "call-2", "metadata": {TENANT_KEY: tenant}}, tools)
     assert queued == ["reply"]
+
+
+def test_cache_isolation_without_a_master_key_is_named_once_at_the_first_request(caplog):
+    """Found by the breaker: with ``KVWARM_CACHE_SALT_SECRET`` set and no master key every request is refused
+    (no virtual key names a tenant: closed for security); the log now says why, where LiteLLM's proxy log shows it."""
+    from litellm_kvwarm import startup
+
+    logger = logging.getLogger("litellm_kvwarm")
+    logger.addHandler(caplog.handler)  # the plugin's logger does not propagate to the root
+    try:
+        startup.hash_secret(Settings(cache_salt_secret="c" * 32), lambda: None, environ={})
+        startup.hash_secret(Settings(cache_salt_secret="c" * 32), lambda: "sk-master", environ={})
+        startup.hash_secret(Settings(cache_salt_secret="c" * 32), lambda: None, environ={"LITELLM_MASTER_KEY": "sk-1"})
+        startup.hash_secret(Settings(hash_secret="h" * 32), lambda: None, environ={})
+    finally:
+        logger.removeHandler(caplog.handler)
+    errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
+    assert len(errors) == 1 and "no master key" in errors[0] and "HTTP 403" in errors[0] and "c" * 32 not in errors[0]
