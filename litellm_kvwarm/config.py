@@ -142,17 +142,13 @@ class Settings(BaseSettings):
         DEFAULT_WARM_MAX_CONCURRENCY, ge=1, description="Warms in flight per proxy process; more wait in the queue (KVWARM_WARM_QUEUE_SIZE)."
     )
     warm_timeout_s: float = Field(DEFAULT_WARM_TIMEOUT_S, gt=0, description="A warm running longer is cancelled.")
-    warm_queue_size: int = Field(
-        DEFAULT_WARM_QUEUE_SIZE,
-        ge=1,
-        description=(
-            "Warms waiting for a free slot per proxy process (one per session: a newer state of the session replaces "
-            "its queued warm); past it the oldest queued warm is dropped. A warm that is dropped uses no cooldown."
-        ),
-    )
+    warm_queue_size: int = Field(DEFAULT_WARM_QUEUE_SIZE, ge=1, description=(
+        "Warms waiting for a free slot per proxy process (one per session: a newer state of the session replaces "
+        "its queued warm); past it the oldest queued warm is dropped. A warm that is dropped uses no cooldown."))
     warm_queue_bytes: int = Field(DEFAULT_WARM_QUEUE_BYTES, ge=1, description=(
         "Bytes the bodies of the warms a proxy process holds (queued, waiting or in flight) hold together, images and "
-        "documents included; a warm past it is not queued (skipped_queue_bytes). Default: 256 MiB."))
+        "documents included; past it, a tenant holding more queued bytes gives up its oldest queued warms, else the warm "
+        "is not queued (skipped_queue_bytes). Default: 256 MiB."))
     warm_tenant_rate: float = Field(
         DEFAULT_WARM_TENANT_RATE,
         ge=0,

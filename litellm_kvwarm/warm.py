@@ -7,8 +7,8 @@ escalation target's prefix cache. This module is the runner (:class:`WarmRunner`
 * at most ``max_concurrency`` warms are admitted or in flight at once; the rest wait in a queue of at most ``queue_size``
   warms, one per admission key (tenant + session + target): a newer state of a session replaces its queued warm in place
   (the replaced one is dropped, ``stale``);
-* the warms held (queued, parked, in flight) hold at most ``queue_bytes`` of bodies together
-  (:func:`~litellm_kvwarm.warm_bytes.body_bytes`): a warm past it is not queued (``skipped_queue_bytes``);
+* the warms held (queued, parked, in flight) hold at most ``queue_bytes`` of bodies (:func:`~litellm_kvwarm.warm_bytes.body_bytes`):
+  past it, tenants holding more queued bytes make room (``full``, :meth:`FairQueue.shed`), else it is ``skipped_queue_bytes``;
 * the queue is fair across tenants (:class:`~litellm_kvwarm.warm_queue.FairQueue`): a freed slot takes the next warm round-robin;
 * with a tenant rate, a tenant holds at most ``limit`` queued warms: past it its own oldest queued warm is dropped
   (``tenant_cap``); past ``queue_size`` the oldest queued warm of the tenant with the most queued warms is dropped
@@ -43,7 +43,6 @@ from .warm_job import DoneCallback, DropCallback, DropReason, OutcomeCallback, S
 from .warm_queue import FairQueue, Memo, Running
 
 _FairQueue, _Memo = FairQueue, Memo  # old private names, kept importable
-
 logger = logging.getLogger("litellm_kvwarm.warm")
 
 DEFAULT_MAX_CONCURRENCY = 4
@@ -53,8 +52,7 @@ DEFAULT_QUEUE_BYTES = DEFAULT_WARM_QUEUE_BYTES  # 256 MiB, the reason in config_
 DEFAULT_COOLDOWN_S = 300.0
 #: Cooldowns and rate-capped tenants remembered by one runner (least recently remembered dropped).
 DEFAULT_MEMO_CAPACITY = 4096
-#: How long a cooldown found running (taken by another process) is remembered, seconds: its
-#: remaining time is unknown, so it is asked again after this, not after a whole cooldown.
+#: How long a cooldown found running (taken by another process) is remembered, seconds: its remaining time is unknown.
 DEFAULT_MEMO_RECHECK_S = 30.0
 
 
@@ -164,6 +162,8 @@ class WarmRunner:
         if self._rated.active(job.rate_key, now):
             return WarmOutcome.SKIPPED_TENANT_RATE
         replaced = self._running.size_of(job.key) if job.key in self._running else self._queue.size_of(job)
+        for dropped in self._queue.shed(job, self.held_bytes - replaced + job.size - self._queue_bytes):
+            self._on_drop(DropReason.FULL, dropped.target)  # another tenant's, holding more queued bytes (fair)
         if self.held_bytes - replaced + job.size > self._queue_bytes:
             return WarmOutcome.SKIPPED_QUEUE_BYTES
         job = replace(job, queued_at=now)

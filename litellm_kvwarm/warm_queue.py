@@ -77,8 +77,9 @@ class FairQueue:
         self._by_count: dict[int, dict[str | None, None]] = {}
         self._max = 0
         self._size = 0
-        #: bytes the queued warms' bodies hold (the sum of their :attr:`WarmJob.size`)
+        #: bytes the queued warms' bodies hold (the sum of their :attr:`WarmJob.size`), in all and per tenant
         self.bytes = 0
+        self._bytes_of: dict[str | None, int] = {}
 
     def __len__(self) -> int:
         return self._size
@@ -103,6 +104,7 @@ class FairQueue:
         old = own[job.key]
         own[job.key] = job  # in place: the session keeps its turn, the newest body wins
         self.bytes += job.size - old.size
+        self._bytes_of[job.tenant] += job.size - old.size
         return old
 
     def push(self, job: WarmJob) -> None:
@@ -113,6 +115,7 @@ class FairQueue:
         own[job.key] = job
         self._size += 1
         self.bytes += job.size
+        self._bytes_of[job.tenant] = self._bytes_of.get(job.tenant, 0) + job.size
         self._recount(job.tenant, len(own) - 1, len(own))
 
     def pop_next(self) -> WarmJob:
@@ -137,18 +140,41 @@ class FairQueue:
         Raises ``KeyError`` when empty."""
         return next(iter(self._by_count[self._max]))
 
+    def shed(self, job: WarmJob, over: int) -> list[WarmJob]:
+        """Make ``over`` bytes of room for ``job`` from other tenants' queued warms, max-min fair: each time the
+        oldest warm of the tenant holding the most queued bytes, while that tenant holds more than ``job``'s tenant
+        would with ``job`` queued. All or nothing: when that frees less than ``over``, nothing is dropped and ``[]``
+        is returned (the caller skips ``job``). One tenant's large bodies thus never keep another tenant's warms out
+        while it has warms queued. O(tenants) per warm dropped: only on the byte bound's path."""
+        mine = self._bytes_of.get(job.tenant, 0) - self.size_of(job) + job.size
+        left, plan, oldest = dict(self._bytes_of), [], {}
+        while over > 0:
+            victim = max(left, key=left.__getitem__, default=None)
+            if victim is None or victim == job.tenant or left[victim] <= mine:
+                return []
+            dropped = next(oldest.setdefault(victim, iter(self._turns[victim].values())), None)
+            if dropped is None:
+                return []
+            plan.append(dropped)
+            left[victim] -= dropped.size
+            over -= dropped.size
+        return [self.pop_oldest(j.tenant) for j in plan]
+
     def clear(self) -> list[WarmJob]:
         """Empty the queue; the warms it held."""
         jobs = [job for own in self._turns.values() for job in own.values()]
         self._turns.clear()
+        self._bytes_of.clear()
         self._by_count.clear()
         self._max = self._size = self.bytes = 0
         return jobs
 
     def _removed(self, tenant: str | None, own: OrderedDict[str, WarmJob], job: WarmJob) -> None:
         self.bytes -= job.size
+        self._bytes_of[tenant] -= job.size
         if not own:
             del self._turns[tenant]
+            del self._bytes_of[tenant]
         self._size -= 1
         self._recount(tenant, len(own) + 1, len(own))
 

@@ -86,3 +86,27 @@ async def test_the_gate_sizes_each_warm_and_counts_the_skip():
     assert counted == [WarmOutcome.QUEUED, WarmOutcome.QUEUED, WarmOutcome.SKIPPED_QUEUE_BYTES]
     assert 2 * 4 * MB < runner.held_bytes <= 9 * MB  # two bodies with a 3 MB image as base64 (4 MB) each
     await runner.aclose()
+
+
+async def test_one_tenant_s_large_bodies_never_keep_another_tenant_s_warms_out():
+    """Breaker finding (2026-12): the byte bound was first come, first served across tenants: tenant A's queued
+    image warms filled it and tenant B's warms were skipped. Now the tenant holding the most queued bytes makes room
+    (its oldest queued warms dropped, ``full``) for a tenant holding less, max-min fair; A never sheds B."""
+    rec = Recorder(hold=True)
+    runner = rec.runner(max_concurrency=1, queue_size=1024, queue_bytes=10 * MB)
+    assert runner.submit(sized("a0", MB, tenant="A")) is WarmOutcome.QUEUED
+    await rec.started.wait()  # a0 in flight: held, never shed
+    assert [runner.submit(sized(f"a{i}", 3 * MB, tenant="A")) for i in (1, 2, 3, 4)] == [WarmOutcome.QUEUED] * 3 + [
+        WarmOutcome.SKIPPED_QUEUE_BYTES]  # A alone: its own warms are not shed for it
+    assert runner.held_bytes == 10 * MB and rec.drops == []
+    assert runner.submit(sized("b1", 2 * MB, tenant="B")) is WarmOutcome.QUEUED  # A's oldest queued (a1) makes room
+    assert rec.drops == [DropReason.FULL] and runner.held_bytes == 9 * MB and runner.queued == 3
+    assert runner.submit(sized("b2", 2 * MB, tenant="B")) is WarmOutcome.QUEUED  # A still holds 6 MB queued > B's 4
+    assert rec.drops == [DropReason.FULL] * 2 and runner.held_bytes == 8 * MB
+    assert runner.submit(sized("b3", 4 * MB, tenant="B")) is WarmOutcome.SKIPPED_QUEUE_BYTES  # B would hold 8 > A's 3
+    assert runner.submit(sized("a5", 3 * MB, tenant="A")) is WarmOutcome.SKIPPED_QUEUE_BYTES  # A never sheds B
+    assert rec.drops == [DropReason.FULL] * 2 and runner.held_bytes == 8 * MB
+    rec.gate.set()
+    await runner.drain()
+    assert sorted(body["messages"][0]["content"] for _, body in rec.sent) == ["a0", "a3", "b1", "b2"]
+    assert runner.held_bytes == 0
