@@ -66,8 +66,7 @@ class KVWarmHandler(CustomLogger):
                  metrics_: Metrics | None = None):
         super().__init__()
         self.settings = settings if settings is not None else Settings.from_env()
-        startup.configure_logging(self.settings.log_level)
-        logger.info(startup.settings_line(self.settings, __version__))
+        startup.on_load(self.settings, __version__)
         self.metrics = metrics_ if metrics_ is not None else metrics()
         self._router_getter = router_getter
         self._hash_secret: bytes | None = None

@@ -441,3 +441,18 @@ def test_cache_isolation_without_a_master_key_is_named_once_at_the_first_request
         logger.removeHandler(caplog.handler)
     errors = [r.getMessage() for r in caplog.records if r.levelno == logging.ERROR]
     assert len(errors) == 1 and "no master key" in errors[0] and "HTTP 403" in errors[0] and "c" * 32 not in errors[0]
+
+
+def test_loading_the_handler_imports_what_its_http_client_would_import_on_a_request():
+    """A cold proxy's first request paid anyio's import of its asyncio backend (httpcore asks for it on the first
+    connection) inside the exact count's wait: 0.4-0.6 s on 2 cores, past the 300 ms request budget, so the first
+    overflowing request stayed on fast and was escalated only after its 400. Loading the handler imports it now."""
+    import subprocess
+    import sys
+
+    code = ("import sys; from litellm_kvwarm.hook import KVWarmHandler; from litellm_kvwarm.config import Settings; "
+            "before = 'anyio._backends._asyncio' in sys.modules; KVWarmHandler(Settings(hash_secret='h' * 32)); "
+            "print(before, 'anyio._backends._asyncio' in sys.modules)")
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env={**__import__("os").environ, "LITELLM_LOCAL_MODEL_COST_MAP": "True"})
+    assert out.stdout.split() == ["False", "True"], out.stderr[-2000:]
