@@ -321,9 +321,11 @@ def test_a_window_another_printed_window_contradicts_is_never_learned(text):
 ], ids=["comments", "open-tag", "lt-runs", "stars", "underscores", "indian-runs", "roles", "open-content", "outputs",
         "window-phrases"])
 def test_markup_echo_and_window_scans_stay_linear_on_hostile_text(text):
-    start = time.perf_counter()
+    """A bound, not a speed target (this process's CPU seconds). "indian-runs" took ~0.8 s before its trims kept a
+    bounded tail in a text without spaces (each of eight trims parsed the whole 20,000 characters), ~0.1 s after."""
+    start = time.process_time()
     assert parse_context_error(text) is None
-    assert time.perf_counter() - start < 1.0
+    assert time.process_time() - start < 1.0
 
 
 QUOTINGS = {

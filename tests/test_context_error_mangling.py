@@ -246,8 +246,8 @@ def test_every_output_cap_text_is_an_output_cap():
 
 def test_a_20000_char_mangled_text_parses_fast():
     hostile = ("1,2 3_4'5\\x4 \\\\\\u00 16384tokens " * 700)[:19_900] + " prompt is too long: 208310 tokens > 200000 maximum"
-    start = time.perf_counter()
+    start = time.process_time()  # this process's CPU seconds: other work on the machine does not count
     for _ in range(5):
         parse_context_error(hostile)
         parse_context_error(_repr_dict(hostile))
-    assert time.perf_counter() - start < 2.0
+    assert time.process_time() - start < 2.0
