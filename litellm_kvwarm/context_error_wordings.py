@@ -135,7 +135,9 @@ OpenAI and OpenAI-compatible
     Input should be less than or equal to L" (pydantic validation of Anthropic-compatible servers),
     "max_tokens must be at most L", "Value error, max_tokens must be smaller than or equal to L"
     (Azure AI serverless), "'max_tokens' : must be less than or equal to L", "max_tokens (current
-    value: C) must be between 0 and L" (a gateway's INVALID_REQUEST_BODY, 2025).
+    value: C) must be between 0 and L" (a gateway's INVALID_REQUEST_BODY, 2025), Databricks Model Serving's "max_tokens
+    (C) cannot exceed L. Please reduce the length of max output tokens generated." and "max_new_tokens C cannot be
+    greater than max_output_tokens L" (a breaker's round 3, 2026-12; read before as None).
   * ``groq-requested`` — "Please reduce the length of the messages or completion. Requested T
     tokens, max W tokens" (Groq, code ``context_length_exceeded``; without the numbers it is a
     ``generic`` match; a bare "Requested T tokens, max W tokens" that ends the text is read only after Groq's first
@@ -366,7 +368,9 @@ Other servers
     "max_completion_tokens (C) exceeds the model's maximum context length of W tokens", "max_tokens (C) is greater
     than the model's context length (W)", "num_predict C exceeds context length W", "max_tokens too large: C > W
     (context length)": the requested output alone over the window (OUTPUT_OVER_WINDOW; read before as a bare
-    window, or not at all), its subject an output parameter (a breaker's round, 2026-12).
+    window, or not at all), its subject an output parameter (a breaker's round, 2026-12). These generic rows also read the limit stated as a
+    rule ("max_tokens (C) cannot exceed the context length of W", "The prompt (P tokens) must not exceed ...": ``MUST_NOT``;
+    before, only W was read and the subject's count was lost).
     ``generic-output-over-cap`` "Requested max_tokens C exceeds the model's maximum output of L tokens",
     "max_completion_tokens (C) is greater than the maximum output tokens (L)", "output tokens C > max output length L":
     the requested output over the model's output cap (OUTPUT_OVER_LIMIT, L is OUTPUT_LIMIT; gateways and home-grown
@@ -456,6 +460,9 @@ ZH_OVERFLOW = (
 # The sentence joint after it: ". However, ", ", however ", "; however, ", or none (", you requested T tokens": servers
 # and gateways reword it; what follows names its subject, so "However" itself tells nothing).
 HOWEVER = r"[.,;]? ?(?:However,? )?"
+# A limit stated as a rule rather than an event ("max_tokens (C) cannot exceed the context length of W", "Input length (P)
+# must not exceed the maximum context length of W"): the same refusal as "exceeds", its subject's count kept.
+MUST_NOT = r"(?:cannot|can ?not|can't|must not|may not|should not) (?:exceed|be (?:longer|larger|greater|bigger|more) than)"
 # Where a truncated text ends right after a wording's last number (before its "tokens" or "maximum"): nothing more but
 # spaces or a truncation mark. The parser reads a number there as a floor (it may have been cut mid-digits).
 CUT = r"(?=" + CUT_END + r"\Z)"
@@ -636,6 +643,16 @@ ROWS: tuple[Row, ...] = (
     Row("max-tokens-cap",
         r"max_(?:completion_|output_)?tokens(?: for (?:model )?.{1,120}?| ?\(current value: (?P<output>{n})\))? ?:? "
         r"(?:Input )?(?:must|should) be (?:(?:less|smaller) than or equal to|at most|between -?{n} and) (?P<limit>{n})",
+        {"limit": L, "output": C}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
+    # the output parameter over a bare number, or over the output-cap field: Databricks Model Serving "max_tokens (C)
+    # cannot exceed L. Please reduce the length of max output tokens generated." (databricks/databricks-sdk-go#1183),
+    # "max_new_tokens C cannot be greater than max_output_tokens L" (read before as None). After the vLLM rows: a
+    # window named (max_model_len=W, "the context length of W") is theirs or another row's, never this cap.
+    Row("max-tokens-cap",
+        r"(?<!plus )(?<!\+ )(?<!and )max_(?:completion_|output_|new_)?tokens ?(?:\(?(?P<output>{n})\)? )?(?:cannot|can ?not|"
+        r"can't|must not|may not|should not) (?:exceed|be (?:greater|larger|more|bigger) than) (?:(?:the )?(?:model'?s )?"
+        r"(?:maximum |max )?(?:max_(?:output|completion)_tokens|output (?:tokens|limit)|completion tokens)(?: of| ?[=:])? ?)?"
+        r"(?P<limit>{n})(?! ?%)",
         {"limit": L, "output": C}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("sambanova-generation-length",
         r"Requested generation length (?P<output>{n}) is not possible!? The provided prompt is (?P<prompt>{n}) tokens "
@@ -964,7 +981,7 @@ ROWS: tuple[Row, ...] = (
     Row("generic-output-over-window",
         r"(?<!plus )(?<!\+ )(?<!and )(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|num_predict|n_predict|(?:requested |maximum )?"
         r"output (?:tokens|length))(?: value)? ?[(=:]? ?(?P<output>{n})(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|"
-        r"larger) than|>) (?:the )?(?:model'?s? )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)"
+        r"larger) than|>|" + MUST_NOT + r") (?:the )?(?:model'?s? )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)"
         r"(?: of| is)? ?\(?(?P<window>{n})|"
         r"max_(?:completion_|output_|new_)?tokens (?:is )?too large: (?P<output2>{n}) ?> ?(?P<window2>{n}) ?\(?(?:the )?"
         r"(?:model'?s )?(?:maximum )?context (?:length|window)",
@@ -978,7 +995,7 @@ ROWS: tuple[Row, ...] = (
     Row("generic-prompt-over-window",
         r"(?:prompt|input|conversation|messages?)(?: sequence)?(?: length| tokens?| token count)?(?: is| has| contains| of)? "
         r"[(\[]?(?P<prompt>{n})"
-        r"(?: tokens?)?[)\]]?,? (?:which )?(?:exceeds?|exceeded|is (?:longer|larger|greater|bigger) than|>) "
+        r"(?: tokens?)?[)\]]?,? (?:which )?(?:exceeds?|exceeded|is (?:longer|larger|greater|bigger) than|>|" + MUST_NOT + r") "
         r"(?:the |this |its )?(?:model'?s )?"
         r"(?:maximum |max )?"
         r"(?:context (?:length|window|size)|max_model_len|max(?:imum)? sequence length|max_seq_len)"
@@ -986,7 +1003,7 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("generic-count-over-window",
         r"(?:token count|number of tokens|total tokens|request)(?: is| has| of)? \(?(?P<total>{n})(?: tokens?)?\)?"
-        r"(?: tokens?)?,? (?:which )?(?:exceeds?|exceeded|is (?:longer|larger|greater|bigger) than|>) "
+        r"(?: tokens?)?,? (?:which )?(?:exceeds?|exceeded|is (?:longer|larger|greater|bigger) than|>|" + MUST_NOT + r") "
         r"(?:the |this |its )?(?:model'?s )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)(?: of| is)? "
         r"\(?(?P<window>{n})",
         {"window": W, "total": T}, K.UNKNOWN),

@@ -1,0 +1,70 @@
+"""Context-length error parsing (pure), a breaker's third round: wordings from real servers the parser misread, each
+with the family, kind and numbers it must report (a field not named must be ``None``), checked bare and in the
+wrappers real messages travel in (LiteLLM prefixes, JSON bodies, Python reprs, SSE ``event: error`` lines, router
+suffixes).
+
+Numbers are as printed: W window, P prompt, C requested output, L a printed limit that is not the window.
+"""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from context_error_view import expected as _expected, view as _view
+from litellm_kvwarm.context_errors import Certainty, ErrorKind, Limit, LimitMeaning, Number, parse_context_error
+
+EXACT, LB = Certainty.EXACT, Certainty.LOWER_BOUND
+K = ErrorKind
+M = LimitMeaning
+
+# (text, family, kind, {field: expected}): each read wrongly before its fix (the comment says how).
+ROUND3_FAULTS = [
+    # Databricks Model Serving (databricks/databricks-sdk-go#1183, 2025-03: "Bad request: rpc error: code =
+    # InvalidArgument desc = max_tokens (10000) cannot exceed 8192. Please reduce the length of max output tokens
+    # generated."): the output parameter over the model's output cap stated as a rule. Read as None (not a context
+    # error): the plugin failed open where one retry at the cap serves the request.
+    ("Bad request: rpc error: code = InvalidArgument desc = max_tokens (10000) cannot exceed 8192. Please reduce the "
+     "length of max output tokens generated.",
+     "max-tokens-cap", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(10000), "printed_limit": Limit(8192, M.OUTPUT_LIMIT, EXACT)}),
+    # the same cap named by its field (a Databricks-served model's wording, quoted in a public test of a client that
+    # reads caps from refusals, 2026): read as None
+    ("max_new_tokens 16000 cannot be greater than max_output_tokens 8192. Please retry.",
+     "max-tokens-cap", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(16000), "printed_limit": Limit(8192, M.OUTPUT_LIMIT, EXACT)}),
+    # a window stated as a rule ("cannot exceed", "must not exceed"): the subject's count was lost (a bare numberless-
+    # kind generic with only W), so an output over the window alone was taken for an unknown overflow
+    ("max_tokens (9000) cannot exceed the context length of 8192 tokens",
+     "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(8192), "output_tokens": Number(9000)}),
+    ("The prompt (5000 tokens) must not exceed the model's context window of 4096 tokens.",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(5000)}),
+]
+
+# Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
+ROUND3_KEPT = [
+    ("max_tokens=9000 cannot be greater than max_model_len=8192. Please request fewer output tokens.",
+     "vllm-max-tokens-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(8192), "output_tokens": Number(9000)}),
+]
+
+ROUND3_NOT_ERRORS = [
+    # a share, not a count ("50%"): no cap read
+    ("max_tokens cannot exceed 50% of the context budget set by the operator", None, None, {}),
+]
+
+WRAPPERS = {
+    "bare": lambda t: t,
+    "litellm-bad-request": lambda t: "litellm.BadRequestError: DatabricksException - " + t,
+    "json-body": lambda t: json.dumps({"error_code": "BAD_REQUEST", "message": t}),
+    "python-repr": lambda t: "Error code: 400 - " + str({"error": {"message": t, "type": "BadRequestError", "code": 400}}),
+    "sse-error": lambda t: "event: error\ndata: " + json.dumps({"type": "error", "error": {"message": t}}) + "\n\n",
+    "router-suffix": lambda t: t + "\nReceived Model Group=fast\nAvailable Model Group Fallbacks=None LiteLLM Retried: 2 times",
+}
+
+
+@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
+@pytest.mark.parametrize(("text", "family", "kind", "fields"), ROUND3_FAULTS + ROUND3_KEPT + ROUND3_NOT_ERRORS,
+                         ids=[f"{i}-{w[1]}" for i, w in enumerate(ROUND3_FAULTS + ROUND3_KEPT + ROUND3_NOT_ERRORS)])
+def test_round3_message_parses_with_its_meaning_in_any_wrapper(text, family, kind, fields, wrapper):
+    assert _view(parse_context_error(WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
