@@ -216,7 +216,8 @@ Other servers
   * ``sglang-context-length`` "The input (P tokens) is longer than the model's context length
     (W tokens)" (SGLang ≥0.4; Together AI prints it without the leading "The", 2025–2026:
     "Input (P tokens) is longer than ..."); ``sglang-max-allowed`` "Input length (P tokens) exceeds the maximum allowed
-    length (L tokens)": L = min(context_len, KV pool) − margin (KV_CAPACITY).
+    length (L tokens)": L = min(context_len, KV pool) − margin (KV_CAPACITY); its multimodal form "Multimodal prompt is too long
+    after expanding multimodal tokens. After expanding len(req.origin_input_ids_unpadded)=U => P >= L." (same L).
   * ``trtllm-input`` "Prompt length (P) exceeds maximum input length (L)" and "Prompt length +
     number of draft tokens (P + D) exceeds maximum input length (L)" (INPUT_LIMIT; C++
     ``llmRequest``/``trtGptModelInflightBatching``); ``trtllm-seq-len`` "Prompt length (P) exceeds
@@ -750,6 +751,14 @@ ROWS: tuple[Row, ...] = (
     Row("sglang-max-allowed",
         r"Input length \((?P<prompt>{n}) tokens\) exceeds the maximum allowed length(?: \((?P<limit>{n})(?: tokens\)|" + CUT
         + ")|" + CUT + ")",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.KV_CAPACITY),
+    # SGLang's scheduler for a prompt with images, audio or video (0.4–0.5, ``scheduler.handle_generate_request``):
+    # "Multimodal prompt is too long after expanding multimodal tokens. After expanding
+    # len(req.origin_input_ids_unpadded)=U => P >= L." P is the prompt after expansion, L ``max_req_input_len`` (as
+    # ``sglang-max-allowed``); U the text-only count, not the prompt (read before as a numberless generic error).
+    Row("sglang-max-allowed",
+        r"Multimodal prompt is too long after expanding multimodal tokens\.? After expanding .{0,80}?=> ?(?P<prompt>{n}) ?"
+        r">= ?(?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.KV_CAPACITY),
     Row("input-length-exceeds-context",
         r"Input(?: sequence)? length \(?(?P<prompt>{n})(?: tokens?)?\)? exceeds (?:the )?(?:model'?s )?maximum context "

@@ -40,6 +40,14 @@ ROUND3_FAULTS = [
      "generic-output-over-window", K.OUTPUT_OVER_WINDOW, {"window": Number(8192), "output_tokens": Number(9000)}),
     ("The prompt (5000 tokens) must not exceed the model's context window of 4096 tokens.",
      "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(5000)}),
+    # SGLang's scheduler, a prompt with images after expansion (sgl-project/sglang python/sglang/srt/managers/
+    # scheduler.py, 0.4-0.5: f"After expanding {len(req.origin_input_ids_unpadded)=} => {len(req.origin_input_ids)} >=
+    # {self.max_req_input_len}."): read as a numberless generic error; the prompt after expansion and SGLang's
+    # max_req_input_len were lost. The text-only count before "=>" is not the prompt.
+    ("Multimodal prompt is too long after expanding multimodal tokens. After expanding "
+     "len(req.origin_input_ids_unpadded)=1200 => 9000 >= 8192.",
+     "sglang-max-allowed", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(9000), "printed_limit": Limit(8192, M.KV_CAPACITY, EXACT)}),
 ]
 
 # Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
