@@ -338,7 +338,9 @@ Other servers
     ``InvalidParameter``: langgenius/dify#32221, 2026-02, esengine/DeepSeek-Reasonix#9696; read before as nothing): L is
     Ark's input cap below the window (202752), INPUT_LIMIT. ``wasmedge`` "[WASI-NN] GGML backend:
     Error: prompt too long (P tokens, max L)" (LlamaEdge, second-state/WasmEdge-WASINN-examples#50; read before as a
-    numberless generic error): INPUT_LIMIT.
+    numberless generic error): INPUT_LIMIT. ``writer`` "Total number of tokens (prompt+generation) exceeded the service
+    limit of W tokens." (Writer's Palmyra API, stanford-crfm/helm#1571; read before as nothing):
+    PROMPT_PLUS_OUTPUT_OVER_WINDOW.
   * Chinese wordings (Chinese gateways and hosted servers; read before as nothing): ``zh-context-window`` a context
     overflow that prints the window, "输入长度超过模型最大上下文长度 W", "最大上下文长度为 W ... 超出了上下文长度"; the
     numberless ones are ``generic``: "上下文长度超出限制", "输入内容过长，请减少 Prompt 中的 token 数量后重试"
@@ -1048,6 +1050,13 @@ ROWS: tuple[Row, ...] = (
         r"Input length (?P<prompt>{n})(?: tokens)? exceeds the maximum length(?: of)? (?P<limit>{n})"
         r"(?:(?: tokens?)?(?=\.?(?:\s*(?:request id\b|\Z)|[\"'}\]])|\.(?=\s*\Z))|" + CUT + ")",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
+    # Writer (Palmyra, quoted in stanford-crfm/helm#1571, 2023): "Total number of tokens (prompt+generation) exceeded the
+    # service limit of W tokens. Please make the prompt shorter or reduce the number of tokens to generate." (read
+    # before as None): W holds prompt and generation together.
+    Row("writer",
+        r"Total number of tokens \((?:prompt|input) ?\+ ?(?:generation|completion|output)\) exceeded the (?:service |model )?"
+        r"limit of (?P<window>{n})",
+        {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("wasmedge",
         r"prompt too long \((?P<prompt>{n}) tokens?,? max (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
@@ -1099,7 +1108,13 @@ ROWS: tuple[Row, ...] = (
         r"input tokens exceeded|number of input tokens exceeds? (?:the )?maximum|\binput_too_large\b|"
         # Volcengine Ark's OutofContextError "Total tokens of image and text exceed max message tokens.", Tencent
         # Cloud's "input length too long" (code 20059), LMDeploy's "exceed session max length. Please end the session."
-        r"exceed max message tokens|\binput length too long|exceed session max length",
+        r"exceed max message tokens|\binput length too long|exceed session max length|"
+        # Megatron-LM's text generation server (prompt + tokens_to_generate over max_position_embeddings, no number);
+        # a gateway that relays transformers' tokenizer warning as its 400 (vllm-project/vllm-ascend#7535, 2026-03: {"msg":
+        # "Token indices sequence length is longer than the specified maximum sequence length for this model!"}; its
+        # "(P > M)" is the tokenizer's model_max_length, not the server's window: no number read). Both read before as None
+        r"length of prompt \+ tokens_to_generate longer than allowed|"
+        r"token indices sequence length is longer than the specified maximum sequence length",
         {}, K.UNKNOWN),
 )
 

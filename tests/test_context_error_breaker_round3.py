@@ -48,6 +48,21 @@ ROUND3_FAULTS = [
      "len(req.origin_input_ids_unpadded)=1200 => 9000 >= 8192.",
      "sglang-max-allowed", K.PROMPT_OVER_WINDOW,
      {"prompt_tokens": Number(9000), "printed_limit": Limit(8192, M.KV_CAPACITY, EXACT)}),
+    # Writer's Palmyra API (quoted in stanford-crfm/helm#1571, 2023-05): read as None; W holds prompt + generation
+    ("Total number of tokens (prompt+generation) exceeded the service limit of 2048 tokens. Please make the prompt "
+     "shorter or reduce the number of tokens to generate.",
+     "writer", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(2048)}),
+    # Megatron-LM's text generation server (megatron/text_generation/generation.py: raise ValueError("Length of prompt +
+    # tokens_to_generate longer than allowed"), its Flask server returns the string): read as None
+    ("Length of prompt + tokens_to_generate longer than allowed", "generic", K.UNKNOWN, {}),
+    # a gateway relaying transformers' tokenizer warning as its 400 for a request over the window (vllm-project/
+    # vllm-ascend#7535, 2026-03); with the warning's "(P > M)" M is the tokenizer's model_max_length, not the server's
+    # window: a context error, no number. Read as None
+    ("Token indices sequence length is longer than the specified maximum sequence length for this model!",
+     "generic", K.UNKNOWN, {}),
+    ("Token indices sequence length is longer than the specified maximum sequence length for this model (5000 > 4096). "
+     "Running this sequence through the model will result in indexing errors",
+     "generic", K.UNKNOWN, {}),
 ]
 
 # Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
