@@ -246,9 +246,11 @@ Other servers
     loaded with context length of only W tokens" (P LOWER_BOUND: the kept part of the prompt);
     ``lmstudio-n-keep`` "The number of tokens to keep from the initial prompt is greater than the
     context length (n_keep: P>= n_ctx: W). Try to load the model with a larger context length, or
-    provide a shorter input" (LM Studio 0.3, llama.cpp ``n_keep`` check; P LOWER_BOUND, W exact).
+    provide a shorter input" (LM Studio 0.3, llama.cpp ``n_keep`` check; P LOWER_BOUND, W exact), and LM Studio 0.4's
+    "Cannot truncate prompt with n_keep (P) >= n_ctx (W)" (anomalyco/opencode#11141, continuedev/continue#11279, 2026;
+    read before as None).
     This row and ``llamacpp`` read the fields ``n_keep``/``n_ctx``/``n_ctx_slot``/
-    ``n_prompt_tokens`` wherever they appear (JSON body, log line, ``:`` or ``=``).
+    ``n_prompt_tokens`` wherever they appear (JSON body, log line, ``:``, ``=`` or ``(N)``).
   * ``ollama-truncate`` log "truncating input prompt" limit=W prompt=P (num_ctx);
     ``ollama-excess`` "prompt too long; exceeded max context length by N tokens" (Ollama ≥0.12 with
     ``truncate: false``, 2025–2026): N is prompt − num_ctx, an **excess** (``excess_tokens``), not a
@@ -488,9 +490,10 @@ ZH_NOT = (
 # other counts.
 ZH_TOKENS = r"(?= ?(?:个 ?)?tokens?\b| ?[,.;:，。；：)]|" + CUT + ")"
 # llama.cpp / LM Studio body and log fields, read wherever they appear ("n_ctx": 4096, n_ctx = 4096,
-# 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096): n_keep is the kept part of the prompt (a floor),
-# n_prompt_tokens the whole prompt; a row maps "keep" before "prompt" so the exact count wins.
-_FIELD = r"['\"]?\s?[:=]\s?"
+# 'n_ctx_slot': 4096, n_keep: 5220>= n_ctx: 4096, and in parentheses: LM Studio 0.4's "Cannot truncate prompt with
+# n_keep (4270) >= n_ctx (4096)"): n_keep is the kept part of the prompt (a floor), n_prompt_tokens the whole prompt; a
+# row maps "keep" before "prompt" so the exact count wins.
+_FIELD = r"(?:['\"]?\s?[:=]\s?| ?\( ?(?={n} ?\)))"
 LLAMACPP_FIELDS = (  # a number followed by "%" is not a count ("n_ctx = 50% of slot")
     r"\bn_prompt_tokens" + _FIELD + r"(?P<prompt>{n})(?! ?%)",
     r"\bn_ctx(?:_slot)?" + _FIELD + r"(?P<window>{n})(?! ?%)",
@@ -808,7 +811,8 @@ ROWS: tuple[Row, ...] = (
         r"Input length (?P<prompt>{n}) exceeds context length(?: (?P<window>{n})|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("lmstudio-n-keep",
-        r"tokens to keep from the initial prompt is greater than the context length|n_keep ?[:=] ?{n} ?>=? ?n_ctx",
+        r"tokens to keep from the initial prompt is greater than the context length|n_keep ?(?:[:=] ?{n}|\( ?{n} ?\)) ?>=? ?"
+        r"n_ctx",
         {"keep": ("prompt", LB), "prompt": P, "window": W}, K.PROMPT_OVER_WINDOW, extras=LLAMACPP_FIELDS),
     Row("lmstudio-reached-context",
         r"Reached context length of (?P<window>{n}) tokens?,? (?:with model .{0,80}?that|but this model) does not "

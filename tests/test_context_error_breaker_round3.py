@@ -63,6 +63,13 @@ ROUND3_FAULTS = [
     ("Token indices sequence length is longer than the specified maximum sequence length for this model (5000 > 4096). "
      "Running this sequence through the model will result in indexing errors",
      "generic", K.UNKNOWN, {}),
+    # LM Studio 0.4 (anomalyco/opencode#11141, 2026-01: "Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)";
+    # continuedev/continue#11279, 2026-03: "... n_keep (4270) >= n_ctx (4096)"): the llama.cpp fields in parentheses
+    # were read as None. n_keep is the kept part of the prompt (a floor), n_ctx the window.
+    ("Cannot truncate prompt with n_keep (15028) >= n_ctx (7424)",
+     "lmstudio-n-keep", K.PROMPT_OVER_WINDOW, {"window": Number(7424), "prompt_tokens": Number(15028, LB)}),
+    ("Cannot truncate prompt with n_keep (4270) >= n_ctx (4096). Try to load the model with a larger context length.",
+     "lmstudio-n-keep", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(4270, LB)}),
 ]
 
 # Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
