@@ -990,13 +990,13 @@ ROWS: tuple[Row, ...] = (
         r"(?:prompt|input)(?: tokens?| length)? \(?(?P<prompt>{n})(?: tokens?)?\)? ?(?:plus|\+|and) ?(?:the )?(?:requested )?"
         r"(?:max_(?:completion_|new_|output_)?tokens|output(?: tokens)?|completion(?: tokens)?) \(?(?P<output>{n})"
         r"(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|larger|more) than|>) (?:the )?(?:model'?s? )?(?:maximum |max )?"
-        r"(?:context (?:length|window|size)|max_model_len)(?: of| is)? ?\(?(?P<window>{n})|"
+        r"(?:context (?:length|window|size|limit)|max_model_len)(?: of| is)? ?\(?(?P<window>{n})|"
         r"context (?:window|length)(?: exceeded)? ?: ?(?P<prompt2>{n}) ?\+ ?(?P<output2>{n}) ?> ?(?P<window2>{n})",
         {"window": W, "prompt": P, "output": C, "window2": W, "prompt2": P, "output2": C}),
     Row("generic-output-over-window",
         r"(?<!plus )(?<!\+ )(?<!and )(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|num_predict|n_predict|(?:requested |maximum )?"
         r"output (?:tokens|length))(?: value)? ?[(=:]? ?(?P<output>{n})(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|"
-        r"larger) than|>|" + MUST_NOT + r") (?:the )?(?:model'?s? )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)"
+        r"larger) than|>|" + MUST_NOT + r") (?:the )?(?:model'?s? )?(?:maximum |max )?(?:context (?:length|window|size|limit)|max_model_len)"
         r"(?: of| is)? ?\(?(?P<window>{n})|"
         r"max_(?:completion_|output_|new_)?tokens (?:is )?too large: (?P<output2>{n}) ?> ?(?P<window2>{n}) ?\(?(?:the )?"
         r"(?:model'?s )?(?:maximum )?context (?:length|window)",
@@ -1013,13 +1013,13 @@ ROWS: tuple[Row, ...] = (
         r"(?: tokens?)?[)\]]?,? (?:which )?(?:exceeds?|exceeded|is (?:longer|larger|greater|bigger) than|>|" + MUST_NOT + r") "
         r"(?:the |this |its )?(?:model'?s )?"
         r"(?:maximum |max )?"
-        r"(?:context (?:length|window|size)|max_model_len|max(?:imum)? sequence length|max_seq_len)"
+        r"(?:context (?:length|window|size|limit)|max_model_len|max(?:imum)? sequence length|max_seq_len)"
         r"(?: of| is)? [(\[]?(?P<window>{n})",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("generic-count-over-window",
         r"(?:token count|number of tokens|total tokens|request)(?: is| has| of)? \(?(?P<total>{n})(?: tokens?)?\)?"
         r"(?: tokens?)?,? (?:which )?(?:exceeds?|exceeded|is (?:longer|larger|greater|bigger) than|>|" + MUST_NOT + r") "
-        r"(?:the |this |its )?(?:model'?s )?(?:maximum |max )?(?:context (?:length|window|size)|max_model_len)(?: of| is)? "
+        r"(?:the |this |its )?(?:model'?s )?(?:maximum |max )?(?:context (?:length|window|size|limit)|max_model_len)(?: of| is)? "
         r"\(?(?P<window>{n})",
         {"window": W, "total": T}, K.UNKNOWN),
     # after the subject-bearing rows above: "max_tokens (C) exceeds the context window of W" is the output's, "Token
@@ -1074,8 +1074,12 @@ ROWS: tuple[Row, ...] = (
     Row("generic", ZH_NOT + ZH_OVERFLOW, {}, K.UNKNOWN),  # the Chinese wordings without a window
     # ---- generic fallbacks (last)
     Row("generic", MCL, {"window": W}, K.UNKNOWN),
+    # also "longer than the context length of W" and "the maximum context limit of W" (LiteLLM's own test strings for its
+    # exception mapping, 2025-2026: "The input exceeds the model's maximum context limit of 8192 tokens.", "Your prompt
+    # is longer than the model's context length of 2048."; W was lost before, a numberless generic error)
     Row("generic",
-        r"exceed(?:s|ed)? (?:the |this |its )?(?:model'?s? )?(?:maximum |max )?context (?:length|window|size) "
+        r"(?:exceed(?:s|ed)?|(?:is|are) (?:longer|larger|greater|bigger) than) (?:the |this |its )?(?:model'?s? )?"
+        r"(?:maximum |max )?context (?:length|window|size|limit) "
         r"(?:of (?P<window>{n})|\((?P<window2>{n})(?=(?: tokens?)? ?\)|" + CUT + r"))"
         # "(P > W)": P is the request, not W; "(W" is read only when it closes (or the text ends right after W): "(P t"
         # cut inside its comparison is no window

@@ -70,6 +70,15 @@ ROUND3_FAULTS = [
      "lmstudio-n-keep", K.PROMPT_OVER_WINDOW, {"window": Number(7424), "prompt_tokens": Number(15028, LB)}),
     ("Cannot truncate prompt with n_keep (4270) >= n_ctx (4096). Try to load the model with a larger context length.",
      "lmstudio-n-keep", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(4270, LB)}),
+    # a window after "context limit of" or "longer than the ... context length of" (LiteLLM's own test strings for its
+    # exception mapping, tests/test_litellm/litellm_core_utils/test_exception_mapping_utils.py): W was lost (a
+    # numberless generic error), and with a subject's count that count too
+    ("An error occurred: The input exceeds the model's maximum context limit of 8192 tokens.",
+     "generic", K.UNKNOWN, {"window": Number(8192)}),
+    ("Your prompt is longer than the model's context length of 2048. Please shorten it.",
+     "generic", K.UNKNOWN, {"window": Number(2048)}),
+    ("The prompt (9000 tokens) exceeds the model's context limit of 8192 tokens.",
+     "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
 ]
 
 # Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
