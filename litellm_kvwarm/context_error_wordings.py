@@ -342,7 +342,9 @@ Other servers
     Error: prompt too long (P tokens, max L)" (LlamaEdge, second-state/WasmEdge-WASINN-examples#50; read before as a
     numberless generic error): INPUT_LIMIT. ``writer`` "Total number of tokens (prompt+generation) exceeded the service
     limit of W tokens." (Writer's Palmyra API, stanford-crfm/helm#1571; read before as nothing):
-    PROMPT_PLUS_OUTPUT_OVER_WINDOW.
+    PROMPT_PLUS_OUTPUT_OVER_WINDOW. ``deepspeed-input-size`` "Input with size P exceeds maximum length of L. Please
+    increase 'max_tokens' in the DeepSpeed Inference Config." (DeepSpeed inference engine; read before as nothing): L
+    the engine's max_out_tokens (KV_CAPACITY).
   * Chinese wordings (Chinese gateways and hosted servers; read before as nothing): ``zh-context-window`` a context
     overflow that prints the window, "输入长度超过模型最大上下文长度 W", "最大上下文长度为 W ... 超出了上下文长度"; the
     numberless ones are ``generic``: "上下文长度超出限制", "输入内容过长，请减少 Prompt 中的 token 数量后重试"
@@ -1061,6 +1063,13 @@ ROWS: tuple[Row, ...] = (
         r"Total number of tokens \((?:prompt|input) ?\+ ?(?:generation|completion|output)\) exceeded the (?:service |model )?"
         r"limit of (?P<window>{n})",
         {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+    # DeepSpeed inference (deepspeed/inference/engine.py ``_generate``, also behind DeepSpeed-MII): "Input with size P
+    # exceeds maximum length of L. Please increase 'max_tokens' in the DeepSpeed Inference Config." L is the engine's
+    # max_out_tokens, the tokens it holds per sequence (KV_CAPACITY); read before as None
+    Row("deepspeed-input-size",
+        r"Input with size (?P<prompt>{n}) exceeds maximum length of (?P<limit>{n})(?=\.? ?Please increase '?max_tokens'? in "
+        r"the DeepSpeed)",
+        {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.KV_CAPACITY),
     Row("wasmedge",
         r"prompt too long \((?P<prompt>{n}) tokens?,? max (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),

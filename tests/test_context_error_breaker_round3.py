@@ -79,6 +79,13 @@ ROUND3_FAULTS = [
      "generic", K.UNKNOWN, {"window": Number(2048)}),
     ("The prompt (9000 tokens) exceeds the model's context limit of 8192 tokens.",
      "generic-prompt-over-window", K.PROMPT_OVER_WINDOW, {"window": Number(8192), "prompt_tokens": Number(9000)}),
+    # DeepSpeed inference engine (deepspeedai/DeepSpeed deepspeed/inference/engine.py, PR #4349: f"Input with size
+    # {tensor_length} exceeds maximum length of {self._config.max_out_tokens}. Please increase 'max_tokens' in the
+    # DeepSpeed Inference Config."): read as None
+    ("Input with size 5000 exceeds maximum length of 4096. Please increase 'max_tokens' in the DeepSpeed Inference "
+     "Config.",
+     "deepspeed-input-size", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(5000), "printed_limit": Limit(4096, M.KV_CAPACITY, EXACT)}),
 ]
 
 # Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
