@@ -344,7 +344,8 @@ Other servers
     limit of W tokens." (Writer's Palmyra API, stanford-crfm/helm#1571; read before as nothing):
     PROMPT_PLUS_OUTPUT_OVER_WINDOW. ``deepspeed-input-size`` "Input with size P exceeds maximum length of L. Please
     increase 'max_tokens' in the DeepSpeed Inference Config." (DeepSpeed inference engine; read before as nothing): L
-    the engine's max_out_tokens (KV_CAPACITY).
+    the engine's max_out_tokens (KV_CAPACITY). ``chatglm-cpp`` "requested max_length (T) is larger than model's
+    max_length (W)" (chatglm.cpp, ipex-llm's native ChatGLM; read before as nothing): T the requested total cap.
   * Chinese wordings (Chinese gateways and hosted servers; read before as nothing): ``zh-context-window`` a context
     overflow that prints the window, "输入长度超过模型最大上下文长度 W", "最大上下文长度为 W ... 超出了上下文长度"; the
     numberless ones are ``generic``: "上下文长度超出限制", "输入内容过长，请减少 Prompt 中的 token 数量后重试"
@@ -1070,6 +1071,12 @@ ROWS: tuple[Row, ...] = (
         r"Input with size (?P<prompt>{n}) exceeds maximum length of (?P<limit>{n})(?=\.? ?Please increase '?max_tokens'? in "
         r"the DeepSpeed)",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.KV_CAPACITY),
+    # chatglm.cpp (li-plus/chatglm.cpp, also BigDL/ipex-llm's native ChatGLM: intel/ipex-llm#9040): "requested max_length
+    # (T) is larger than model's max_length (W)": T is the requested total (prompt + generation) cap, W the model's
+    # context (read before as None)
+    Row("chatglm-cpp",
+        r"requested max_length \((?P<total>{n})\) is larger than model'?s max_length \((?P<window>{n})\)",
+        {"window": W, "total": T}, K.UNKNOWN),
     Row("wasmedge",
         r"prompt too long \((?P<prompt>{n}) tokens?,? max (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),

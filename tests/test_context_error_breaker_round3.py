@@ -86,6 +86,11 @@ ROUND3_FAULTS = [
      "Config.",
      "deepspeed-input-size", K.PROMPT_OVER_WINDOW,
      {"prompt_tokens": Number(5000), "printed_limit": Limit(4096, M.KV_CAPACITY, EXACT)}),
+    # chatglm.cpp's length check (chatglm.cpp:678 in intel/ipex-llm#9040, 2023-09: "check failed (gen_config.max_length
+    # <= config_.max_length) requested max_length (2099) is larger than model's max_length (2048)"): read as None
+    ("chatglm.cpp:678 check failed (gen_config.max_length <= config_.max_length) requested max_length (2099) is larger "
+     "than model's max_length (2048)",
+     "chatglm-cpp", K.UNKNOWN, {"window": Number(2048), "total_tokens": Number(2099)}),
 ]
 
 # Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
