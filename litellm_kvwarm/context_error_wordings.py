@@ -199,7 +199,9 @@ Other servers
   * ``bedrock-max-input-tokens`` "Too many input tokens. Max input tokens: L, request input token
     count: P" (Bedrock Titan text and embeddings; INPUT_LIMIT); ``bedrock-max-tokens`` "The maximum
     tokens you requested exceeds the model limit of L. Try again with a maximum tokens value that is
-    lower than L." (Bedrock Converse output cap, 2025–2026: OUTPUT_LIMIT); ``bedrock-mantle`` "prompt tokens
+    lower than L." (Bedrock Converse output cap, 2025–2026: OUTPUT_LIMIT), and InvokeModel's schema check "Malformed input
+    request: #/max_tokens: C is not less or equal to L" (also max_gen_len, textGenerationConfig/maxTokenCount; a
+    breaker's round 3, read before as None); ``bedrock-mantle`` "prompt tokens
     (P) exceed model maximum (W)" (Bedrock Mantle validation_error, which LiteLLM rewrites to
     Anthropic's wording); ``vertex-max-output`` "maxOutputTokens value of C but the supported range
     is from 1 (inclusive) to N (exclusive)" (Vertex Gemini; the cap L is N − 1, OUTPUT_LIMIT).
@@ -709,6 +711,14 @@ ROWS: tuple[Row, ...] = (
         r"expected maxLength: (?P<char_limit>{n}), actual: (?P<prompt_chars>{n})",
         {"char_limit": ("char_limit", E), "prompt_chars": ("prompt_chars", E)}, K.PROMPT_OVER_WINDOW),
     Row("bedrock", r"Input is too long for requested model", {}, K.PROMPT_OVER_WINDOW),
+    # the same JSON-schema validator (everit: "#/<path>: <value> is not less or equal to <maximum>", as its "expected
+    # maxLength: M, actual: N" above) on an output parameter: "Malformed input request: #/max_tokens: 9000 is not less or
+    # equal to 8192, please reformat your input and try again." (Mistral, Llama max_gen_len, Titan
+    # textGenerationConfig/maxTokenCount on InvokeModel; read before as None): the model's output cap
+    Row("bedrock-max-tokens",
+        r"#/(?:\w+/){0,4}(?:max_tokens|max_gen_len|maxTokenCount|maxTokens|max_new_tokens|max_tokens_to_sample|"
+        r"max_output_tokens): ?(?P<output>{n}) is not less or equal to (?P<limit>{n})",
+        {"limit": L, "output": C}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("bedrock-max-tokens",
         r"maximum tokens you requested exceeds the model limit of (?P<limit>{n})",
         {"limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),

@@ -91,6 +91,17 @@ ROUND3_FAULTS = [
     ("chatglm.cpp:678 check failed (gen_config.max_length <= config_.max_length) requested max_length (2099) is larger "
      "than model's max_length (2048)",
      "chatglm-cpp", K.UNKNOWN, {"window": Number(2048), "total_tokens": Number(2099)}),
+    # Bedrock InvokeModel's JSON-schema validator on an output parameter (everit's "#/<path>: <value> is not less or
+    # equal to <maximum>", the validator behind Bedrock's "Malformed input request: ... expected maxLength: M, actual:
+    # N" and "#: extraneous key [top_n] is not permitted"): read as None; the model's output cap
+    ("ValidationException: Malformed input request: #/max_tokens: 9000 is not less or equal to 8192, please reformat "
+     "your input and try again.",
+     "bedrock-max-tokens", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(9000), "printed_limit": Limit(8192, M.OUTPUT_LIMIT, EXACT)}),
+    ("Malformed input request: #/textGenerationConfig/maxTokenCount: 9000 is not less or equal to 8192, please "
+     "reformat your input and try again.",
+     "bedrock-max-tokens", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(9000), "printed_limit": Limit(8192, M.OUTPUT_LIMIT, EXACT)}),
 ]
 
 # Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
@@ -100,6 +111,9 @@ ROUND3_KEPT = [
 ]
 
 ROUND3_NOT_ERRORS = [
+    # the same validator on a value below its minimum is the client's own invalid parameter, not a length refusal
+    ("Malformed input request: #/max_tokens: 0 is not greater or equal to 1, please reformat your input and try again.",
+     None, None, {}),
     # a share, not a count ("50%"): no cap read
     ("max_tokens cannot exceed 50% of the context budget set by the operator", None, None, {}),
 ]
