@@ -1078,8 +1078,8 @@ ROWS: tuple[Row, ...] = (
     # exceeds maximum length of L. Please increase 'max_tokens' in the DeepSpeed Inference Config." L is the engine's
     # max_out_tokens, the tokens it holds per sequence (KV_CAPACITY); read before as None
     Row("deepspeed-input-size",
-        r"Input with size (?P<prompt>{n}) exceeds maximum length of (?P<limit>{n})(?=\.? ?Please increase '?max_tokens'? in "
-        r"the DeepSpeed)",
+        r"Input with size (?P<prompt>{n}) exceeds maximum length of (?P<limit>{n})(?:(?=\.? ?Please increase '?max_tokens'? "
+        r"in the DeepSpeed)|" + CUT + ")",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.KV_CAPACITY),
     # chatglm.cpp (li-plus/chatglm.cpp, also BigDL/ipex-llm's native ChatGLM: intel/ipex-llm#9040): "requested max_length
     # (T) is larger than model's max_length (W)": T is the requested total (prompt + generation) cap, W the model's

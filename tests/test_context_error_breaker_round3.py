@@ -133,3 +133,23 @@ WRAPPERS = {
                          ids=[f"{i}-{w[1]}" for i, w in enumerate(ROUND3_FAULTS + ROUND3_KEPT + ROUND3_NOT_ERRORS)])
 def test_round3_message_parses_with_its_meaning_in_any_wrapper(text, family, kind, fields, wrapper):
     assert _view(parse_context_error(WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
+
+
+# Cut right after a new row's last number (a relayed body cut at a fixed length, bare or with a truncation mark): the
+# row still reads, the cut number as a floor. Before: the DeepSpeed wording needed its closing sentence (None).
+ROUND3_CUT = [
+    ("Input with size 5000 exceeds maximum length of 40",
+     "deepspeed-input-size", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(5000), "printed_limit": Limit(40, M.KV_CAPACITY, LB)}),
+    ("Input with size 5000 exceeds maximum length of 40...",
+     "deepspeed-input-size", K.PROMPT_OVER_WINDOW,
+     {"prompt_tokens": Number(5000), "printed_limit": Limit(40, M.KV_CAPACITY, LB)}),
+    ("max_tokens (10000) cannot exceed 81 [truncated]",
+     "max-tokens-cap", K.OUTPUT_OVER_LIMIT,
+     {"output_tokens": Number(10000), "printed_limit": Limit(81, M.OUTPUT_LIMIT, LB)}),
+]
+
+
+@pytest.mark.parametrize(("text", "family", "kind", "fields"), ROUND3_CUT, ids=[f"cut-{i}" for i in range(len(ROUND3_CUT))])
+def test_round3_cut_message_reads_its_floor(text, family, kind, fields):
+    assert _view(parse_context_error(text)) == _expected(family, kind, fields)
