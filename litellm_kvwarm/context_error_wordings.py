@@ -348,6 +348,8 @@ Other servers
     increase 'max_tokens' in the DeepSpeed Inference Config." (DeepSpeed inference engine; read before as nothing): L
     the engine's max_out_tokens (KV_CAPACITY). ``chatglm-cpp`` "requested max_length (T) is larger than model's
     max_length (W)" (chatglm.cpp, ipex-llm's native ChatGLM; read before as nothing): T the requested total cap.
+    ``mistralrs`` "Prompt sequence length is greater than W, perhaps consider using `truncate_sequence`?" (mistral.rs;
+    read before as nothing): W the model's max_seq_len, PROMPT_OVER_WINDOW.
   * Chinese wordings (Chinese gateways and hosted servers; read before as nothing): ``zh-context-window`` a context
     overflow that prints the window, "输入长度超过模型最大上下文长度 W", "最大上下文长度为 W ... 超出了上下文长度"; the
     numberless ones are ``generic``: "上下文长度超出限制", "输入内容过长，请减少 Prompt 中的 token 数量后重试"
@@ -1087,6 +1089,13 @@ ROWS: tuple[Row, ...] = (
     Row("chatglm-cpp",
         r"requested max_length \((?P<total>{n})\) is larger than model'?s max_length \((?P<window>{n})\)",
         {"window": W, "total": T}, K.UNKNOWN),
+    # mistral.rs (EricLBuehler/mistral.rs mistralrs-core/src/engine/add_request.rs, its HTTP server's ValidationError):
+    # "Prompt sequence length is greater than W, perhaps consider using `truncate_sequence`?" W is the model's
+    # max_seq_len (read before as None)
+    Row("mistralrs",
+        r"Prompt sequence length is greater than (?P<window>{n})(?:(?=,? ?perhaps consider using truncate_sequence)|"
+        + CUT + ")",
+        {"window": W}, K.PROMPT_OVER_WINDOW),
     Row("wasmedge",
         r"prompt too long \((?P<prompt>{n}) tokens?,? max (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),

@@ -102,6 +102,10 @@ ROUND3_FAULTS = [
      "reformat your input and try again.",
      "bedrock-max-tokens", K.OUTPUT_OVER_LIMIT,
      {"output_tokens": Number(9000), "printed_limit": Limit(8192, M.OUTPUT_LIMIT, EXACT)}),
+    # mistral.rs (mistralrs-core/src/engine/add_request.rs: format!("Prompt sequence length is greater than {},
+    # perhaps consider using `truncate_sequence`?", max_seq_len)): read as None; W is the model's max_seq_len
+    ("Prompt sequence length is greater than 4096, perhaps consider using `truncate_sequence`?",
+     "mistralrs", K.PROMPT_OVER_WINDOW, {"window": Number(4096)}),
 ]
 
 # Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
