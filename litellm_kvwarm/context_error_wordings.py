@@ -180,7 +180,8 @@ Other servers
     context shift; "(W)" without "tokens" in 2025 builds);
     ``llamacpp`` "the request exceeds the available context size" with optional body fields
     ``n_prompt_tokens``/``n_ctx`` (PR #15780, 2025-09; type ``exceed_context_size_error``); ``llama-cpp-python`` "Requested tokens
-    (P) exceed context window of W". ``llamacpp-context-exceeded`` "Context size has been exceeded."
+    (P) exceed context window of W" (0.2+: the prompt alone, PROMPT_OVER_WINDOW; 0.1's "Requested tokens exceed context
+    window of W", without P, is prompt + max_tokens over W: PROMPT_PLUS_OUTPUT_OVER_WINDOW). ``llamacpp-context-exceeded`` "Context size has been exceeded."
     (no numbers; llama-server ``update_slots`` when ``llama_decode`` finds no KV slot, HTTP 500
     ``server_error``, 2024–2026; LM Studio repeats it; also its 2024 wording "Input prompt is too big
     compared to KV size. Please try increasing KV size."): the KV cache filled, possibly during
@@ -749,8 +750,14 @@ ROWS: tuple[Row, ...] = (
         r"(?: \(current batch size: (?P<limit>{n})\))?",
         {"prompt": P, "limit": L}, K.PROMPT_OVER_WINDOW, M.BATCH_LIMIT),
     Row("llama-cpp-python",
-        r"Requested tokens(?: \((?P<prompt>{n})\))? exceed context window of(?: (?P<window>{n})|" + CUT + ")",
+        r"Requested tokens \((?P<prompt>{n})\) exceed context window of(?: (?P<window>{n})|" + CUT + ")",
         {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+    # without the count (llama-cpp-python 0.1.x, abetlen/llama-cpp-python#120: raised when len(prompt_tokens) +
+    # max_tokens > n_ctx): the prompt and its output budget over the window, not the prompt alone (read before as
+    # PROMPT_OVER_WINDOW, which skips the clamp that serves it)
+    Row("llama-cpp-python",
+        r"Requested tokens exceed context window of(?: (?P<window>{n})|" + CUT + ")",
+        {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("tgi-total",
         r"inputs tokens \+ max_new_tokens must be <= (?P<window>{n})\. Given: (?P<prompt>{n}) inputs tokens and "
         r"(?P<output>{n}) max_new_tokens",

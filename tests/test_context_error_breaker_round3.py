@@ -106,6 +106,14 @@ ROUND3_FAULTS = [
     # perhaps consider using `truncate_sequence`?", max_seq_len)): read as None; W is the model's max_seq_len
     ("Prompt sequence length is greater than 4096, perhaps consider using `truncate_sequence`?",
      "mistralrs", K.PROMPT_OVER_WINDOW, {"window": Number(4096)}),
+    # llama-cpp-python 0.1.x (abetlen/llama-cpp-python#120, 2023-04: `if len(prompt_tokens) + max_tokens > n_ctx: raise
+    # ValueError(f"Requested tokens exceed context window of {n_ctx}")`): prompt + output over W, read before as the
+    # prompt alone over it (PROMPT_OVER_WINDOW: escalated where one clamped retry serves). 0.2+ prints the prompt's
+    # count and checks the prompt alone.
+    ("ValueError: Requested tokens exceed context window of 512. Please shorten the request.",
+     "llama-cpp-python", K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, {"window": Number(512)}),
+    ("Requested tokens (5000) exceed context window of 4096. Please shorten the request.",
+     "llama-cpp-python", K.PROMPT_OVER_WINDOW, {"window": Number(4096), "prompt_tokens": Number(5000)}),
 ]
 
 # Not context errors (or not this row's): a rule about the output that names the window stays with the window's rows.
