@@ -38,6 +38,9 @@ class RequestCounts:
         past_reasoning: the reasoning of assistant turns before the last user message, not in
             ``parts`` nor ``chars``: no known chat template renders it (:mod:`~litellm_kvwarm.token_reasoning`),
             so, like ``format_parts``, the safe estimate counts it and the routing estimate does not.
+        folded_messages: of ``messages``, those LiteLLM's bridge folds into the assistant message before
+            them (a Responses call after an assistant item: :func:`~.token_responses_items.folds_into_previous`);
+            the routing estimate counts ``messages - folded_messages``, the safe estimate all.
     """
 
     chars: int
@@ -51,6 +54,7 @@ class RequestCounts:
     template_dependent: bool = False
     format_parts: tuple[str, ...] = field(default=(), repr=False, compare=False)
     past_reasoning: tuple[str, ...] = field(default=(), repr=False, compare=False)
+    folded_messages: int = 0
 
     @property
     def text(self) -> str:

@@ -27,8 +27,9 @@ of :mod:`litellm_kvwarm.token_estimators` (fitted on chat templates) apply uncha
   any other item (``web_search_call``, ``mcp_list_tools``, ...) as an unknown block of
   :mod:`~litellm_kvwarm.token_blocks` without its ids: its key names and leaves, media inside it
   (a screenshot's ``image_url``) priced as media, never as base64 text. Each item is one message
-  (vLLM 0.32 ``serving_responses`` renders each as a chat message); a lone item sent as a dict is
-  one item. ``tools`` by the JSON text of their chat shape (function and custom tools as chat functions,
+  (vLLM 0.32 ``serving_responses`` renders each as a chat message; routing counts a call folded
+  into the assistant message before it as LiteLLM's bridge does, :func:`~.token_responses_items.folds_into_previous`);
+  a lone item sent as a dict is one item. ``tools`` by the JSON text of their chat shape (function and custom tools as chat functions,
   a custom tool with the ``{"content": string}`` schema LiteLLM gives it; built-ins as sent);
   a ``text.format`` schema (structured output) by its JSON text, like chat's ``response_format``, in
   the safe estimate only (:attr:`~litellm_kvwarm.request_counts.RequestCounts.format_parts`).
@@ -39,12 +40,15 @@ Never raises on odd input (same contract as :func:`litellm_kvwarm.token_counts.c
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping
+from dataclasses import replace
 
 from .deep_json import lenient_json_text as _json_text
 from .deep_json import unescaped_json
 from .request_counts import RequestCounts
 from .token_blocks import Collected, collect_blocks, collect_unknown
 from .token_reasoning import last_user_index
+from .token_responses_items import folds_into_previous
+from .token_responses_items import rendered as _rendered
 
 __all__ = ["AGENT_COUNTERS", "call_text", "count_anthropic_messages", "count_responses"]
 
@@ -185,7 +189,7 @@ def _anthropic_block(block: object, past: bool, into: Collected) -> None:
 def count_responses(payload: Mapping[str, object], *, reasoning_rendered: bool = True) -> RequestCounts:
     """Counts of a Responses body (see the module docstring)."""
     into = Collected()
-    messages = 0
+    messages = folded = 0
     instructions = payload.get("instructions")
     if instructions:
         collect_blocks(instructions, into)
@@ -197,10 +201,13 @@ def count_responses(payload: Mapping[str, object], *, reasoning_rendered: bool =
     elif isinstance(raw, (list, Mapping)):
         items = _as_list(raw)
         last_user = last_user_index(items, "responses") if reasoning_rendered else len(items)
+        previous: object = None
         for index, item in enumerate(items):
             if isinstance(item, Mapping) and item.get("type") == "item_reference":
                 continue  # a reference to an item the server holds: it renders nothing here (~0 tokens)
             messages += 1
+            folded += folds_into_previous(item, previous)
+            previous = item if _rendered(item) else previous  # an item the bridge drops folds nothing
             if index < last_user and isinstance(item, Mapping) and item.get("type") == "reasoning":
                 past = Collected()  # past reasoning: no template renders it (:mod:`.token_reasoning`)
                 _item(item, past)
@@ -208,8 +215,9 @@ def count_responses(payload: Mapping[str, object], *, reasoning_rendered: bool =
                 continue
             _item(item, into)
     text = payload.get("text")
-    return _finish(into, messages, _chat_tools(payload.get("tools"), _responses_tool),
-                   text.get("format") if isinstance(text, Mapping) else None)
+    counts = _finish(into, messages, _chat_tools(payload.get("tools"), _responses_tool),
+                     text.get("format") if isinstance(text, Mapping) else None)
+    return replace(counts, folded_messages=folded) if folded else counts
 
 
 def _item(item: object, into: Collected) -> None:

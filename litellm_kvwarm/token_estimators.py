@@ -93,7 +93,7 @@ class RatioEstimator:
         )
         routing = (
             int(counts.chars // self.routing_chars_per_token)
-            + ROUTING_TOKENS_PER_MESSAGE * counts.messages
+            + ROUTING_TOKENS_PER_MESSAGE * (counts.messages - counts.folded_messages)
             + ROUTING_TOKENS_PER_REQUEST
             + image_routing
             + media_routing
@@ -151,11 +151,14 @@ class CalibratedEstimator:
         features, english, runs, scale, fragments = request_shape(counts)
         w_safe, w_routing = self.weights.pick(english)
         safe_features = routing_features = features
+        if counts.folded_messages:  # calls LiteLLM's bridge folds into the message before them: routing only
+            at = _FEATURE_INDEX["messages"]
+            routing_features = (*features[:at], max(0.0, features[at] - counts.folded_messages), *features[at + 1:])
         run_safe = run_routing = 0.0
         if runs:
             measured = self.family in MEASURED_FAMILIES
-            routing_features = _without_runs(features, runs, scale, spaces_only=False)
-            safe_features = routing_features if measured else _without_runs(features, runs, scale, spaces_only=True)
+            safe_features = _without_runs(features, runs, scale, spaces_only=not measured)
+            routing_features = _without_runs(routing_features, runs, scale, spaces_only=False)
             if runs.gaps:  # the word after a gap keeps one space: priced as one more single space (safe)
                 at = _FEATURE_INDEX["spaces"]
                 safe_features = (*safe_features[:at], safe_features[at] + runs.gaps * scale, *safe_features[at + 1:])

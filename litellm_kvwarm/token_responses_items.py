@@ -29,7 +29,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-__all__ = ["RENDERED_ITEMS", "rendered_input", "vllm_served"]
+__all__ = ["RENDERED_ITEMS", "folds_into_previous", "rendered", "rendered_input", "vllm_served"]
 
 #: Item types LiteLLM 1.108.7's Responses → chat bridge turns into chat messages whatever they carry
 #: (``None``: an item without a type is a message).
@@ -41,7 +41,8 @@ RENDERED_ITEMS = frozenset({
 _OPENAI_HOSTED = frozenset({"openai", "azure", "azure_ai"})
 
 
-def _rendered(item: object) -> bool:
+def rendered(item: object) -> bool:
+    """Whether the bridge or vLLM renders ``item`` (module docstring)."""
     if not isinstance(item, Mapping):
         return True  # not an item: counted as sent (LiteLLM raises on it)
     kind = item.get("type")
@@ -50,13 +51,36 @@ def _rendered(item: object) -> bool:
     return item.get("content") is not None  # another item becomes a message of its content, if it has one
 
 
+_CALLS = ("function_call", "custom_tool_call")  # tuples: an unhashable type is no error
+_ASSISTANT_SIDE = (*_CALLS, "reasoning", "web_search_call")
+
+
+def _assistant_side(item: Mapping) -> bool:
+    kind = item.get("type")
+    return kind in _ASSISTANT_SIDE or (kind in (None, "message") and item.get("role") == "assistant")
+
+
+def folds_into_previous(item: object, previous: object) -> bool:
+    """Whether LiteLLM's Responses → chat bridge (1.108.7 and 1.109.3) folds ``item`` into the assistant
+    message it made of ``previous`` (the last item it rendered) instead of making a message of it: a
+    ``function_call`` / ``custom_tool_call`` after an assistant message, a reasoning item, a call or a
+    ``web_search_call`` (30 parallel calls: one assistant message with 30 ``tool_calls``, not 30
+    messages), and an assistant message or ``web_search_call`` after a call. Another assistant message
+    or reasoning item after one starts a message of its own."""
+    if not isinstance(item, Mapping) or not isinstance(previous, Mapping):
+        return False
+    if item.get("type") in _CALLS:
+        return _assistant_side(previous)
+    return previous.get("type") in _CALLS and _assistant_side(item) and item.get("type") != "reasoning"
+
+
 def rendered_input(payload: Mapping[str, object]) -> Mapping[str, object] | None:
     """``payload`` (a Responses body) with only the ``input`` items vLLM renders (module docstring);
     ``None`` when it renders them all. Never raises."""
     items = payload.get("input")
-    if not isinstance(items, list) or all(map(_rendered, items)):
+    if not isinstance(items, list) or all(map(rendered, items)):
         return None
-    return {**payload, "input": [item for item in items if _rendered(item)]}
+    return {**payload, "input": [item for item in items if rendered(item)]}
 
 
 def vllm_served(provider: str | None, api_base: object) -> bool:

@@ -3,10 +3,13 @@ calibration tokenizers, is in ``tests/lab/test_punctuation_runs_truth.py``)."""
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from litellm_kvwarm.token_runs import SHORT_RUN_ROUTING_TOKENS, find_runs
-from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
+from litellm_kvwarm.token_responses_items import folds_into_previous
+from litellm_kvwarm.tokens import calibrated_estimator, count_request, estimate_request
 
 
 def _runs(text: str):
@@ -40,3 +43,44 @@ def test_short_runs_lower_routing_only():
     assert with_runs.safe == without.safe
     assert with_runs.routing < 0.8 * without.routing
     assert SHORT_RUN_ROUTING_TOKENS == 1.0
+
+
+_CALL = {"type": "function_call", "call_id": "c", "name": "read", "arguments": "{}"}
+_OUTPUT = {"type": "function_call_output", "call_id": "c", "output": "ok"}
+_ASSISTANT = {"type": "message", "role": "assistant", "content": "Running."}
+_REASONING = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "think"}]}
+
+
+@pytest.mark.parametrize("previous, item, folds", [
+    (_CALL, _CALL, True), (_ASSISTANT, _CALL, True), (_REASONING, _CALL, True), (_CALL, _ASSISTANT, True),
+    (_CALL, _REASONING, False), (_ASSISTANT, _ASSISTANT, False), (_OUTPUT, _CALL, False), (_CALL, _OUTPUT, False),
+    (None, _CALL, False), ("x", _CALL, False), (_CALL, {"type": ["odd"]}, False),
+])
+def test_items_folded_as_litellm_bridges_them(previous, item, folds):
+    """As LiteLLM 1.108.7 and 1.109.3 fold Responses items into one assistant message (measured with
+    ``litellm_bridge.chat_payload``: ``tests/lab/test_punctuation_runs_truth.py``)."""
+    assert folds_into_previous(item, previous) is folds
+
+
+def test_parallel_calls_count_one_message_in_routing_only():
+    calls = [{**_CALL, "call_id": f"c{i}", "arguments": json.dumps({"path": f"/r/{i}.py"})} for i in range(30)]
+    outputs = [{**_OUTPUT, "call_id": f"c{i}"} for i in range(30)]
+    dropped = {"type": "mcp_call", "id": "m", "name": "x", "arguments": "{}", "server_label": "s"}  # the bridge drops it
+    body = {"input": [{"type": "message", "role": "user", "content": "go"}, *calls[:15], dropped, *calls[15:], *outputs]}
+    counts = count_request(body, call_kind="responses")
+    assert (counts.messages, counts.folded_messages) == (62, 29)
+    est = calibrated_estimator("llama3")
+    unfolded = estimate_request({**body, "input": [body["input"][0], *[m for c in calls for m in (c, _OUTPUT)]]},
+                                call_kind="responses", estimator=est)  # interleaved: no call folds
+    folded = estimate_request(body, call_kind="responses", estimator=est)
+    assert count_request(body | {"input": [body["input"][0], *[m for c in calls for m in (c, _OUTPUT)]]},
+                         call_kind="responses").folded_messages == 0
+    assert folded.routing < unfolded.routing
+    assert folded.safe >= unfolded.safe - 2  # safe counts every item as a message, folded or not
+
+
+def test_odd_items_never_raise():
+    for body in ({"input": [None, _CALL, 5, _CALL, {"type": None, "role": "assistant"}, _CALL]},
+                 {"input": [{"type": {"x": 1}}, _CALL]}, {"input": _CALL}):
+        est = estimate_request(body, call_kind="responses", estimator=calibrated_estimator("qwen2.5"), bridged=True)
+        assert 0 <= est.routing <= est.safe
