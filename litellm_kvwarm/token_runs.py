@@ -127,16 +127,21 @@ GAP_ROUTING_TOKENS = 0.5
 #: token (measured: the lowest family's median over seven contexts is 1 token for every length 3-15, and
 #: ``1 + (n - 3) / 2`` for ``[``, ``]``, ``{`` and a backtick), where the routing weights price each mark at
 #: 0.55-0.91: pytest's ``....F..s..`` progress read routing 1.37-1.84x the truth, ``=======`` conflict markers
-#: 1.13-1.53x (``tests/lab/test_punctuation_runs_truth.py``). Routing only (:attr:`Runs.short_routing`); safe keeps the class price. Runs of three (``...``,
-#: ``===``, a docstring's quotes, a code fence) keep the class price: the routing weights lean on it for
-#: code, and pricing them lowered the agent-shaped routing medians of ``tests/test_tokens.py`` by ~0.01
+#: 1.13-1.53x (``tests/lab/test_punctuation_runs_truth.py``). Routing only (:attr:`Runs.short_routing`); safe
+#: keeps the class price. Runs of three (``...``, ``===``, a docstring's quotes, a code fence) keep the class
+#: price: the routing weights lean on it for code, and pricing them lowered the agent-shaped routing medians of ``tests/test_tokens.py`` by ~0.01
 #: (qwen3.6 0.909 -> 0.900, the target's floor).
 SHORT_RUN_ROUTING_TOKENS = 1.0
-_SHORT_RUN_HALVES = "[]{`"
-_PUNCTUATION = "".join(chr(b) for b in range(33, 127) if not chr(b).isalnum() and chr(b) != "\\")
-_PUNCT_MARKS = bytes(0x70 if chr(b) in _PUNCTUATION else 0x78 for b in range(256))
+_SHORT_RUN_HALVES = (b"[", b"]", b"{", b"`")
 _SHORT_RUN_MIN = 4
-_SHORT_PATTERNS = {c: re.compile(f"(?<!{re.escape(c)}){re.escape(c)}{{{_SHORT_RUN_MIN},15}}(?!{re.escape(c)})") for c in _PUNCTUATION}
+_PUNCTUATION = "".join(chr(b) for b in range(33, 127) if not chr(b).isalnum() and chr(b) != "\\")
+# one byte per byte of text: 1 for a punctuation mark of a short run, 0 otherwise; and 1 for a zero byte (equal
+# neighbours, in the XOR of the text with itself shifted by one), 0 otherwise
+_PUNCT_ONES = bytes(1 if chr(b) in _PUNCTUATION else 0 for b in range(256))
+_PUNCT_FOUR = b"\x01" * _SHORT_RUN_MIN  # four marks in a row, of any kind: prose, CJK and most JSON hold none
+_ZERO_ONES = bytes([1] + [0] * 255)
+_SHORT_NEEDLE = b"\x01" * (_SHORT_RUN_MIN - 1)
+_SHORT_RUN = re.compile(re.escape(_SHORT_NEEDLE) + b"\x01*")  # a literal prefix: searched at C speed
 _ASCII_RUN_CHARS = "".join(c for c in RUN_PRICES if c.isascii() and c not in " \n")
 # One translation serves the prefilter and the gaps: space -> " ", line break -> "n", a run character
 # of RUN_PRICES -> "r", any other byte -> "x".
@@ -215,7 +220,7 @@ def find_runs(text: str, data: bytes, *, double_spaces: bool | None = None) -> R
     search (``None``: searched here)."""
     marks = data.translate(_MARKS)
     gaps = _gaps(marks, data) if (b"  " in marks if double_spaces is None else double_spaces) else 0
-    short_chars, short_routing = _short_runs(text, data)
+    short_chars, short_routing = _short_runs(data)
     candidates = [c for c in _ASCII_RUN_CHARS if _PATTERNS[c][0] in data] if _RUN_NEEDLE in marks else []
     if _SPACE_NEEDLE in marks:
         candidates.append(" ")
@@ -236,18 +241,23 @@ def find_runs(text: str, data: bytes, *, double_spaces: bool | None = None) -> R
     return Runs(found, odd, gaps, short_chars, short_routing)
 
 
-def _short_runs(text: str, data: bytes) -> tuple[int, float]:
-    """Characters and routing tokens of the short runs (:data:`SHORT_RUN_ROUTING_TOKENS`): one ``translate``
-    rules out text without four punctuation marks in a row; then an ``in`` search per mark."""
-    if b"pppp" not in data.translate(_PUNCT_MARKS):
+def _short_runs(data: bytes) -> tuple[int, float]:
+    """Characters and routing tokens of the short runs (:data:`SHORT_RUN_ROUTING_TOKENS`), at C speed: text
+    without four punctuation marks in a row holds none; else the text XOR itself shifted by one is zero where a
+    byte equals the next: ANDed (as integers) with the punctuation marks, a run of n marks is n - 1 ones in a row."""
+    size, punct = len(data), data.translate(_PUNCT_ONES)
+    if _PUNCT_FOUR not in punct:
         return 0, 0.0
-    chars, tokens = 0, 0.0
-    for char in _PUNCTUATION:
-        if char * _SHORT_RUN_MIN in text:
-            lengths = [end - start for start, end in map(re.Match.span, _SHORT_PATTERNS[char].finditer(text))]
-            chars += sum(lengths)
-            half = char in _SHORT_RUN_HALVES
-            tokens += sum(SHORT_RUN_ROUTING_TOKENS + ((n - 3) / 2 if half else 0.0) for n in lengths)
+    same = (int.from_bytes(data, "big") ^ int.from_bytes(data[1:] + b"\n", "big")).to_bytes(size, "big").translate(_ZERO_ONES)
+    marks = (int.from_bytes(same, "big") & int.from_bytes(punct, "big")).to_bytes(size, "big")
+    if _SHORT_NEEDLE not in marks:
+        return 0, 0.0
+    ones = [k for k in map(len, _SHORT_RUN.findall(marks)) if k < RUN_MIN_CHARS - 1]  # a run of n: n - 1 ones
+    chars, tokens = sum(ones) + len(ones), SHORT_RUN_ROUTING_TOKENS * len(ones)
+    if any(mark * _SHORT_RUN_MIN in data for mark in _SHORT_RUN_HALVES):  # rare: one pass for their extra tokens
+        for start, end in map(re.Match.span, _SHORT_RUN.finditer(marks)):
+            if data[start : start + 1] in _SHORT_RUN_HALVES and end - start < RUN_MIN_CHARS - 1:
+                tokens += (end - start - 2) / 2
     return chars, tokens
 
 

@@ -84,3 +84,28 @@ def test_odd_items_never_raise():
                  {"input": [{"type": {"x": 1}}, _CALL]}, {"input": _CALL}):
         est = estimate_request(body, call_kind="responses", estimator=calibrated_estimator("qwen2.5"), bridged=True)
         assert 0 <= est.routing <= est.safe
+
+
+def _reference_short_runs(text: str) -> tuple[int, float]:
+    import re
+
+    chars, tokens = 0, 0.0
+    for match in re.finditer(r"([!-/:-@\[-`{-~])\1*", text):
+        n, mark = len(match.group()), match.group()[0]
+        if 4 <= n < 16 and mark != "\\":
+            chars += n
+            tokens += 1.0 + ((n - 3) / 2 if mark in "[]{`" else 0.0)
+    return chars, tokens
+
+
+def test_short_runs_match_a_plain_regular_expression():
+    """The XOR/AND detection (``token_runs._short_runs``) against a plain regular expression on 400 random
+    texts of marks, letters, spaces and non-ASCII characters."""
+    import random
+
+    rng = random.Random(7)
+    alphabet = ".....====----!!^^[[{{``\\\\ab é中\n"
+    for _ in range(400):
+        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300)))
+        runs = _runs(text)
+        assert (runs.short_chars, runs.short_routing) == _reference_short_runs(text), text
