@@ -20,7 +20,7 @@ of :mod:`litellm_kvwarm.token_estimators` (fitted on chat templates) apply uncha
   string or ``input_text``/``output_text``/``input_image`` parts), ``function_call`` (``name`` and
   ``arguments``), ``custom_tool_call`` (its ``input`` as LiteLLM sends it, ``{"content": input}``),
   ``function_call_output``, ``custom_tool_call_output``, ``computer_call_output`` and ``tool_result``
-  (``call_id`` and ``output``: text or parts, a computer call's screenshot as media, else its JSON text, as
+  (``call_id`` and ``output``: text or parts, a computer call's screenshot as media on LiteLLM 1.109.3, else its JSON text, as
   LiteLLM sends a dict or a list with no text or image part: :func:`_is_parts`, :func:`_tool_output`), ``reasoning`` (``summary`` and
   ``content`` text; ``encrypted_content`` counts nothing), ``item_reference`` nothing (it names an
   item the server holds; the request is server state, :attr:`~.view.PreCallView.server_state`),
@@ -42,6 +42,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from dataclasses import replace
 
+from . import litellm_version
 from .deep_json import lenient_json_text as _json_text
 from .deep_json import unescaped_json
 from .request_counts import RequestCounts
@@ -248,18 +249,19 @@ _TOOL_OUTPUTS = ("function_call_output", "custom_tool_call_output", "computer_ca
 
 #: A ``computer_call_output``'s output that is one media part (its screenshot): LiteLLM 1.109.3's bridge sends it as
 #: that media (``decode_responses_media``: ``input_image``, ``image_url`` and ``computer_screenshot`` with a URL,
-#: ``input_audio``, ``input_file``), 1.108.7's as its JSON text (the base64 as text: a 400 KB screenshot ~296k tokens,
-#: qwen2.5, over any window). A screenshot is priced as the media: right for 1.109, and on 1.108 such a request fails
-#: on length with or without the plugin (the backstop escalates it as LiteLLM's fallbacks would). A
-#: ``function_call_output``'s lone media dict keeps its JSON text (1.108.7's bridge; safe on both, measured in
+#: ``input_audio``, ``input_file``), 1.108.7's as its JSON text (the base64 as text). Each is counted as the installed
+#: LiteLLM sends it (:data:`SCREENSHOT_AS_MEDIA_SINCE`): priced as the media on 1.108.7, a 30 KB screenshot had read
+#: safe 0.22-0.24x the truth (~27k tokens of base64 text; ``tests/lab/test_agent_loops_truth.py``). A
+#: ``function_call_output``'s lone media dict keeps its JSON text (both versions' bridges; measured in
 #: ``tests/lab/test_agent_loops_truth.py``).
+SCREENSHOT_AS_MEDIA_SINCE = (1, 109, 3)
 _MEDIA_OUTPUTS = frozenset({"input_image", "image_url", "computer_screenshot", "input_audio", "input_file", "file"})
 
 
 def _tool_output(item: Mapping, into: Collected) -> None:
     """A tool output item as the bridge's ``tool`` message: its ``call_id`` (chat counts the
     ``tool_call_id``) and ``output``: text or parts (:func:`_is_parts`), a ``computer_call_output``'s one media part as
-    that media (:data:`_MEDIA_OUTPUTS`), else its JSON text, as LiteLLM (1.108.7
+    that media where the installed LiteLLM sends it so (:data:`SCREENSHOT_AS_MEDIA_SINCE`), else its JSON text, as LiteLLM (1.108.7
     ``_normalize_function_call_output_to_tool_content``) ``json.dumps`` a dict. A ``tool_result`` item's
     Anthropic-style ``content`` (the bridge reads only ``output``) is counted on top, as blocks: safe stays
     above what any server renders of it."""
@@ -267,7 +269,7 @@ def _tool_output(item: Mapping, into: Collected) -> None:
         into.parts.append(item["call_id"])
     output = item.get("output")
     if _is_parts(output) or (item.get("type") == "computer_call_output" and isinstance(output, Mapping)
-                             and output.get("type") in _MEDIA_OUTPUTS):
+                             and output.get("type") in _MEDIA_OUTPUTS and litellm_version.at_least(SCREENSHOT_AS_MEDIA_SINCE)):
         collect_blocks(output, into)
     else:  # a dict or a list of plain values: LiteLLM sends its JSON text
         into.text(output)

@@ -109,3 +109,36 @@ def test_short_runs_match_a_plain_regular_expression():
         text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300)))
         runs = _runs(text)
         assert (runs.short_chars, runs.short_routing) == _reference_short_runs(text), text
+
+
+@pytest.mark.parametrize("version, parsed", [("1.108.7", (1, 108, 7)), ("1.109.3rc1", (1, 109, 3)), ("1.110.0.dev2", (1, 110, 0)),
+                                             ("garbage", None)])
+def test_litellm_version_is_read_from_its_metadata(monkeypatch, version, parsed):
+    from litellm_kvwarm import litellm_version
+
+    monkeypatch.setattr(litellm_version.metadata, "version", lambda name: version)
+    litellm_version.installed.cache_clear()
+    try:
+        assert litellm_version.installed() == parsed
+        assert litellm_version.at_least((1, 109, 3)) is (parsed is None or parsed >= (1, 109, 3))
+    finally:
+        litellm_version.installed.cache_clear()
+
+
+@pytest.mark.parametrize("version, as_media", [((1, 108, 7), False), ((1, 109, 3), True), (None, True)])
+def test_a_computer_screenshot_is_counted_as_that_litellm_sends_it(monkeypatch, version, as_media):
+    """1.108.7's bridge sends a ``computer_call_output``'s screenshot dict as its JSON text, 1.109.3's as an image part:
+    priced as the image on 1.108.7 too, a 30 KB screenshot read safe 0.22-0.24x the truth (the base64 text,
+    ``tests/lab/test_agent_loops_truth.py``)."""
+    import base64
+    import random
+
+    from litellm_kvwarm import litellm_version
+
+    monkeypatch.setattr(litellm_version, "installed", lambda: version)
+    shot = "data:image/png;base64," + base64.b64encode(random.Random(1).randbytes(30_000)).decode()
+    body = {"input": [{"type": "computer_call", "call_id": "c1", "action": {"type": "screenshot"}},
+                      {"type": "computer_call_output", "call_id": "c1", "output": {"type": "computer_screenshot", "image_url": shot}}]}
+    est = estimate_request(body, call_kind="responses", estimator=calibrated_estimator("qwen2.5"))
+    assert (len(est.counts.images), shot in est.counts.text) == ((1, False) if as_media else (0, True))
+    assert est.safe > (20_000 if not as_media else 0)

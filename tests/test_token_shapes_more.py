@@ -250,15 +250,19 @@ def test_audio_parts_of_every_shape_are_priced():
 
 
 def test_computer_call_output_screenshot_is_an_image():
-    """Breaker 2, item 3: a 1920x1080 screenshot in a computer_call_output item is an image, as a dict output (LiteLLM
-    1.109.3 sends it as an image part; 1.108.7 as its JSON text, see test_token_counts_agents) or as a list's
-    ``input_image``; never its base64 as text."""
+    """Breaker 2, item 3: a 1920x1080 screenshot in a computer_call_output item is an image as a list's ``input_image``,
+    and as a dict output where the installed LiteLLM sends it as an image part (1.109.3; 1.108.7 sends its JSON text,
+    counted so: see test_token_counts_agents)."""
+    from litellm_kvwarm import litellm_version
+    from litellm_kvwarm.token_counts_agents import SCREENSHOT_AS_MEDIA_SINCE
+
     shot = "data:image/png;base64," + b64(png(1920, 1080, 30_000))
     body = {"input": [{"type": "computer_call_output", "call_id": "c1", "output": {"type": "computer_screenshot", "image_url": shot}},
                       {"type": "computer_call_output", "call_id": "c2", "output": [{"type": "input_image", "image_url": shot}]}]}
     est = estimate_request(body, call_kind="responses", estimator=QWEN)
-    assert [(i.width, i.height) for i in est.counts.images] == [(1920, 1080), (1920, 1080)]
-    assert shot not in est.counts.text
+    as_media = litellm_version.at_least(SCREENSHOT_AS_MEDIA_SINCE)
+    assert [(i.width, i.height) for i in est.counts.images] == [(1920, 1080)] * (2 if as_media else 1)
+    assert (shot in est.counts.text) is not as_media
     image_safe, _ = UNKNOWN_RULE.counts(1920, 1080)
     assert est.safe >= 2 * image_safe
 

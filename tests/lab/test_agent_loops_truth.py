@@ -150,3 +150,27 @@ def test_tool_outputs_litellm_sends_as_json_text_stay_under_the_safe_estimate(sh
     truth = TokenCounter(FAMILIES[family]).count_all([render(FAMILIES[family].template, chat["messages"], chat.get("tools"))])[0]
     assert estimate_request(body, call_kind="responses", estimator=calibrated_estimator(family), bridged=True).safe >= truth
     assert estimate_request(body, call_kind="responses", estimator=calibrated_estimator("any")).safe >= truth
+
+
+@pytest.mark.parametrize("family", ["cl100k", "o200k", "qwen2.5", "qwen3.6", "deepseek", "llama3"])
+def test_a_computer_screenshot_is_counted_as_the_installed_litellm_sends_it(family):
+    """A ``computer_call_output``'s screenshot dict: LiteLLM 1.108.7's bridge sends its JSON text (the base64 as
+    text), 1.109.3's an image part. Priced as the image whatever the version, a 30 KB screenshot read safe
+    0.22-0.24x the truth on 1.108.7 (agent-shapes breaker, round 3)."""
+    assert FAMILIES[family].available(), f"{family} tokenizer missing: run `bash scripts/install.sh`"
+    shot = {"type": "computer_screenshot", "image_url": _png_data_url(30_000)}
+    body = {"model": "m", "tools": [{"type": "computer_use_preview", "display_width": 1024, "display_height": 768, "environment": "browser"}],
+            "input": [{"type": "message", "role": "user", "content": "open the settings page"},
+                      {"type": "computer_call", "call_id": "c1", "action": {"type": "screenshot"}, "pending_safety_checks": [], "status": "completed"},
+                      {"type": "computer_call_output", "call_id": "c1", "output": shot}]}
+    chat = chat_payload("responses", body)
+    assert chat is not None
+    sent = chat["messages"][-1]["content"]
+    est = estimate_request(body, call_kind="responses", estimator=calibrated_estimator(family), bridged=True)
+    if isinstance(sent, str):  # 1.108.7: the JSON text, tokenized
+        assert shot["image_url"] in sent
+        truth = TokenCounter(FAMILIES[family]).count_all([render(FAMILIES[family].template, chat["messages"], chat.get("tools"))])[0]
+        assert truth <= est.safe <= 3 * truth
+        assert 0.15 * truth <= est.routing <= truth  # base64 routing leans far low (0.19-0.3x), a known leftover
+    else:  # 1.109.3: an image part, priced as the image (never its base64 as text)
+        assert sent[0]["type"] == "image_url" and len(est.counts.images) == 1 and shot["image_url"] not in est.counts.text
