@@ -163,10 +163,6 @@ class CalibratedEstimator:
                 at = _FEATURE_INDEX["spaces"]
                 safe_features = (*safe_features[:at], safe_features[at] + runs.gaps * scale, *safe_features[at + 1:])
             run_safe, run_routing = (scale * t for t in runs.tokens(measured=measured, family=self.family))
-            if runs.short_chars:  # short runs of one punctuation mark, ~1 token each: routing only (token_runs)
-                at = _FEATURE_INDEX["punct"]
-                chars = min(runs.short_chars, routing_features[at] / scale)
-                run_routing += scale * min(0.0, runs.short_routing - chars * w_routing[at])
         if fragments:
             frag_safe, frag_routing = fragment_tokens(fragments, w_safe, w_routing)
             digits = features[_FEATURE_INDEX["digits"]] / scale

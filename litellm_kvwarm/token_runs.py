@@ -21,9 +21,6 @@ priced by the table:
   where routing leans low); where the families differ by 2-8x (``━``, ``═``, ``…``), each measured
   family its own rate and any other the lowest (:meth:`RunPrice.routing_rate`).
 
-*Short runs* (:data:`SHORT_RUN_ROUTING_TOKENS`), 4-15 of one ASCII punctuation mark (``!!!!``, ``^^^^``,
-``=======`` conflict markers, pytest's ``....F...`` progress), are priced in routing only, one token a run.
-
 *Gaps* (:data:`GAP_SAFE_TOKENS`), runs of two or more spaces inside a line (aligned columns), are
 priced apart: the weights count spaces in runs at ~0 and aligned tables (``ps``, ``ls -l``, pandas,
 ``kubectl``) read 0.85–0.90 of the truth (qwen2.5, ``any``).
@@ -49,7 +46,6 @@ __all__ = [
     "ROUTING_TOKENS_PER_RUN",
     "RUN_MIN_CHARS",
     "RUN_PRICES",
-    "SHORT_RUN_ROUTING_TOKENS",
     "SPACE_RUN_MIN_CHARS",
     "UNMEASURED_SPACE_PRICE",
     "Runs",
@@ -123,25 +119,6 @@ ROUTING_TOKENS_PER_RUN = 0.5
 #: (the family's weight) to safe, in every family, and :data:`GAP_ROUTING_TOKENS` to routing.
 GAP_SAFE_TOKENS = 1.0
 GAP_ROUTING_TOKENS = 0.5
-#: A short run: 4-15 of one ASCII punctuation mark is one pre-token that byte-level BPEs merge into about one
-#: token (measured: the lowest family's median over seven contexts is 1 token for every length 3-15, and
-#: ``1 + (n - 3) / 2`` for ``[``, ``]``, ``{`` and a backtick), where the routing weights price each mark at
-#: 0.55-0.91: pytest's ``....F..s..`` progress read routing 1.37-1.84x the truth, ``=======`` conflict markers
-#: 1.13-1.53x (``tests/lab/test_punctuation_runs_truth.py``). Routing only (:attr:`Runs.short_routing`); safe
-#: keeps the class price. Runs of three (``...``, ``===``, a docstring's quotes, a code fence) keep the class
-#: price: the routing weights lean on it for code, and pricing them lowered the agent-shaped routing medians of ``tests/test_tokens.py`` by ~0.01
-#: (qwen3.6 0.909 -> 0.900, the target's floor).
-SHORT_RUN_ROUTING_TOKENS = 1.0
-_SHORT_RUN_HALVES = (b"[", b"]", b"{", b"`")
-_SHORT_RUN_MIN = 4
-_PUNCTUATION = "".join(chr(b) for b in range(33, 127) if not chr(b).isalnum() and chr(b) != "\\")
-# one byte per byte of text: 1 for a punctuation mark of a short run, 0 otherwise; and 1 for a zero byte (equal
-# neighbours, in the XOR of the text with itself shifted by one), 0 otherwise
-_PUNCT_ONES = bytes(1 if chr(b) in _PUNCTUATION else 0 for b in range(256))
-_PUNCT_FOUR = b"\x01" * _SHORT_RUN_MIN  # four marks in a row, of any kind: prose, CJK and most JSON hold none
-_ZERO_ONES = bytes([1] + [0] * 255)
-_SHORT_NEEDLE = b"\x01" * (_SHORT_RUN_MIN - 1)
-_SHORT_RUN = re.compile(re.escape(_SHORT_NEEDLE) + b"\x01*")  # a literal prefix: searched at C speed
 _ASCII_RUN_CHARS = "".join(c for c in RUN_PRICES if c.isascii() and c not in " \n")
 # One translation serves the prefilter and the gaps: space -> " ", line break -> "n", a run character
 # of RUN_PRICES -> "r", any other byte -> "x".
@@ -174,12 +151,9 @@ class Runs:
     found: dict[str, tuple[int, int]]
     odd_spaces: int = 0
     gaps: int = 0
-    #: characters of the short runs (:data:`SHORT_RUN_ROUTING_TOKENS`, still in their class) and their routing tokens
-    short_chars: int = 0
-    short_routing: float = 0.0
 
     def __bool__(self) -> bool:
-        return bool(self.found) or self.gaps > 0 or self.short_chars > 0
+        return bool(self.found) or self.gaps > 0
 
     def class_chars(self, *, spaces_only: bool = False) -> dict[str, float]:
         """Characters to take out of each class of ``CHAR_CLASSES`` (a run of n spaces held
@@ -220,7 +194,6 @@ def find_runs(text: str, data: bytes, *, double_spaces: bool | None = None) -> R
     search (``None``: searched here)."""
     marks = data.translate(_MARKS)
     gaps = _gaps(marks, data) if (b"  " in marks if double_spaces is None else double_spaces) else 0
-    short_chars, short_routing = _short_runs(data)
     candidates = [c for c in _ASCII_RUN_CHARS if _PATTERNS[c][0] in data] if _RUN_NEEDLE in marks else []
     if _SPACE_NEEDLE in marks:
         candidates.append(" ")
@@ -229,7 +202,7 @@ def find_runs(text: str, data: bytes, *, double_spaces: bool | None = None) -> R
     if not text.isascii() and any(lead in data for lead in _NON_ASCII_LEADS):
         candidates += [c for c, minimum in _NON_ASCII_RUNS if minimum in text]
     if not candidates:
-        return Runs({}, 0, gaps, short_chars, short_routing) if gaps or short_chars else _NONE
+        return Runs({}, 0, gaps) if gaps else _NONE
     found: dict[str, tuple[int, int]] = {}
     odd = 0
     for char in candidates:
@@ -238,27 +211,7 @@ def find_runs(text: str, data: bytes, *, double_spaces: bool | None = None) -> R
             found[char] = (sum(lengths), len(lengths))
             if char == " ":
                 odd = sum(n & 1 for n in lengths)
-    return Runs(found, odd, gaps, short_chars, short_routing)
-
-
-def _short_runs(data: bytes) -> tuple[int, float]:
-    """Characters and routing tokens of the short runs (:data:`SHORT_RUN_ROUTING_TOKENS`), at C speed: text
-    without four punctuation marks in a row holds none; else the text XOR itself shifted by one is zero where a
-    byte equals the next: ANDed (as integers) with the punctuation marks, a run of n marks is n - 1 ones in a row."""
-    size, punct = len(data), data.translate(_PUNCT_ONES)
-    if _PUNCT_FOUR not in punct:
-        return 0, 0.0
-    same = (int.from_bytes(data, "big") ^ int.from_bytes(data[1:] + b"\n", "big")).to_bytes(size, "big").translate(_ZERO_ONES)
-    marks = (int.from_bytes(same, "big") & int.from_bytes(punct, "big")).to_bytes(size, "big")
-    if _SHORT_NEEDLE not in marks:
-        return 0, 0.0
-    ones = [k for k in map(len, _SHORT_RUN.findall(marks)) if k < RUN_MIN_CHARS - 1]  # a run of n: n - 1 ones
-    chars, tokens = sum(ones) + len(ones), SHORT_RUN_ROUTING_TOKENS * len(ones)
-    if any(mark * _SHORT_RUN_MIN in data for mark in _SHORT_RUN_HALVES):  # rare: one pass for their extra tokens
-        for start, end in map(re.Match.span, _SHORT_RUN.finditer(marks)):
-            if data[start : start + 1] in _SHORT_RUN_HALVES and end - start < RUN_MIN_CHARS - 1:
-                tokens += (end - start - 2) / 2
-    return chars, tokens
+    return Runs(found, odd, gaps)
 
 
 def _gaps(marks: bytes, data: bytes) -> int:

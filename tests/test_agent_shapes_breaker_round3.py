@@ -1,5 +1,5 @@
 """Agent request shapes mispriced in the agent-shapes breaker's third round (the truth, with the
-calibration tokenizers, is in ``tests/lab/test_punctuation_runs_truth.py``)."""
+calibration tokenizers, is in ``tests/lab/test_responses_folding_truth.py``)."""
 
 from __future__ import annotations
 
@@ -7,43 +7,8 @@ import json
 
 import pytest
 
-from litellm_kvwarm.token_runs import SHORT_RUN_ROUTING_TOKENS, find_runs
 from litellm_kvwarm.token_responses_items import folds_into_previous
 from litellm_kvwarm.tokens import calibrated_estimator, count_request, estimate_request
-
-
-def _runs(text: str):
-    return find_runs(text, text.encode())
-
-
-@pytest.mark.parametrize("text, chars, tokens", [
-    ("Loading.... done!!!!", 8, 2.0),  # two runs of four: one token each
-    ("Loading... done!!! a == b", 0, 0.0),  # runs of two or three keep their class price (the weights lean on it)
-    ("x" + "." * 15 + "y", 15, 1.0),  # 15: the longest short run
-    ("x" + "." * 16 + "y", 0, 0.0),  # 16: a long run (RUN_PRICES), priced there
-    ("a[[[[[0]]]]]", 10, 2 * (1.0 + 1.0)),  # brackets: 1 + (n - 3) / 2 a run
-    ("<<<<<<< HEAD\n=======\n>>>>>>> b", 21, 3.0),
-    ('"\\\\\\\\"', 0, 0.0),  # backslashes (escaped JSON): left to the escape fragments
-    ("plain prose, with commas; and stops.", 0, 0.0),
-])
-def test_short_runs_of_one_punctuation_mark_are_found(text, chars, tokens):
-    runs = _runs(text)
-    assert (runs.short_chars, runs.short_routing) == (chars, tokens)
-    assert bool(runs) == bool(chars) or bool(runs.found) or runs.gaps > 0
-
-
-def test_short_runs_lower_routing_only():
-    """The same character classes with and without runs of one mark: safe identical, routing lower by the
-    runs' class price less one token a run (pytest's progress dots had read routing 1.4-1.9x the truth)."""
-    est = calibrated_estimator("qwen2.5")
-    runs = "....F..s...." * 200
-    mixed = ".,.;F.,s.,;." * 200  # the same punctuation count, no run of four
-    with_runs = estimate_request({"messages": [{"role": "user", "content": runs}]}, call_kind="chat", estimator=est)
-    without = estimate_request({"messages": [{"role": "user", "content": mixed}]}, call_kind="chat", estimator=est)
-    assert with_runs.safe == without.safe
-    assert with_runs.routing < 0.8 * without.routing
-    assert SHORT_RUN_ROUTING_TOKENS == 1.0
-
 
 _CALL = {"type": "function_call", "call_id": "c", "name": "read", "arguments": "{}"}
 _OUTPUT = {"type": "function_call_output", "call_id": "c", "output": "ok"}
@@ -58,7 +23,7 @@ _REASONING = {"type": "reasoning", "summary": [{"type": "summary_text", "text": 
 ])
 def test_items_folded_as_litellm_bridges_them(previous, item, folds):
     """As LiteLLM 1.108.7 and 1.109.3 fold Responses items into one assistant message (measured with
-    ``litellm_bridge.chat_payload``: ``tests/lab/test_punctuation_runs_truth.py``)."""
+    ``litellm_bridge.chat_payload``: ``tests/lab/test_responses_folding_truth.py``)."""
     assert folds_into_previous(item, previous) is folds
 
 
@@ -84,31 +49,6 @@ def test_odd_items_never_raise():
                  {"input": [{"type": {"x": 1}}, _CALL]}, {"input": _CALL}):
         est = estimate_request(body, call_kind="responses", estimator=calibrated_estimator("qwen2.5"), bridged=True)
         assert 0 <= est.routing <= est.safe
-
-
-def _reference_short_runs(text: str) -> tuple[int, float]:
-    import re
-
-    chars, tokens = 0, 0.0
-    for match in re.finditer(r"([!-/:-@\[-`{-~])\1*", text):
-        n, mark = len(match.group()), match.group()[0]
-        if 4 <= n < 16 and mark != "\\":
-            chars += n
-            tokens += 1.0 + ((n - 3) / 2 if mark in "[]{`" else 0.0)
-    return chars, tokens
-
-
-def test_short_runs_match_a_plain_regular_expression():
-    """The XOR/AND detection (``token_runs._short_runs``) against a plain regular expression on 400 random
-    texts of marks, letters, spaces and non-ASCII characters."""
-    import random
-
-    rng = random.Random(7)
-    alphabet = ".....====----!!^^[[{{``\\\\ab é中\n"
-    for _ in range(400):
-        text = "".join(rng.choice(alphabet) for _ in range(rng.randint(0, 300)))
-        runs = _runs(text)
-        assert (runs.short_chars, runs.short_routing) == _reference_short_runs(text), text
 
 
 @pytest.mark.parametrize("version, parsed", [("1.108.7", (1, 108, 7)), ("1.109.3rc1", (1, 109, 3)), ("1.110.0.dev2", (1, 110, 0)),
