@@ -67,11 +67,12 @@ class Engine:
 
     async def prefill(
         self, prompt_ids: Sequence[int], salt: str | None, arrived_at: float, adapter: str | None = None,
-        *, priority: int = 0,
+        *, priority: int = 0, skip_reading: bool = False,
     ) -> PrefillResult:
         """Prefill ``prompt_ids`` chunk by chunk, each chunk once the scheduler gives this request
         the GPU; ``arrived_at`` is ``clock.now()`` at arrival; ``adapter`` keys the cache for a
-        LoRA request (see ``prefix_cache``); ``priority`` orders it under the ``priority`` policy."""
+        LoRA request (see ``prefix_cache``); ``priority`` orders it under the ``priority`` policy;
+        ``skip_reading``: no cache hit is read (vLLM's ``skip_reading_prefix_cache``), what it prefills is still cached."""
         chunk = self.config.max_num_batched_tokens
         ticket = self.scheduler.enter(priority)
         self.metrics.waiting.inc()
@@ -83,7 +84,7 @@ class Engine:
                 if waiting:
                     self.metrics.waiting.dec()
                     waiting = False
-                    cached = done = self.cache.lookup(prompt_ids, salt, adapter)
+                    cached = done = 0 if skip_reading else self.cache.lookup(prompt_ids, salt, adapter)
                 step = len(prompt_ids) - done if chunk is None else min(chunk, len(prompt_ids) - done)
                 await self._wait(step / self.config.prefill_tokens_per_s)
                 done += step

@@ -60,6 +60,13 @@ class Job:
         return self.endpoint == CHAT_PATH
 
 
+def skips_reading_cache(body: dict[str, Any]) -> bool:
+    """vLLM's ``SamplingParams.skip_reading_prefix_cache``: as sent, else on when ``prompt_logprobs`` is set
+    (a prompt whose logprobs are asked for is prefilled whole, never read from the prefix cache)."""
+    skip = body.get("skip_reading_prefix_cache")
+    return bool(skip) if skip is not None else body.get("prompt_logprobs") is not None
+
+
 class JobServer:
     """Runs admitted jobs of one emulated server (``state``) and logs them; subclasses admit them."""
 
@@ -73,7 +80,7 @@ class JobServer:
 
     async def _prefill(self, job: Job):
         return await self.state.engine.prefill(job.prompt_ids, job.salt, job.arrived_at, job.adapter,
-                                               priority=job.priority)
+                                               priority=job.priority, skip_reading=skips_reading_cache(job.body))
 
     def _log_job(self, job: Job, *, cached: int | None, completion: int | None, ttft_s: float | None,
                  error: str | None, queue_wait_s: float | None = None) -> None:

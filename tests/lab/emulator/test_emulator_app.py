@@ -159,6 +159,18 @@ async def test_cache_salt_isolates_and_is_never_logged_raw(emulator_factory):
         assert len(log[0]["cache_salt"]) == 16 and log[3]["cache_salt"] is None
 
 
+@pytest.mark.parametrize("skip", [{"prompt_logprobs": 1}, {"skip_reading_prefix_cache": True}], ids=["prompt_logprobs", "skip"])
+async def test_a_request_that_skips_reading_the_cache_prefills_all_and_still_fills_it(emulator_factory, skip):
+    """vLLM's SamplingParams: ``prompt_logprobs`` sets ``skip_reading_prefix_cache`` (no hit is read), what it
+    prefills is cached for the requests after it; ``skip_reading_prefix_cache: false`` reads again."""
+    async with emulator_factory() as emu:
+        hit = cached_cap(count_chat_tokens(LONG))
+        usages = []
+        for extra in ({}, skip, {**skip, "skip_reading_prefix_cache": False}, {}):
+            usages.append((await emu.chat(LONG, max_tokens=1, **extra)).json()["usage"]["prompt_tokens_details"])
+        assert [u["cached_tokens"] for u in usages] == [0, 0, hit, hit]
+
+
 async def test_empty_cache_salt_is_refused(emulator_factory):
     async with emulator_factory() as emu:
         response = await emu.chat(LONG, cache_salt="")
