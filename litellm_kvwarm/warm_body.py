@@ -66,6 +66,9 @@ WARM_METADATA_FIELD = {"chat": "metadata", "completion": "metadata", "messages":
 OUTPUT_FIELDS = ("max_tokens", "max_completion_tokens", "max_output_tokens")
 #: Output floors that would contradict a budget of 1 (vLLM rejects min_tokens > max_tokens).
 OUTPUT_FLOOR_FIELDS = ("min_tokens",)
+#: vLLM fields that make a request read nothing from the prefix cache (``prompt_logprobs`` sets
+#: ``skip_reading_prefix_cache``): a warm that carried them would prefill its whole prefix at each piece.
+CACHE_SKIPPING_FIELDS = ("prompt_logprobs", "skip_reading_prefix_cache")
 
 #: Keys the LiteLLM proxy (1.108.7, ``LiteLLMProxyRequestSetup.add_user_api_key_auth_to_request_metadata``)
 #: writes into a request's metadata from the caller's key before the pre-call hook, and that
@@ -99,7 +102,7 @@ METADATA_FIELDS = ("metadata", "litellm_metadata")
 
 
 def _one_token(extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in extra.items() if k not in OUTPUT_FLOOR_FIELDS}
+    out = {k: v for k, v in extra.items() if k not in OUTPUT_FLOOR_FIELDS and k not in CACHE_SKIPPING_FIELDS}
     for key in OUTPUT_FIELDS:
         if key in out:
             out[key] = 1
@@ -113,7 +116,7 @@ def warm_request(
     renders to the same prompt): the prompt keys of ``kind`` (:data:`PROMPT_KEYS`) copied from
     ``data`` as they are, the API's output field 1 (:data:`WARM_OUTPUT_FIELD`; and
     ``max_completion_tokens=1`` when ``data`` has it; the same inside ``extra_body``, where
-    ``min_tokens`` is dropped), ``stream=False``, no retries or fallbacks, ``cooldown_time=0`` (a failed
+    ``min_tokens`` and :data:`CACHE_SKIPPING_FIELDS` are dropped), ``stream=False``, no retries or fallbacks, ``cooldown_time=0`` (a failed
     warm never cools the deployment down for live requests), and ``metadata`` under
     the API's metadata field (:data:`WARM_METADATA_FIELD`).
 

@@ -241,3 +241,27 @@ def test_a_messages_stream_the_client_leaves_gets_no_reply_warm_of_its_partial_r
         assert metric(stack, "kvwarm_warms_total", trigger="reply") == before
     else:
         assert wait_for(lambda: metric(stack, "kvwarm_warms_total", trigger="reply") > before)
+
+
+@pytest.mark.parametrize("skip", [{"prompt_logprobs": 1}, {"skip_reading_prefix_cache": True}], ids=["prompt_logprobs", "skip"])
+def test_a_request_that_skips_the_prefix_cache_is_warmed_in_pieces_that_read_it(stack, skip):
+    """Fault (breaker, 2026-12): a client's ``extra_body`` with ``prompt_logprobs`` (vLLM then reads no prefix-cache
+    hit) or ``skip_reading_prefix_cache`` went into every warm piece, so each piece prefilled its whole prefix again:
+    an 11.5k-token session put 215,539 prefilled tokens on slow (12,717 for the same session without the field),
+    where LiteLLM alone puts none there. The pieces now leave them out and read what the one before cached."""
+    clear_backends(stack["fast"], stack["slow_a"], stack["slow_b"])
+    messages = conversation(f"skip-{next(iter(skip))}")
+    headers = {"Authorization": "Bearer sk-a", "x-litellm-session-id": f"skip-{next(iter(skip))}"}
+    body = {"model": "fast", "messages": messages, "max_tokens": 16, "extra_body": dict(skip)}
+    response = httpx.post(stack["proxy"].base_url + "/v1/chat/completions", json=body, headers=headers, timeout=60)
+    assert response.status_code == 200, response.text
+    whole = tokenize_count(stack["slow_a"], "slow-27b", messages)
+    wait_for(lambda: any(w["prompt_tokens"] > whole for w in warms(stack)))  # the reply-warm comes last
+    time.sleep(0.3)
+    sent = [w for w in warms(stack) if w["prompt_tokens"] <= whole]
+    assert len(sent) == 9 and all(w["status"] == 200 for w in sent), sent
+    for before, after in zip(sent, sent[1:]):
+        assert after["cached_tokens"] >= before["prompt_tokens"] - BLOCK, sent
+    assert whole <= sum(w["prompt_tokens"] - w["cached_tokens"] for w in sent) <= whole + BLOCK * (len(sent) - 1)
+    (live,) = backend_requests(stack["fast"])
+    assert live["status"] == 200 and live["cached_tokens"] == 0  # the client's own request keeps its field
