@@ -10,13 +10,30 @@ from .warm_prefixes import ITEMS_FIELD
 
 __all__ = ["body_well_formed"]
 
+#: Chat request fields LiteLLM refuses before any backend attempt unless of these types (1.108.7: pydantic's
+#: "tools: Input should be a valid list" / "tools.0: Input should be a valid dictionary"; "Invalid tool choice";
+#: hosted_vllm's "Unsupported response_format type", a 500 after its retries).
+CHAT_FIELD_TYPES = {"tools": list, "tool_choice": (str, Mapping), "response_format": Mapping}
+
+
+def _chat_fields_sound(body: Mapping[str, Any]) -> bool:
+    for name, kinds in CHAT_FIELD_TYPES.items():
+        value = body.get(name)
+        if value is not None and not isinstance(value, kinds):
+            return False
+    tools = body.get("tools")
+    return tools is None or all(isinstance(tool, Mapping) for tool in tools)
+
 
 def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
     """Whether ``body``'s conversation (``messages`` of chat and Messages, a Responses ``input`` list) is a
     list of objects whose ``content`` (chat, Messages) is text, a list of objects, or absent; a body without
     one (a text completion, a Responses ``input`` string) is. Roles are not judged (vLLM takes any role
-    a template knows). A malformed one is the client's own error: LiteLLM refuses it, so the plugin leaves
-    the request as LiteLLM alone sends it (moving it would only add a second group's failures)."""
+    a template knows); a chat body's ``tools``, ``tool_choice`` and ``response_format`` are of the types LiteLLM
+    takes (:data:`CHAT_FIELD_TYPES`). A malformed one is the client's own error: LiteLLM refuses it, so the plugin
+    leaves the request as LiteLLM alone sends it (moving it would only add a second group's failures)."""
+    if kind == "chat" and not _chat_fields_sound(body):
+        return False
     field = ITEMS_FIELD.get(kind or "")
     if field is None or field not in body or (kind == "responses" and isinstance(body[field], str)):
         return True

@@ -16,6 +16,7 @@ from __future__ import annotations
 import hashlib
 import json
 import shutil
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -148,6 +149,26 @@ def test_a_malformed_conversation_over_the_window_stays_the_clients_error(stack,
     assert plugin.status_code == alone.status_code
     assert "slow" not in plugin.json()["error"]["message"]
     assert received(stack["slow"], warms=True) == []  # neither moved nor warmed
+
+
+@pytest.mark.parametrize("field", [{"tools": {"type": "function"}}, {"tools": ["junk"]}, {"tool_choice": 5},
+                                   {"response_format": "json"}], ids=["tools-dict", "tools-str", "tool-choice-int", "response-format-str"])
+def test_a_malformed_chat_field_over_the_window_stays_the_clients_error(stack, field):
+    """Fault (breaker, 2026-12): a chat request too large for fast whose ``tools``, ``tool_choice`` or ``response_format``
+    LiteLLM refuses before any backend attempt was moved to slow: the same status, its message naming 'slow' and
+    "Fallback to fast also failed"; with ``response_format: "json"`` (hosted_vllm's 500 after LiteLLM's retries) it
+    took twice the time (9.6 s against 4.9 s), LiteLLM's retries on slow and then on fast."""
+    body = {"model": "fast", "messages": user(90_000, "badfield"), "max_tokens": 8, **field}
+    started = time.monotonic()
+    alone = send(stack["without"], body)
+    alone_s, started = time.monotonic() - started, time.monotonic()
+    plugin = send(stack["with"], body)
+    plugin_s = time.monotonic() - started
+    assert alone.status_code in (400, 500)
+    assert plugin.status_code == alone.status_code
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    assert plugin_s < alone_s + 1.5, (plugin_s, alone_s)
+    assert received(stack["slow"], warms=True) == []
 
 
 def _metric(proxy, name, **labels) -> float:
