@@ -6,7 +6,8 @@ set and ``max_tokens`` otherwise (vLLM 0.5 through 0.32), so that is the budget 
 reasons about; a clamp lowers every field the request carries so no field can exceed it.
 
 A field that is present but not a positive integer (``0``, ``-5``, ``"many"``, ``true``) is the
-client's own error: the plugin leaves such a request exactly as LiteLLM alone would send it.
+client's own error: the plugin leaves such a request exactly as LiteLLM alone would send it. So is an integer
+``min_tokens`` that vLLM refuses (negative, or above the budget sent): nothing is moved or warmed for it.
 """
 
 from __future__ import annotations
@@ -40,12 +41,21 @@ def _positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
+def _min_tokens_refused(payload: Mapping[str, Any], budget: int | None) -> bool:
+    """vLLM's "min_tokens must be greater than or equal to 0" / "... less than or equal to max_tokens" (integers only)."""
+    extra = payload.get("extra_body")
+    for value in (payload.get("min_tokens"), extra.get("min_tokens") if isinstance(extra, Mapping) else None):
+        if isinstance(value, int) and not isinstance(value, bool) and (value < 0 or (budget is not None and value > budget)):
+            return True
+    return False
+
+
 def read_output_budget(payload: Mapping[str, Any]) -> OutputBudget:
-    """The :class:`OutputBudget` of a chat or text-completion payload."""
+    """The :class:`OutputBudget` of a chat or text-completion payload (invalid too where its ``min_tokens`` is refused)."""
     present = [payload[f] for f in OUTPUT_FIELDS if payload.get(f) is not None]
     if not present:
-        return OutputBudget(sent=False, valid=True, effective=None)
-    if not all(_positive_int(v) for v in present):
+        return OutputBudget(sent=False, valid=not _min_tokens_refused(payload, None), effective=None)
+    if not all(_positive_int(v) for v in present) or _min_tokens_refused(payload, present[0]):
         return OutputBudget(sent=True, valid=False, effective=None)
     return OutputBudget(sent=True, valid=True, effective=present[0])
 

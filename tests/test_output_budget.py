@@ -19,6 +19,14 @@ from litellm_kvwarm.output_budget import OutputBudget, cap_output, read_output_b
         ({"max_tokens": True}, OutputBudget(True, False, None)),
         ({"max_tokens": 10.5}, OutputBudget(True, False, None)),
         ({"max_tokens": 100, "max_completion_tokens": 0}, OutputBudget(True, False, None)),
+        # a min_tokens vLLM refuses (negative, above the budget) is the client's own error too (breaker, 2026-12)
+        ({"max_tokens": 50, "min_tokens": -1}, OutputBudget(True, False, None)),
+        ({"max_tokens": 50, "min_tokens": 100}, OutputBudget(True, False, None)),
+        ({"max_tokens": 50, "extra_body": {"min_tokens": 51}}, OutputBudget(True, False, None)),
+        ({"min_tokens": -1}, OutputBudget(False, False, None)),
+        ({"max_tokens": 50, "min_tokens": 50}, OutputBudget(True, True, 50)),
+        ({"max_tokens": 50, "min_tokens": 0}, OutputBudget(True, True, 50)),
+        ({"min_tokens": 10_000}, OutputBudget(False, True, None)),
     ],
 )
 def test_read_output_budget(payload, expected):

@@ -138,6 +138,26 @@ def test_client_max_tokens_below_one_stays_the_clients_error(stack, value):
     assert [r["max_tokens"] for r in received(stack["fast"])] == [value, value]
 
 
+@pytest.mark.parametrize("min_tokens", [-1, 100])
+def test_a_refused_min_tokens_in_the_warm_zone_warms_nothing(stack, min_tokens):
+    """Fault (breaker, 2026-12): a request past fast's warm threshold whose ``min_tokens`` vLLM refuses (negative, or
+    above ``max_tokens``: the client's own 400, as from LiteLLM alone) still warmed slow: 12.2k tokens prefilled
+    there for a request that failed, where LiteLLM alone sends slow nothing."""
+    body = {"model": "fast", "messages": user(55_000, f"min-tokens{min_tokens}"), "max_tokens": 50, "min_tokens": min_tokens}
+    alone = send(stack["without"], body)
+    plugin = send(stack["with"], body)
+    assert alone.status_code == 400 and plugin.status_code == alone.status_code
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    time.sleep(1.5)  # a warm is sent off the request path
+    assert received(stack["slow"], warms=True) == []
+    fine = send(stack["with"], {**body, "min_tokens": 10, "messages": user(55_000, f"min-ok{min_tokens}")})
+    assert fine.status_code == 200
+    wait = time.monotonic() + 10
+    while not received(stack["slow"], warms=True) and time.monotonic() < wait:
+        time.sleep(0.2)
+    assert [w["max_tokens"] for w in received(stack["slow"], warms=True)] == [1]  # a valid one still warms
+
+
 @pytest.mark.parametrize("bad", [{"role": "user", "content": 123}, {"role": "user", "content": ["bare"]}], ids=["int", "bare-part"])
 def test_a_malformed_conversation_over_the_window_stays_the_clients_error(stack, bad):
     """Fault (breaker, 2026-12): a malformed message in a conversation too large for fast was escalated: the
