@@ -10,18 +10,21 @@ from .warm_prefixes import ITEMS_FIELD
 
 __all__ = ["body_well_formed"]
 
-#: Chat request fields LiteLLM refuses before any backend attempt unless of these types (1.108.7: pydantic's
+#: Request fields LiteLLM refuses before any backend attempt unless of these types, per API (1.108.7: pydantic's
 #: "tools: Input should be a valid list" / "tools.0: Input should be a valid dictionary"; "Invalid tool choice";
-#: hosted_vllm's "Unsupported response_format type", a 500 after its retries).
-CHAT_FIELD_TYPES = {"tools": list, "tool_choice": (str, Mapping), "response_format": Mapping}
+#: the Messages bridge's "'int' object is not subscriptable"; hosted_vllm's "Unsupported response_format type",
+#: the last two 500s after LiteLLM's retries).
+TOOL_FIELD_TYPES = {"tools": list, "tool_choice": (str, Mapping)}
+FIELD_TYPES = {"chat": {**TOOL_FIELD_TYPES, "response_format": Mapping}, "messages": TOOL_FIELD_TYPES,
+               "responses": {"tools": list}}  # a Responses tool_choice of another type is served (ignored)
 
 
-def _chat_fields_sound(body: Mapping[str, Any]) -> bool:
-    for name, kinds in CHAT_FIELD_TYPES.items():
+def _fields_sound(kind: str | None, body: Mapping[str, Any]) -> bool:
+    for name, types in FIELD_TYPES.get(kind or "", {}).items():
         value = body.get(name)
-        if value is not None and not isinstance(value, kinds):
+        if value is not None and not isinstance(value, types):
             return False
-    tools = body.get("tools")
+    tools = body.get("tools") if kind in FIELD_TYPES else None
     return tools is None or all(isinstance(tool, Mapping) for tool in tools)
 
 
@@ -29,10 +32,10 @@ def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
     """Whether ``body``'s conversation (``messages`` of chat and Messages, a Responses ``input`` list) is a
     list of objects whose ``content`` (chat, Messages) is text, a list of objects, or absent; a body without
     one (a text completion, a Responses ``input`` string) is. Roles are not judged (vLLM takes any role
-    a template knows); a chat body's ``tools``, ``tool_choice`` and ``response_format`` are of the types LiteLLM
-    takes (:data:`CHAT_FIELD_TYPES`). A malformed one is the client's own error: LiteLLM refuses it, so the plugin
+    a template knows); its ``tools`` and, in chat and Messages, ``tool_choice`` (and a chat body's
+    ``response_format``) are of the types LiteLLM takes (:data:`FIELD_TYPES`). A malformed one is the client's own error: LiteLLM refuses it, so the plugin
     leaves the request as LiteLLM alone sends it (moving it would only add a second group's failures)."""
-    if kind == "chat" and not _chat_fields_sound(body):
+    if not _fields_sound(kind, body):
         return False
     field = ITEMS_FIELD.get(kind or "")
     if field is None or field not in body or (kind == "responses" and isinstance(body[field], str)):

@@ -191,6 +191,26 @@ def test_a_malformed_chat_field_over_the_window_stays_the_clients_error(stack, f
     assert received(stack["slow"], warms=True) == []
 
 
+@pytest.mark.parametrize("path, field", [("/v1/messages", {"tools": {"name": "x"}}), ("/v1/messages", {"tool_choice": 5}),
+                                         ("/v1/responses", {"tools": {"type": "function"}})],
+                         ids=["messages-tools-dict", "messages-tool-choice-int", "responses-tools-dict"])
+def test_a_malformed_tool_field_of_an_agent_api_over_the_window_stays_the_clients_error(stack, path, field):
+    """Fault (breaker, 2026-12): the same on /v1/messages and /v1/responses: the message gained "Fallback to ... also
+    failed", and a Messages ``tool_choice: 5`` (the bridge's 500 after LiteLLM's retries) took 15.6 s against 4.7 s."""
+    budget = {"max_output_tokens": 16} if path == "/v1/responses" else {"max_tokens": 8}
+    text = {"input": user(90_000, "agentfield")[0]["content"]} if path == "/v1/responses" else {"messages": user(90_000, "agentfield")}
+    body = {"model": "fast", **text, **budget, **field}
+    started = time.monotonic()
+    alone = send(stack["without"], body, path=path)
+    alone_s, started = time.monotonic() - started, time.monotonic()
+    plugin = send(stack["with"], body, path=path)
+    plugin_s = time.monotonic() - started
+    assert alone.status_code in (400, 500) and plugin.status_code == alone.status_code
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    assert plugin_s < alone_s + 1.5, (plugin_s, alone_s)
+    assert received(stack["slow"], warms=True) == [] and received(stack["slow"], "/v1/responses", warms=True) == []
+
+
 def _metric(proxy, name, **labels) -> float:
     text = httpx.get(proxy.base_url + "/metrics", timeout=30, follow_redirects=True,
                      headers={"Authorization": f"Bearer {proxy.master_key}"}).text
