@@ -41,10 +41,19 @@ def _positive_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool) and value > 0
 
 
+def _extra(payload: Mapping[str, Any]) -> Mapping[str, Any]:
+    extra = payload.get("extra_body")
+    return extra if isinstance(extra, Mapping) else {}
+
+
+def _min_tokens(payload: Mapping[str, Any]) -> tuple[object, object]:
+    """vLLM's ``min_tokens`` as sent: in the body, and in ``extra_body`` as the OpenAI SDK sends it."""
+    return payload.get("min_tokens"), _extra(payload).get("min_tokens")
+
+
 def _min_tokens_refused(payload: Mapping[str, Any], budget: int | None) -> bool:
     """vLLM's "min_tokens must be greater than or equal to 0" / "... less than or equal to max_tokens" (integers only)."""
-    extra = payload.get("extra_body")
-    for value in (payload.get("min_tokens"), extra.get("min_tokens") if isinstance(extra, Mapping) else None):
+    for value in _min_tokens(payload):
         if isinstance(value, int) and not isinstance(value, bool) and (value < 0 or (budget is not None and value > budget)):
             return True
     return False
@@ -79,10 +88,7 @@ def min_output(payload: Mapping[str, Any]) -> int:
       alone serves the whole budget from the next group after the refusal.
 
     A value that is not a positive integer is ignored."""
-    extra = payload.get("extra_body")
-    extra = extra if isinstance(extra, Mapping) else {}
-    values = [payload.get("min_tokens"), extra.get("min_tokens"),
-              _thinking_budget(payload.get("thinking")), _thinking_budget(extra.get("thinking"))]
+    values = [*_min_tokens(payload), _thinking_budget(payload.get("thinking")), _thinking_budget(_extra(payload).get("thinking"))]
     return max([v for v in values if _positive_int(v)], default=0)
 
 
