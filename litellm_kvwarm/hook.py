@@ -8,8 +8,8 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
    chain, or keep local; arm the backstop; queue a warm for the group the next escalation reaches.
 2. ``async_pre_call_deployment_hook`` (every attempt): the tenant's ``cache_salt`` → on a fallback
    hop, retry clamped / skip / escalate / abort → clamp the output on an exact count (:mod:`.attempt`).
-3. ``async_post_call_failure_hook``: drop the kept reply-warm body; a failed proactive target answers the source's 400 as
-   LiteLLM alone would (:func:`~.litellm_bridge.target_failed`); a one-attempt refusal is learned from.
+3. ``async_post_call_failure_hook``: drop the kept reply-warm body; learn from a one-attempt refusal; answer as LiteLLM alone
+   would a failed proactive target (:func:`~.litellm_bridge.target_failed`) and fallbacks it armed and declined (:mod:`.fallback_outcome`).
 4. ``async_filter_deployments``: pin a session to one deployment of an escalation target (a retry: the next one).
 5. ``async_log_success_event``: usage metrics, estimate corrections (:mod:`.usage`), reply-warms (:mod:`.reply_warm`).
 6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`), decode warms.
@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 from litellm.integrations.custom_logger import CustomLogger
 
-from . import __version__, identity, limits, pinning, startup, stream_errors
+from . import __version__, fallback_outcome, identity, limits, pinning, startup, stream_errors
 from . import litellm_bridge as bridge
 from .attempt import Attempts, DeclineHop, SkipHop
 from .config import Settings
@@ -154,6 +154,7 @@ class KVWarmHandler(CustomLogger):
             try:
                 await self.attempts.learner.learn_final(request_data, original_exception, find_metadata(request_data) or {})
                 view = failure_view(request_data)
+                fallback_outcome.restore(original_exception, view.carried.plan)  # fallbacks it armed and declined: LiteLLM alone's text
                 if (state := view.carried).escalated != "proactive" or not bridge.target_failed(original_exception, state.origin):
                     return None
                 return bridge.http_error(400, self.effects.failed_target(state.origin, view.model, original_exception))

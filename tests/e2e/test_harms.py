@@ -311,24 +311,37 @@ def test_lora_adapter_has_its_parents_window(stack):
     assert [r["status"] for r in received(stack["slow"])] == [200]
 
 
-@pytest.mark.xfail(strict=True, reason="open (breaker, 2026-12): the generic retry slot on the same group meets the Router's "
-                   "cooldown after a 401/404 and its 429 reaches the client; not fixed in this round")
-@pytest.mark.parametrize("status", [401, 404])
-def test_a_401_or_404_near_the_window_keeps_its_status(stack, status):
-    """Found, not fixed: a request whose safe estimate + budget may overflow fast's window (prompt 10.9k, max_tokens
-    4,000) gets the generic fallbacks with the retry slot on fast; fast answers 401 or 404, which puts its deployment
-    in cooldown, and the client gets 429 ("No deployments available ... Try again in 5 seconds") where LiteLLM alone
-    answers 401/404 (max_tokens 1,000, no retry slot: the status is kept)."""
-    body = {"model": "fast", "messages": user(52_000, f"cooldown{status}"), "max_tokens": 4_000}
+@pytest.mark.parametrize("path, status", [("/v1/chat/completions", 400), ("/v1/chat/completions", 401), ("/v1/chat/completions", 404),
+                                          ("/v1/chat/completions", 429), ("/v1/messages", 401), ("/v1/responses", 404)],
+                         ids=["chat-400", "chat-401", "chat-404", "chat-429", "messages-401", "responses-404"])
+def test_an_error_near_the_window_keeps_litellm_alones_status_and_message(stack, path, status):
+    """Fault (breaker, 2026-12): a request whose safe estimate + budget may overflow fast's window (prompt 10.9k,
+    max_tokens 4,000) gets the generic fallbacks the plugin arms itself, with the retry slot on fast; every hop is
+    declined after an error that is not about length, but LiteLLM appends the hops' outcome to the client's error. A 401
+    or 404 (which put fast's only deployment in cooldown) came back as 429: the retry slot met "No deployments
+    available", and the proxy answers 429 to any message holding those words; any other error gained "Fallback to
+    slow also failed: litellm-kvwarm: fallback not used". LiteLLM alone: the status and "No fallback was attempted."."""
+    text = user(52_000, f"near{status}{path[4:]}")
+    budget = {"max_output_tokens": 4_000} if path == "/v1/responses" else {"max_tokens": 4_000}
+    body = {"model": "fast", **({"input": text[0]["content"]} if path == "/v1/responses" else {"messages": text}), **budget}
     set_faults(stack["fast"], {"completions": {"status": status}})
     try:
-        alone = send(stack["without"], body)
-        plugin = send(stack["with"], body)
+        started = time.monotonic()
+        alone = send(stack["without"], body, path=path)
+        alone_s = time.monotonic() - started
+        time.sleep(5.5)  # fast out of the cooldown LiteLLM alone's 401/404/429 put it in, as the plugin's proxy shares it
+        started = time.monotonic()
+        plugin = send(stack["with"], body, path=path)
+        plugin_s = time.monotonic() - started
     finally:
         clear_faults(stack["fast"])
         time.sleep(5.5)  # leave fast out of cooldown for the next test
     assert alone.status_code == status
-    assert plugin.status_code == alone.status_code
+    assert plugin.status_code == alone.status_code, plugin.text
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    assert "No fallback was attempted." in plugin.json()["error"]["message"]
+    assert plugin_s < alone_s + 1.5, (plugin_s, alone_s)
+    assert [r for r in backend_requests(stack["slow"], None) if r["max_tokens"] == 4_000] == []  # not moved (warms are)
 
 
 def test_proactive_escalation_to_a_dead_target_answers_the_context_error(stack):

@@ -1,0 +1,60 @@
+"""The error a client reads when the generic fallbacks the plugin armed on its own were all declined (pure).
+
+LiteLLM's router, when a request's fallbacks fail, re-raises the request's first error with a sentence appended
+(``format_fallback_outcome_message``: ``router_utils/common_utils.py`` in LiteLLM 1.108.7,
+``litellm_core_utils/routing_common_utils.py`` in 1.109.3)::
+
+    \\n\\nLiteLLM: model group 'fast' failed with the error above. No fallback was attempted.
+    \\n\\nLiteLLM: model group 'fast' failed with the error above. Fallback to slow also failed: <the last hop's error>
+
+and the proxy answers HTTP 429 whenever the message holds "No deployments available" (``ProxyException``, same files'
+``proxy/_types.py``). The plugin arms generic ``fallbacks`` for a request near its window
+(:data:`~litellm_kvwarm.planner.HIDDEN_LIMIT_FRACTION`) so that a context error LiteLLM does not recognise is still
+escalated; after any other error every hop is declined (:class:`~litellm_kvwarm.reactive.HopAction` ``ABORT``). Those
+declined hops are the plugin's doing, not the client's: left as LiteLLM writes them, a 401 or 404 that put the group's
+only deployment in cooldown came back as 429 (the retry slot met the Router's "No deployments available"), and any
+other error gained "Fallback to slow also failed: litellm-kvwarm: fallback not used". :func:`as_without_own_fallbacks`
+gives the message LiteLLM alone writes for that request (it has no generic fallbacks: "No fallback was attempted.").
+"""
+
+from __future__ import annotations
+
+import re
+
+from .context_errors import parse_context_error
+
+#: LiteLLM's sentence after a failed request's own error (both versions above); ``group``: the request's model group.
+OUTCOME_LEAD = re.compile(r"\n\nLiteLLM: model group '(?P<group>[^'\n]{0,512})' failed with the error above\.")
+#: What LiteLLM appends when the request had no fallback to try.
+NONE_ATTEMPTED = " No fallback was attempted."
+
+
+def as_without_own_fallbacks(message: str, group: str) -> str | None:
+    """``message`` (a final error's text, as LiteLLM's router left it) as LiteLLM alone would have written it for a
+    request of model group ``group`` that had no generic fallbacks; ``None`` when nothing is to change: no outcome
+    sentence for ``group``, it already says no fallback was attempted, or the error above it is a context-length error
+    (the plugin's hops then escalated for real, and what they met is the client's to read). Never raises on a ``str``."""
+    for lead in OUTCOME_LEAD.finditer(message):
+        if lead.group("group") != group:
+            continue
+        head, tail = message[: lead.end()], message[lead.end():]
+        if tail == NONE_ATTEMPTED or parse_context_error(message[: lead.start()]) is not None:
+            return None
+        return head + NONE_ATTEMPTED
+    return None
+
+
+def restore(exc: BaseException, plan: object) -> bool:
+    """Rewrite ``exc.message`` in place (LiteLLM's exceptions carry their text there, and the proxy answers from it)
+    with :func:`as_without_own_fallbacks` when ``plan`` (the request's :class:`~litellm_kvwarm.backstop_plan.BackstopPlan`)
+    says the plugin armed the generic fallbacks itself. Whether the text changed; never raises."""
+    try:
+        if not getattr(plan, "own_generic_fallbacks", False) or not isinstance(message := getattr(exc, "message", None), str):
+            return False
+        rewritten = as_without_own_fallbacks(message, getattr(plan, "source"))
+        if rewritten is None:
+            return False
+        exc.message = rewritten  # type: ignore[attr-defined]
+        return True
+    except Exception:  # an exception class whose message cannot be set: LiteLLM's text stands
+        return False

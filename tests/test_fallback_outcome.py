@@ -1,0 +1,76 @@
+"""fallback_outcome: LiteLLM alone's text for a request whose plugin-armed generic fallbacks were all declined.
+
+The texts are LiteLLM's own (``format_fallback_outcome_message``, 1.108.7 and 1.109.3), as the e2e test
+``tests/e2e/test_harms.py::test_an_error_near_the_window_keeps_litellm_alones_status_and_message`` saw them."""
+
+from __future__ import annotations
+
+import pytest
+
+from litellm_kvwarm.backstop_plan import BackstopPlan
+from litellm_kvwarm.fallback_outcome import NONE_ATTEMPTED, as_without_own_fallbacks, restore
+
+AUTH = 'litellm.AuthenticationError: AuthenticationError: Hosted_vllmException - {"error":"Unauthorized"}'
+LEAD = "\n\nLiteLLM: model group 'fast' failed with the error above."
+COOLDOWN = (" Fallback to {'model': 'fast', 'max_tokens': 4000}, slow also failed: No deployments available for selected "
+            "model, Try again in 5 seconds. All deployments for selected model are in cooldown. Passed model=fast.")
+DECLINED = (" Fallback to {'model': 'fast', 'max_tokens': 4000}, slow also failed: litellm.BadRequestError: litellm-kvwarm: "
+            "fallback not used: the original error is not about the request's length")
+CONTEXT = ("litellm.BadRequestError: Hosted_vllmException - This model's maximum context length is 16384 tokens. However, "
+           "you requested 4096 output tokens and your prompt contains at least 12289 input tokens")
+
+
+@pytest.mark.parametrize("message, expected", [
+    (AUTH + LEAD + COOLDOWN, AUTH + LEAD + NONE_ATTEMPTED),
+    (AUTH + LEAD + DECLINED, AUTH + LEAD + NONE_ATTEMPTED),
+    ("litellm.RateLimitError: slow down" + LEAD + " Fallback to slow also failed: x", "litellm.RateLimitError: slow down" + LEAD + NONE_ATTEMPTED),
+], ids=["cooldown-429-text", "declined-hop-text", "rate-limit"])
+def test_the_outcome_of_declined_fallbacks_reads_as_litellm_alone(message, expected):
+    assert as_without_own_fallbacks(message, "fast") == expected
+    assert "No deployments available" not in as_without_own_fallbacks(message, "fast")
+
+
+@pytest.mark.parametrize("message, group", [
+    (AUTH, "fast"),  # no outcome sentence (LiteLLM's expose_router_debug_in_errors off)
+    (AUTH + LEAD + NONE_ATTEMPTED, "fast"),  # already LiteLLM alone's
+    (AUTH + LEAD + COOLDOWN, "other"),  # another group's outcome
+    (CONTEXT + LEAD + " Fallback to slow also failed: litellm.ServiceUnavailableError: 503", "fast"),  # a real escalation's
+    ("", "fast"),
+], ids=["no-outcome", "none-attempted", "other-group", "context-error-escalated", "empty"])
+def test_other_texts_stay_as_they_are(message, group):
+    assert as_without_own_fallbacks(message, group) is None
+
+
+def test_a_second_outcome_sentence_of_the_request_group_is_found():
+    quoted = AUTH + "\n\nLiteLLM: model group 'other' failed with the error above. Fallback to x also failed: y"
+    assert as_without_own_fallbacks(quoted + LEAD + COOLDOWN, "fast") == quoted + LEAD + NONE_ATTEMPTED
+
+
+class _Error(Exception):
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+
+class _Frozen(Exception):
+    @property
+    def message(self) -> str:
+        return AUTH + LEAD + COOLDOWN
+
+
+def _plan(own: bool) -> BackstopPlan:
+    return BackstopPlan(source="fast", chain=("slow",), requested=4000, own_generic_fallbacks=own)
+
+
+def test_restore_rewrites_only_where_the_plugin_armed_the_generic_fallbacks():
+    error = _Error(AUTH + LEAD + COOLDOWN)
+    assert restore(error, _plan(own=False)) is False and error.message == AUTH + LEAD + COOLDOWN  # the operator's: theirs
+    assert restore(error, None) is False
+    assert restore(error, _plan(own=True)) is True and error.message == AUTH + LEAD + NONE_ATTEMPTED
+    assert restore(error, _plan(own=True)) is False  # once
+
+
+def test_restore_leaves_exceptions_it_cannot_rewrite():
+    assert restore(ValueError(AUTH + LEAD + COOLDOWN), _plan(own=True)) is False  # no ``message``
+    frozen = _Frozen()
+    assert restore(frozen, _plan(own=True)) is False and frozen.message == AUTH + LEAD + COOLDOWN
