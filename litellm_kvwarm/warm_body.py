@@ -69,6 +69,10 @@ OUTPUT_FLOOR_FIELDS = ("min_tokens",)
 #: vLLM fields that make a request read nothing from the prefix cache (``prompt_logprobs`` sets
 #: ``skip_reading_prefix_cache``): a warm that carried them would prefill its whole prefix at each piece.
 CACHE_SKIPPING_FIELDS = ("prompt_logprobs", "skip_reading_prefix_cache")
+#: vLLM fields that name the live request itself, not its prompt: ``request_id`` (the engine's id; a warm that
+#: carried it would share it with the request it warms for) and ``kv_transfer_params`` (a disaggregated
+#: prefill/decode deployment's handle on that request's KV blocks, vLLM >= 0.9): a warm carries neither.
+REQUEST_IDENTITY_FIELDS = ("request_id", "kv_transfer_params")
 
 #: Keys the LiteLLM proxy (1.108.7, ``LiteLLMProxyRequestSetup.add_user_api_key_auth_to_request_metadata``)
 #: writes into a request's metadata from the caller's key before the pre-call hook, and that
@@ -102,7 +106,8 @@ METADATA_FIELDS = ("metadata", "litellm_metadata")
 
 
 def _one_token(extra: Mapping[str, Any]) -> dict[str, Any]:
-    out = {k: v for k, v in extra.items() if k not in OUTPUT_FLOOR_FIELDS and k not in CACHE_SKIPPING_FIELDS}
+    dropped = (*OUTPUT_FLOOR_FIELDS, *CACHE_SKIPPING_FIELDS, *REQUEST_IDENTITY_FIELDS)
+    out = {k: v for k, v in extra.items() if k not in dropped}
     for key in OUTPUT_FIELDS:
         if key in out:
             out[key] = 1
@@ -116,7 +121,7 @@ def warm_request(
     renders to the same prompt): the prompt keys of ``kind`` (:data:`PROMPT_KEYS`) copied from
     ``data`` as they are, the API's output field 1 (:data:`WARM_OUTPUT_FIELD`; and
     ``max_completion_tokens=1`` when ``data`` has it; the same inside ``extra_body``, where
-    ``min_tokens`` and :data:`CACHE_SKIPPING_FIELDS` are dropped), ``stream=False``, no retries or fallbacks, ``cooldown_time=0`` (a failed
+    ``min_tokens``, :data:`CACHE_SKIPPING_FIELDS` and :data:`REQUEST_IDENTITY_FIELDS` are dropped), ``stream=False``, no retries or fallbacks, ``cooldown_time=0`` (a failed
     warm never cools the deployment down for live requests), and ``metadata`` under
     the API's metadata field (:data:`WARM_METADATA_FIELD`).
 

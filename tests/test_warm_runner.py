@@ -621,6 +621,17 @@ def test_every_output_field_of_a_warm_is_one():
     assert data["extra_body"]["max_completion_tokens"] == 900  # the live request is untouched
 
 
+def test_a_warm_never_carries_the_live_requests_own_id_or_kv_transfer_handle():
+    """A client's extra_body request_id (vLLM's engine id) or kv_transfer_params (disaggregated prefill/decode) was
+    copied into every warm and piece: the warm named the live request, not only its prompt."""
+    extra = {"request_id": "trace-42", "kv_transfer_params": {"do_remote_prefill": True, "remote_block_ids": [1, 2]},
+             "chat_template_kwargs": {"enable_thinking": False}, "cache_salt": "s"}
+    for kind, given in (("chat", {"messages": [{"role": "user", "content": "x"}]}), ("responses", {"input": "x"}),
+                        ("messages", {"messages": [{"role": "user", "content": "x"}]}), ("completion", {"prompt": "x"})):
+        body = warm_request({**given, "extra_body": extra}, target="slow", metadata={}, kind=kind)
+        assert body["extra_body"] == {"chat_template_kwargs": {"enable_thinking": False}, "cache_salt": "s"}, kind
+
+
 def test_warm_metadata_carries_the_callers_identity_and_no_raw_session_id():
     """Pins item 10: warms carried no key identity (spend unattributed) and the raw session id."""
     identity_meta = {
