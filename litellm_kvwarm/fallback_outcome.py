@@ -47,9 +47,12 @@ def as_without_own_fallbacks(message: str, group: str) -> str | None:
 def restore(exc: BaseException, plan: object) -> bool:
     """Rewrite ``exc.message`` in place (LiteLLM's exceptions carry their text there, and the proxy answers from it)
     with :func:`as_without_own_fallbacks` when ``plan`` (the request's :class:`~litellm_kvwarm.backstop_plan.BackstopPlan`)
-    says the plugin armed the generic fallbacks itself. Whether the text changed; never raises."""
+    says the plugin armed the generic fallbacks itself and declines every hop of them after a non-length error (not
+    ``walks_chain``, whose steps are tried as LiteLLM alone's walk would). Whether the text changed; never raises."""
     try:
-        if not getattr(plan, "own_generic_fallbacks", False) or not isinstance(message := getattr(exc, "message", None), str):
+        if not getattr(plan, "own_generic_fallbacks", False) or getattr(plan, "walks_chain", True):
+            return False  # a walk of the chain (a proactive escalation) tries its steps for real: LiteLLM's account stands
+        if not isinstance(message := getattr(exc, "message", None), str):
             return False
         rewritten = as_without_own_fallbacks(message, getattr(plan, "source"))
         if rewritten is None:

@@ -58,14 +58,16 @@ class _Frozen(Exception):
         return AUTH + LEAD + COOLDOWN
 
 
-def _plan(own: bool) -> BackstopPlan:
-    return BackstopPlan(source="fast", chain=("slow",), requested=4000, own_generic_fallbacks=own)
+def _plan(own: bool, walks_chain: bool = False) -> BackstopPlan:
+    return BackstopPlan(source="fast", chain=("slow",), requested=4000, own_generic_fallbacks=own, walks_chain=walks_chain)
 
 
 def test_restore_rewrites_only_where_the_plugin_armed_the_generic_fallbacks():
     error = _Error(AUTH + LEAD + COOLDOWN)
     assert restore(error, _plan(own=False)) is False and error.message == AUTH + LEAD + COOLDOWN  # the operator's: theirs
     assert restore(error, None) is False
+    # a proactive escalation's walk passes its steps on a non-length error (reactive.decide_hop): they were tried
+    assert restore(error, _plan(own=True, walks_chain=True)) is False and error.message == AUTH + LEAD + COOLDOWN
     assert restore(error, _plan(own=True)) is True and error.message == AUTH + LEAD + NONE_ATTEMPTED
     assert restore(error, _plan(own=True)) is False  # once
 
