@@ -122,6 +122,7 @@ def _mark(b: int) -> int:
 
 
 _MARKS = bytes(_mark(b) for b in range(256))
+_MARKS_MERGED = (_OTHER, _RUN, _COMMA, _SEMI)  # punctuation a byte-level BPE pre-token groups (``,-``, ``],[``)
 
 
 def _category(first: int, second: int) -> int:
@@ -136,6 +137,8 @@ def _category(first: int, second: int) -> int:
         return ord("e")  # a space before a control character: a token of its own (priced like a word edge)
     if first in (_OTHER, _RUN, _COMMA, _SEMI, _QUOTE, _BACKSLASH) and second in (_LOWER, _UPPER):
         return ord("p")  # a word after a punctuation mark (token_fragment_prices.punct_words_safe)
+    if first in _MARKS_MERGED and second in _MARKS_MERGED and not first == second == _RUN:
+        return ord("k")  # a mark right after a mark, no run (token_fragment_prices.mark_pairs_routing)
     if first == _BREAK and second in (_LOWER, _UPPER):
         return ord("l")  # a word after a line break
     if first == _TAB and second in (_LOWER, _UPPER):
@@ -199,15 +202,14 @@ class Fragments:
             found = self._counts[letter] = self._categories.count(letter)
         return found
 
-    @property
-    def digit_spaces(self) -> int:
-        return self._count(b"d")
+    digit_spaces = property(lambda self: self._count(b"d"))
 
     @property
     def word_edges(self) -> int:
         return self._count(b"e")
 
     punct_words = property(lambda self: self._count(b"p"), doc="Words (letters) right after a punctuation mark.")
+    mark_pairs = property(lambda self: self._count(b"k"), doc="Punctuation marks right after one (not two run characters).")
     size = property(lambda self: len(self._data), doc="Bytes of the sampled text.")
 
     @property
@@ -220,9 +222,7 @@ class Fragments:
         """Words after a line break (not a tab)."""
         return self._count(b"l")
 
-    @property
-    def space_breaks(self) -> int:
-        return self._count(b"s")
+    space_breaks = property(lambda self: self._count(b"s"))
 
     @property
     def control_chars(self) -> int:

@@ -9,8 +9,9 @@ while the routing weights price each mark (0.65-0.85 tokens); digits are already
 Routing ÷ truth, Messages and Responses alike: GeoJSON (19-38k tokens) cl100k 1.26, o200k 1.17, deepseek 1.16,
 llama3 1.12, qwen3.6 1.12 (qwen2.5 1.05); matrix (8-16k tokens) cl100k 1.32, deepseek 1.27, o200k 1.26, llama3 1.17,
 qwen3.6 1.11 (qwen2.5 1.04): requests that fit the fast window are escalated. ``json.dumps`` with its default ``, ``
-separators reads 1.0-1.2 (``test_token_shapes_truth``). A routing price for a mark right after a mark would lower
-code and JSON routing (fitted on such runs) too: left open, strict xfail. Safe holds (1.29-2.61)."""
+separators reads 1.0-1.2 (``test_token_shapes_truth``). Routing now prices a mark right after a mark at nothing where
+digits are most of the text (``token_fragment_prices.mark_pairs_routing``; code and JSON keep the fitted price):
+0.93-1.07 here. Safe is unchanged (1.29-2.61)."""
 
 from __future__ import annotations
 
@@ -46,8 +47,6 @@ BODIES = {
 }
 
 
-@pytest.mark.xfail(strict=True, reason="marks between numbers merge into one token (',-', '],['); routing prices each "
-                                       "mark, 1.12-1.29x the truth in cl100k, o200k, deepseek, llama3 (open)")
 @pytest.mark.parametrize("kind", sorted(BODIES))
 @pytest.mark.parametrize("text", sorted(TEXTS))
 def test_minified_numeric_json_routes_near_the_truth(text, kind):
@@ -61,6 +60,6 @@ def test_minified_numeric_json_routes_near_the_truth(text, kind):
         truth = TokenCounter(spec).count_all([render(spec.template, chat["messages"], chat.get("tools"))])[0]
         est = estimate_request(body, call_kind=kind, estimator=calibrated_estimator(name))
         assert est.safe >= truth, (name, est.safe, truth)
-        if est.routing > 1.10 * truth:
+        if not 0.8 * truth <= est.routing <= 1.10 * truth:
             high[name] = round(est.routing / truth, 3)
     assert not high, high
