@@ -4,16 +4,18 @@ a space before a pipe, box drawing, mixed runs and Vietnamese tone letters. Used
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 
 from .token_features import FEATURES
 from .token_fragments import COMBINING_SAFE_TOKENS, FRAGMENT_SAFE_TOKENS, Fragments
+from .token_runs import RUN_MIN_CHARS
 
 __all__ = [
     "BOX_ROUTING_TOKENS", "DIGIT_GROUP_FAMILIES", "LATIN_ADDITIONAL_ROUTING_TOKENS", "LINE_BREAK_ROUTING_TOKENS",
     "LINE_WORDS_FITTED_SHARE", "MIXED_RUN_ROUTING_PER_CHAR", "MIXED_RUN_ROUTING_PER_RUN", "PIPE_ROUTING_TOKENS",
     "NUMERIC_MARKS_FROM", "NUMERIC_MARKS_FULL", "PUNCT_WORDS_FROM", "PUNCT_WORDS_FULL", "fragment_tokens", "grouped_digits",
-    "line_words_routing", "mark_pairs_routing", "punct_words_safe",
+    "MARKER_ROUTING_TOKENS", "line_words_routing", "marker_routing", "mark_pairs_routing", "punct_words_safe",
 ]
 
 #: Routing tokens of one box-drawing character (measured 0.98-1.26; routing leans low).
@@ -44,7 +46,25 @@ PUNCT_WORDS_FROM, PUNCT_WORDS_FULL = 0.08, 0.14
 #: at which in full (linearly between): numeric JSON holds 0.6-0.65, JSON and logs 0.25-0.4.
 NUMERIC_MARKS_FROM, NUMERIC_MARKS_FULL = 0.4, 0.55
 
+#: Routing tokens of a ``^`` or ``~`` after the same mark (``^^^^`` is one token, ``~~~~~~~~`` one in cl100k).
+MARKER_ROUTING_TOKENS = 0.25
+# Runs of carets, and of tildes too short for token_runs (which prices those of RUN_MIN_CHARS and more).
+_MARKERS = re.compile(rb"\^{2,}|(?<!~)~{2,%d}(?!~)" % (RUN_MIN_CHARS - 1))
+
 _FEATURE_INDEX = {name: i for i, name in enumerate(FEATURES)}
+
+
+def marker_routing(f: Fragments, w_routing: Sequence[float]) -> float:
+    """Routing tokens to add (≤ 0) for the error markers of Python 3.11+ tracebacks and compilers (``~~~~^^^^^^``
+    under the failing expression, rustc's ``^^^^^ expected``): byte-level BPEs spend one token on four carets or eight
+    tildes, the weights ~0.85 a mark, so Python tracebacks read routing 1.09-1.25 × the truth
+    (``tests/lab/test_traceback_markers_truth.py``). Each mark after the same mark is priced at
+    :data:`MARKER_ROUTING_TOKENS`."""
+    data = f.text
+    if b"^^" not in data and b"~~" not in data:
+        return 0.0
+    repeats = sum(len(run) - 1 for run in _MARKERS.findall(data))
+    return repeats * min(0.0, MARKER_ROUTING_TOKENS - w_routing[_FEATURE_INDEX["punct"]])
 
 
 def mark_pairs_routing(f: Fragments, digits: float, w_routing: Sequence[float]) -> float:
@@ -131,6 +151,7 @@ def fragment_tokens(f: Fragments, w_safe: Sequence[float], w_routing: Sequence[f
         routing -= pipe * f.space_pipes
     if (tone := w_routing[_FEATURE_INDEX["utf8_3"]] - LATIN_ADDITIONAL_ROUTING_TOKENS) > 0:  # Vietnamese tone letters
         routing -= tone * f.latin_additional
+    routing += marker_routing(f, w_routing)
     if f.mixed_chars:
         routing += f.mixed_chars * (MIXED_RUN_ROUTING_PER_CHAR - punct) + f.mixed_runs * MIXED_RUN_ROUTING_PER_RUN
     return safe, routing

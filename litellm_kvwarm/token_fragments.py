@@ -217,10 +217,8 @@ class Fragments:
         """Words after a line break or a tab."""
         return self._count(b"l") + (self._count(b"t") if b"\t" in self._data else 0)
 
-    @property
-    def newline_words(self) -> int:
-        """Words after a line break (not a tab)."""
-        return self._count(b"l")
+    newline_words = property(lambda self: self._count(b"l"), doc="Words after a line break (not a tab).")
+    text = property(lambda self: self._data, doc="The sampled text (UTF-8 bytes).")
 
     space_breaks = property(lambda self: self._count(b"s"))
 
