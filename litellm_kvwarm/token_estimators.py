@@ -24,7 +24,8 @@ from .token_bridge import bridged_messages
 from .token_responses_items import rendered_input
 from .token_counts import RequestCounts, count_request
 from .token_features import FEATURES, request_shape
-from .token_fragment_prices import BOX_ROUTING_TOKENS, DIGIT_GROUP_FAMILIES, fragment_tokens, grouped_digits, line_words_routing
+from .token_fragment_prices import (BOX_ROUTING_TOKENS, DIGIT_GROUP_FAMILIES, fragment_tokens, grouped_digits, line_words_routing,
+                                    mark_pairs_routing)
 from .token_runs import MEASURED_FAMILIES, Runs
 from .token_tojson import TOJSON_TOOL_FAMILIES, tojson_safe_tokens
 
@@ -168,6 +169,8 @@ class CalibratedEstimator:
             digits = features[_FEATURE_INDEX["digits"]] / scale
             if digits and self.family in DIGIT_GROUP_FAMILIES:
                 frag_routing += grouped_digits(digits, fragments.digit_runs, w_routing)
+            if digits:  # marks between numbers merge (``,-``, ``],[``)
+                frag_routing += mark_pairs_routing(fragments, digits, w_routing)
             spaces = features[_FEATURE_INDEX["spaces"]] / scale
             if 3 * features[_FEATURE_INDEX["breaks"]] / scale > spaces and fragments.line_words:  # else under a quarter
                 frag_routing += line_words_routing(fragments, spaces, w_routing)

@@ -76,12 +76,11 @@ And shapes the routing weights over-price:
   ~7,000); routing prices them at :data:`~litellm_kvwarm.token_fragment_prices.MIXED_RUN_ROUTING_PER_CHAR` per character and
   :data:`~litellm_kvwarm.token_fragment_prices.MIXED_RUN_ROUTING_PER_RUN` per run; safe keeps the class price (a run of distinct marks
   may cost one token per mark).
+A **word after a punctuation mark** (``punct_words``) is counted here, priced in :mod:`~litellm_kvwarm.token_fragment_prices`.
 
-Cost: every pair of adjacent bytes is classified at once (:func:`mark_pairs`: one ``translate`` and
-one big-integer multiplication, shared with ``dense``; :func:`find_fragments`: one more ``translate``
-and five or six one-byte ``count``; no Python loop), the mixed runs only where a run of run
-characters is (rare).
-"""
+Cost: every pair of adjacent bytes is classified at once (:func:`mark_pairs`: one ``translate`` and one big-integer
+multiplication, shared with ``dense``; :func:`find_fragments`: one more ``translate`` and a few one-byte ``count``;
+no Python loop), the mixed runs only where a run of run characters is (rare)."""
 
 from __future__ import annotations
 
@@ -89,10 +88,8 @@ import re
 
 from .token_runs import RUN_MIN_CHARS, RUN_PRICES
 
-__all__ = [
-    "COMBINING_SAFE_TOKENS", "CONTROL_SAFE_TOKENS", "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "NO_FRAGMENTS",
-    "Fragments", "find_fragments", "mark_pairs",
-]
+__all__ = ["COMBINING_SAFE_TOKENS", "CONTROL_SAFE_TOKENS", "DENSE_DELETE", "DENSE_PAIRS", "FRAGMENT_SAFE_TOKENS", "NO_FRAGMENTS",
+           "Fragments", "find_fragments", "mark_pairs"]
 
 FRAGMENT_SAFE_TOKENS = 1.0
 #: Tokens of one control character written by ``tojson`` (``\u001b``: ``\u``, ``001``, ``b``).
@@ -125,6 +122,7 @@ def _mark(b: int) -> int:
 
 
 _MARKS = bytes(_mark(b) for b in range(256))
+_MARKS_MERGED = (_OTHER, _RUN, _COMMA, _SEMI)  # punctuation a byte-level BPE pre-token groups (``,-``, ``],[``)
 
 
 def _category(first: int, second: int) -> int:
@@ -137,6 +135,10 @@ def _category(first: int, second: int) -> int:
         return ord("e")  # a word after a digit, a control character or a case change
     if first == _SPACE and second == _CONTROL:
         return ord("e")  # a space before a control character: a token of its own (priced like a word edge)
+    if first in (_OTHER, _RUN, _COMMA, _SEMI, _QUOTE, _BACKSLASH) and second in (_LOWER, _UPPER):
+        return ord("p")  # a word after a punctuation mark (token_fragment_prices.punct_words_safe)
+    if first in _MARKS_MERGED and second in _MARKS_MERGED and not first == second == _RUN:
+        return ord("k")  # a mark right after a mark, no run (token_fragment_prices.mark_pairs_routing)
     if first == _BREAK and second in (_LOWER, _UPPER):
         return ord("l")  # a word after a line break
     if first == _TAB and second in (_LOWER, _UPPER):
@@ -191,8 +193,7 @@ class Fragments:
         self.mixed_runs = mixed_runs
 
     def _non_ascii(self) -> bool:
-        """Whether the text has a byte a non-ASCII count can find (``isascii`` is one fast pass: an ASCII
-        sample, most requests, skips the byte counts below, ~19 µs a request on 8,192 characters)."""
+        """Whether the text has a non-ASCII byte (one fast pass: an ASCII sample skips the byte counts below, ~19 µs)."""
         return bool(self._data) and not self._data.isascii()
 
     def _count(self, letter: bytes) -> int:
@@ -201,27 +202,25 @@ class Fragments:
             found = self._counts[letter] = self._categories.count(letter)
         return found
 
-    @property
-    def digit_spaces(self) -> int:
-        return self._count(b"d")
+    digit_spaces = property(lambda self: self._count(b"d"))
 
     @property
     def word_edges(self) -> int:
         return self._count(b"e")
+
+    punct_words = property(lambda self: self._count(b"p"), doc="Words (letters) right after a punctuation mark.")
+    mark_pairs = property(lambda self: self._count(b"k"), doc="Punctuation marks right after one (not two run characters).")
+    size = property(lambda self: len(self._data), doc="Bytes of the sampled text.")
 
     @property
     def line_words(self) -> int:
         """Words after a line break or a tab."""
         return self._count(b"l") + (self._count(b"t") if b"\t" in self._data else 0)
 
-    @property
-    def newline_words(self) -> int:
-        """Words after a line break (not a tab)."""
-        return self._count(b"l")
+    newline_words = property(lambda self: self._count(b"l"), doc="Words after a line break (not a tab).")
+    text = property(lambda self: self._data, doc="The sampled text (UTF-8 bytes).")
 
-    @property
-    def space_breaks(self) -> int:
-        return self._count(b"s")
+    space_breaks = property(lambda self: self._count(b"s"))
 
     @property
     def control_chars(self) -> int:
@@ -272,9 +271,9 @@ class Fragments:
         return bool(self._categories)
 
     def __repr__(self) -> str:
-        return (f"Fragments(digit_spaces={self.digit_spaces}, word_edges={self.word_edges}, line_words={self.line_words}, "
-                f"space_breaks={self.space_breaks}, escaped_quotes={self.escaped_quotes}, digit_runs={self.digit_runs}, "
-                f"mixed_chars={self.mixed_chars}, mixed_runs={self.mixed_runs})")
+        names = ("digit_spaces", "word_edges", "punct_words", "line_words", "space_breaks", "escaped_quotes", "digit_runs",
+                 "mixed_chars", "mixed_runs")
+        return "Fragments(" + ", ".join(f"{n}={getattr(self, n)}" for n in names) + ")"
 
 
 NO_FRAGMENTS = Fragments()
