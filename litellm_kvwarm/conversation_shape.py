@@ -25,7 +25,15 @@ def _fields_sound(kind: str | None, body: Mapping[str, Any]) -> bool:
         if value is not None and not isinstance(value, types):
             return False
     tools = body.get("tools") if kind in FIELD_TYPES else None
-    return tools is None or all(isinstance(tool, Mapping) for tool in tools)
+    return (tools is None or all(isinstance(tool, Mapping) for tool in tools)) and _thinking_sound(kind, body)
+
+
+def _thinking_sound(kind: str | None, body: Mapping[str, Any]) -> bool:
+    """A Messages ``thinking.budget_tokens`` that is not a number is refused by LiteLLM's Messages bridge (1.108.7:
+    "'>=' not supported between instances of 'str' and 'int'", a 500 after its retries)."""
+    thinking = body.get("thinking") if kind == "messages" else None
+    budget = thinking.get("budget_tokens") if isinstance(thinking, Mapping) else None
+    return budget is None or isinstance(budget, (int, float))
 
 
 def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
@@ -33,7 +41,7 @@ def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
     list of objects whose ``content`` (chat, Messages) is text, a list of objects, or absent; a body without
     one (a text completion, a Responses ``input`` string) is. Roles are not judged (vLLM takes any role
     a template knows); its ``tools`` and, in chat and Messages, ``tool_choice`` (and a chat body's
-    ``response_format``) are of the types LiteLLM takes (:data:`FIELD_TYPES`). A malformed one is the client's own error: LiteLLM refuses it, so the plugin
+    ``response_format``, a Messages ``thinking.budget_tokens``) are of the types LiteLLM takes (:data:`FIELD_TYPES`). A malformed one is the client's own error: LiteLLM refuses it, so the plugin
     leaves the request as LiteLLM alone sends it (moving it would only add a second group's failures)."""
     if not _fields_sound(kind, body):
         return False

@@ -211,6 +211,48 @@ def test_a_malformed_tool_field_of_an_agent_api_over_the_window_stays_the_client
     assert received(stack["slow"], warms=True) == [] and received(stack["slow"], "/v1/responses", warms=True) == []
 
 
+@pytest.mark.parametrize("chars, max_tokens", [(52_000, 4_000), (90_000, 64)], ids=["near-the-window", "over-the-window"])
+def test_a_malformed_messages_thinking_budget_stays_the_clients_error(stack, chars, max_tokens):
+    """Fault (breaker, 2026-12): a /v1/messages request with ``thinking: {"type": "enabled", "budget_tokens": "lots"}``
+    (a client's malformed field; LiteLLM's Messages bridge raises "'>=' not supported between instances of 'str' and
+    'int'", a 500 after its retries). Near fast's window (prompt ~10.9k, max_tokens 4,000) LiteLLM alone answered the
+    500 in 4.2-5.0 s, the plugin the same 500 in 13.2-14.8 s (the retries ran again on the fallbacks it armed); over
+    the window LiteLLM alone answered that 500, the plugin a 400 "maximum context length is 16384 ... sent to 'slow'"
+    (no backend was called by either)."""
+    body = {"model": "fast", "max_tokens": max_tokens, "messages": user(chars, f"thinking-{chars}"),
+            "thinking": {"type": "enabled", "budget_tokens": "lots"}}
+    started = time.monotonic()
+    alone = send(stack["without"], body, path="/v1/messages")
+    alone_s, started = time.monotonic() - started, time.monotonic()
+    plugin = send(stack["with"], body, path="/v1/messages")
+    plugin_s = time.monotonic() - started
+    assert alone.status_code == 500
+    assert plugin.status_code == alone.status_code, plugin.text[:500]
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    assert plugin_s < alone_s + 1.5, (plugin_s, alone_s)
+    assert received(stack["slow"]) == []
+
+
+@pytest.mark.xfail(strict=True, reason="an over-window request goes to slow first; slow's non-length 400 and the source "
+                   "fallback's are joined in LiteLLM's message (breaker, 2026-12)")
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_responses_item_the_backend_refuses_over_the_window_keeps_litellm_alones_message(stack, stream):
+    """Fault (breaker, 2026-12): a /v1/responses request over fast's window (~18.9k tokens, max_output_tokens 64) whose
+    ``input`` holds an item of an unknown type (``{"type": "hologram"}``): vLLM refuses it, 400 "Unsupported input item
+    type: hologram", whatever its length. LiteLLM alone: fast's 400, "model group 'fast' failed with the error above.
+    No fallback was attempted." (fast called once). With the plugin: the same status, but the request went to slow
+    (a 400 there), then its source fallback fast, and the message reads "model group 'slow' failed with the error
+    above. Fallback to fast also failed: ..."."""
+    body = {"model": "fast", "max_output_tokens": 64, "stream": stream,
+            "input": [{"type": "hologram"}, {"role": "user", "content": user(90_000, f"hologram-{stream}")[0]["content"]}]}
+    alone = send(stack["without"], body, path="/v1/responses")
+    plugin = send(stack["with"], body, path="/v1/responses")
+    assert alone.status_code == 400 and "Unsupported input item type" in alone.text
+    assert plugin.status_code == alone.status_code, plugin.text[:500]
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    assert [r for r in backend_requests(stack["slow"], "/v1/responses") if r["max_tokens"] == 64] == []
+
+
 def _metric(proxy, name, **labels) -> float:
     text = httpx.get(proxy.base_url + "/metrics", timeout=30, follow_redirects=True,
                      headers={"Authorization": f"Bearer {proxy.master_key}"}).text
