@@ -29,11 +29,15 @@ def _fields_sound(kind: str | None, body: Mapping[str, Any]) -> bool:
 
 
 def _thinking_sound(kind: str | None, body: Mapping[str, Any]) -> bool:
-    """A Messages ``thinking.budget_tokens`` that is not a number is refused by LiteLLM's Messages bridge (1.108.7:
-    "'>=' not supported between instances of 'str' and 'int'", a 500 after its retries)."""
+    """A Messages ``thinking`` that is not an object, or whose ``budget_tokens`` is given but not a number, is refused
+    by LiteLLM's Messages bridge (1.108.7: "'str' object has no attribute 'get'", "'>=' not supported between
+    instances of 'str' and 'int'", a 500 after its retries)."""
     thinking = body.get("thinking") if kind == "messages" else None
-    budget = thinking.get("budget_tokens") if isinstance(thinking, Mapping) else None
-    return budget is None or isinstance(budget, (int, float))
+    if thinking is None:
+        return True
+    if not isinstance(thinking, Mapping):
+        return False
+    return "budget_tokens" not in thinking or isinstance(thinking["budget_tokens"], (int, float))
 
 
 def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
@@ -41,7 +45,7 @@ def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
     list of objects whose ``content`` (chat, Messages) is text, a list of objects, or absent; a body without
     one (a text completion, a Responses ``input`` string) is. Roles are not judged (vLLM takes any role
     a template knows); its ``tools`` and, in chat and Messages, ``tool_choice`` (and a chat body's
-    ``response_format``, a Messages ``thinking.budget_tokens``) are of the types LiteLLM takes (:data:`FIELD_TYPES`). A malformed one is the client's own error: LiteLLM refuses it, so the plugin
+    ``response_format``, a Messages ``thinking`` and its ``budget_tokens``) are of the types LiteLLM takes (:data:`FIELD_TYPES`). A malformed one is the client's own error: LiteLLM refuses it, so the plugin
     leaves the request as LiteLLM alone sends it (moving it would only add a second group's failures)."""
     if not _fields_sound(kind, body):
         return False
