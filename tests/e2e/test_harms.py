@@ -211,23 +211,28 @@ def test_a_malformed_tool_field_of_an_agent_api_over_the_window_stays_the_client
     assert received(stack["slow"], warms=True) == [] and received(stack["slow"], "/v1/responses", warms=True) == []
 
 
-@pytest.mark.parametrize("thinking", [{"type": "enabled", "budget_tokens": "lots"}, {"type": "enabled", "budget_tokens": None}, "yes"],
-                         ids=["budget-str", "budget-null", "thinking-str"])
+@pytest.mark.parametrize("path, field", [
+    ("/v1/messages", {"thinking": {"type": "enabled", "budget_tokens": "lots"}}), ("/v1/messages", {"thinking": {"type": "enabled", "budget_tokens": None}}),
+    ("/v1/messages", {"thinking": "yes"}), ("/v1/messages", {"tool_choice": {"type": 5}}),
+    ("/v1/chat/completions", {"thinking": {"type": "enabled", "budget_tokens": "x"}})],
+    ids=["budget-str", "budget-null", "thinking-str", "messages-tool-choice-type-int", "chat-budget-str"])
 @pytest.mark.parametrize("chars, max_tokens", [(52_000, 4_000), (90_000, 64)], ids=["near-the-window", "over-the-window"])
-def test_a_malformed_messages_thinking_budget_stays_the_clients_error(stack, chars, max_tokens, thinking):
+def test_a_malformed_messages_thinking_budget_stays_the_clients_error(stack, chars, max_tokens, path, field):
     """Fault (breaker, 2026-12): a /v1/messages request with ``thinking: {"type": "enabled", "budget_tokens": "lots"}``
     (a client's malformed field; LiteLLM's Messages bridge raises "'>=' not supported between instances of 'str' and
     'int'", a 500 after its retries). Near fast's window (prompt ~10.9k, max_tokens 4,000) LiteLLM alone answered the
     500 in 4.2-5.0 s, the plugin the same 500 in 13.2-14.8 s (the retries ran again on the fallbacks it armed); over
     the window LiteLLM alone answered that 500, the plugin a 400 "maximum context length is 16384 ... sent to 'slow'"
     (no backend was called by either). The same with ``budget_tokens: null`` and ``thinking: "yes"`` (LiteLLM: "'str'
-    object has no attribute 'get'"): 14.5-15.0 s against 4.6-5.0 s near the window, 400 against 500 over it."""
-    body = {"model": "fast", "max_tokens": max_tokens, "messages": user(chars, f"thinking-{chars}"),
-            "thinking": thinking}
+    object has no attribute 'get'"): 14.5-15.0 s against 4.6-5.0 s near the window, 400 against 500 over it. A Messages
+    ``tool_choice: {"type": 5}``: the same 500 in 13.3 s (near) / 15.2 s (over) against 4.2 / 5.9 s. A chat
+    ``thinking.budget_tokens: "x"`` over the window: the same 500 in 8.7 s against 4.9 s, its message "model group
+    'slow' failed ... Fallback to fast also failed" against "model group 'fast' failed ... No fallback was attempted."."""
+    body = {"model": "fast", "max_tokens": max_tokens, "messages": user(chars, f"thinking-{chars}"), **field}
     started = time.monotonic()
-    alone = send(stack["without"], body, path="/v1/messages")
+    alone = send(stack["without"], body, path=path)
     alone_s, started = time.monotonic() - started, time.monotonic()
-    plugin = send(stack["with"], body, path="/v1/messages")
+    plugin = send(stack["with"], body, path=path)
     plugin_s = time.monotonic() - started
     assert alone.status_code == 500
     assert plugin.status_code == alone.status_code, plugin.text[:500]
