@@ -25,7 +25,23 @@ def _fields_sound(kind: str | None, body: Mapping[str, Any]) -> bool:
         if value is not None and not isinstance(value, types):
             return False
     tools = body.get("tools") if kind in FIELD_TYPES else None
-    return tools is None or all(isinstance(tool, Mapping) for tool in tools)
+    return (tools is None or all(isinstance(tool, Mapping) for tool in tools)) and _bridge_fields_sound(kind, body)
+
+
+def _bridge_fields_sound(kind: str | None, body: Mapping[str, Any]) -> bool:
+    """A ``thinking`` whose ``budget_tokens`` is given but not a number (chat, Messages), a Messages ``thinking`` that is
+    not an object, or a Messages ``tool_choice`` object whose ``type`` is not text, is refused by LiteLLM (1.108.7:
+    "'>=' not supported between instances of 'str' and 'int'", "'str' object has no attribute 'get'", a 500 after its
+    retries; a chat ``thinking: "yes"`` is served)."""
+    choice = body.get("tool_choice") if kind == "messages" else None
+    if isinstance(choice, Mapping) and not isinstance(choice.get("type", ""), str):
+        return False
+    thinking = body.get("thinking") if kind in ("chat", "messages") else None
+    if thinking is None:
+        return True
+    if not isinstance(thinking, Mapping):
+        return kind == "chat"
+    return "budget_tokens" not in thinking or isinstance(thinking["budget_tokens"], (int, float))
 
 
 def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
@@ -33,7 +49,7 @@ def body_well_formed(kind: str | None, body: Mapping[str, Any]) -> bool:
     list of objects whose ``content`` (chat, Messages) is text, a list of objects, or absent; a body without
     one (a text completion, a Responses ``input`` string) is. Roles are not judged (vLLM takes any role
     a template knows); its ``tools`` and, in chat and Messages, ``tool_choice`` (and a chat body's
-    ``response_format``) are of the types LiteLLM takes (:data:`FIELD_TYPES`). A malformed one is the client's own error: LiteLLM refuses it, so the plugin
+    ``response_format``, a ``thinking.budget_tokens``, a Messages ``thinking`` and ``tool_choice.type``) are of the types LiteLLM takes (:data:`FIELD_TYPES`). A malformed one is the client's own error: LiteLLM refuses it, so the plugin
     leaves the request as LiteLLM alone sends it (moving it would only add a second group's failures)."""
     if not _fields_sound(kind, body):
         return False

@@ -211,6 +211,71 @@ def test_a_malformed_tool_field_of_an_agent_api_over_the_window_stays_the_client
     assert received(stack["slow"], warms=True) == [] and received(stack["slow"], "/v1/responses", warms=True) == []
 
 
+@pytest.mark.parametrize("path, field", [
+    ("/v1/messages", {"thinking": {"type": "enabled", "budget_tokens": "lots"}}), ("/v1/messages", {"thinking": {"type": "enabled", "budget_tokens": None}}),
+    ("/v1/messages", {"thinking": "yes"}), ("/v1/messages", {"tool_choice": {"type": 5}}),
+    ("/v1/chat/completions", {"thinking": {"type": "enabled", "budget_tokens": "x"}})],
+    ids=["budget-str", "budget-null", "thinking-str", "messages-tool-choice-type-int", "chat-budget-str"])
+@pytest.mark.parametrize("chars, max_tokens", [(52_000, 4_000), (90_000, 64)], ids=["near-the-window", "over-the-window"])
+def test_a_malformed_messages_thinking_budget_stays_the_clients_error(stack, chars, max_tokens, path, field):
+    """Fault (breaker, 2026-12): a /v1/messages request with ``thinking: {"type": "enabled", "budget_tokens": "lots"}``
+    (a client's malformed field; LiteLLM's Messages bridge raises "'>=' not supported between instances of 'str' and
+    'int'", a 500 after its retries). Near fast's window (prompt ~10.9k, max_tokens 4,000) LiteLLM alone answered the
+    500 in 4.2-5.0 s, the plugin the same 500 in 13.2-14.8 s (the retries ran again on the fallbacks it armed); over
+    the window LiteLLM alone answered that 500, the plugin a 400 "maximum context length is 16384 ... sent to 'slow'"
+    (no backend was called by either). The same with ``budget_tokens: null`` and ``thinking: "yes"`` (LiteLLM: "'str'
+    object has no attribute 'get'"): 14.5-15.0 s against 4.6-5.0 s near the window, 400 against 500 over it. A Messages
+    ``tool_choice: {"type": 5}``: the same 500 in 13.3 s (near) / 15.2 s (over) against 4.2 / 5.9 s. A chat
+    ``thinking.budget_tokens: "x"`` over the window: the same 500 in 8.7 s against 4.9 s, its message "model group
+    'slow' failed ... Fallback to fast also failed" against "model group 'fast' failed ... No fallback was attempted."."""
+    body = {"model": "fast", "max_tokens": max_tokens, "messages": user(chars, f"thinking-{chars}"), **field}
+    started = time.monotonic()
+    alone = send(stack["without"], body, path=path)
+    alone_s, started = time.monotonic() - started, time.monotonic()
+    plugin = send(stack["with"], body, path=path)
+    plugin_s = time.monotonic() - started
+    assert alone.status_code == 500
+    assert plugin.status_code == alone.status_code, plugin.text[:500]
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    assert plugin_s < alone_s + 1.5, (plugin_s, alone_s)
+    assert received(stack["slow"]) == []
+
+
+@pytest.mark.xfail(strict=True, reason="an over-window request goes to slow first; slow's non-length 400 and the source "
+                   "fallback's are joined in LiteLLM's message (breaker, 2026-12)")
+@pytest.mark.parametrize("stream", [False, True], ids=["plain", "streamed"])
+def test_a_responses_item_the_backend_refuses_over_the_window_keeps_litellm_alones_message(stack, stream):
+    """Fault (breaker, 2026-12): a /v1/responses request over fast's window (~18.9k tokens, max_output_tokens 64) whose
+    ``input`` holds an item of an unknown type (``{"type": "hologram"}``): vLLM refuses it, 400 "Unsupported input item
+    type: hologram", whatever its length. LiteLLM alone: fast's 400, "model group 'fast' failed with the error above.
+    No fallback was attempted." (fast called once). With the plugin: the same status, but the request went to slow
+    (a 400 there), then its source fallback fast, and the message reads "model group 'slow' failed with the error
+    above. Fallback to fast also failed: ..."."""
+    body = {"model": "fast", "max_output_tokens": 64, "stream": stream,
+            "input": [{"type": "hologram"}, {"role": "user", "content": user(90_000, f"hologram-{stream}")[0]["content"]}]}
+    alone = send(stack["without"], body, path="/v1/responses")
+    plugin = send(stack["with"], body, path="/v1/responses")
+    assert alone.status_code == 400 and "Unsupported input item type" in alone.text
+    assert plugin.status_code == alone.status_code, plugin.text[:500]
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    assert [r for r in backend_requests(stack["slow"], "/v1/responses") if r["max_tokens"] == 64] == []
+
+
+@pytest.mark.xfail(strict=True, reason="an over-window request goes to slow first; slow's non-length 400 and the source "
+                   "fallback's are joined in LiteLLM's message (breaker, 2026-12)")
+def test_a_chat_field_the_backend_refuses_over_the_window_keeps_litellm_alones_message(stack):
+    """Fault (breaker, 2026-12): the same on chat: ``stream_options: 5`` without ``stream`` over fast's window (~18.9k
+    tokens, max_tokens 64), which vLLM refuses whatever the length (400 "Stream options can only be defined when
+    `stream=True`."). LiteLLM alone: fast's 400, "... No fallback was attempted."; with the plugin: slow's 400, then
+    fast's, and "model group 'slow' failed with the error above. Fallback to fast also failed: ..."."""
+    body = {"model": "fast", "max_tokens": 64, "stream_options": 5, "messages": user(90_000, "stream-options")}
+    alone, plugin = send(stack["without"], body), send(stack["with"], body)
+    assert alone.status_code == 400 and "Stream options" in alone.text
+    assert plugin.status_code == alone.status_code, plugin.text[:500]
+    assert plugin.json()["error"]["message"] == alone.json()["error"]["message"]
+    assert [r for r in received(stack["slow"]) if r["max_tokens"] == 64] == []
+
+
 def _metric(proxy, name, **labels) -> float:
     text = httpx.get(proxy.base_url + "/metrics", timeout=30, follow_redirects=True,
                      headers={"Authorization": f"Bearer {proxy.master_key}"}).text
