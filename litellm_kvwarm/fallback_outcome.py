@@ -15,11 +15,18 @@ declined hops are the plugin's doing, not the client's: left as LiteLLM writes t
 only deployment in cooldown came back as 429 (the retry slot met the Router's "No deployments available"), and any
 other error gained "Fallback to slow also failed: litellm-kvwarm: fallback not used". :func:`as_without_own_fallbacks`
 gives the message LiteLLM alone writes for that request (it has no generic fallbacks: "No fallback was attempted.").
+
+A request escalated ahead of time (``fast`` → ``slow``) carries a fallback to its source. When slow refuses it with an
+error not about length (vLLM's "Unsupported input item type", "Stream options can only be defined when stream=True",
+an unsupported ``background``) and fast, tried next, refuses it too, not on length, LiteLLM writes slow's error and
+"Fallback to fast also failed: <fast's>". LiteLLM alone tries only fast: :func:`as_source_answered` gives its message,
+fast's error and "No fallback was attempted.", where the two errors are of one class (so one HTTP status).
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 from .context_errors import parse_context_error
 
@@ -27,6 +34,13 @@ from .context_errors import parse_context_error
 OUTCOME_LEAD = re.compile(r"\n\nLiteLLM: model group '(?P<group>[^'\n]{0,512})' failed with the error above\.")
 #: What LiteLLM appends when the request had no fallback to try.
 NONE_ATTEMPTED = " No fallback was attempted."
+#: The rest of the sentence when fallbacks were tried: what they were, and the last one's error (LiteLLM bounds it at
+#: 2,000 characters, then "... [truncated N characters]"; ``ROUTER_FALLBACK_ERROR_DETAIL_MAX_CHARS``).
+_ALSO_FAILED = re.compile(r" Fallback to (?P<targets>[^\n]+?) also failed: (?P<detail>.*)\Z", re.DOTALL)
+#: The exception class LiteLLM names at the start of an error's text ("litellm.BadRequestError: ...").
+_ERROR_CLASS = re.compile(r"\A(litellm\.[A-Za-z]+Error):")
+#: What a LiteLLM exception's ``str`` adds to its ``message`` after the Router's retries.
+_RETRIED = re.compile(r" LiteLLM Retried: \d+ times?(, LiteLLM Max Retries: \d+)?\Z")
 
 
 def as_without_own_fallbacks(message: str, group: str) -> str | None:
@@ -44,17 +58,44 @@ def as_without_own_fallbacks(message: str, group: str) -> str | None:
     return None
 
 
-def restore(exc: BaseException, plan: object) -> bool:
+def as_source_answered(message: str, target: str, source: str) -> str | None:
+    """``message`` (the final error of a request escalated ahead of time from ``source`` to ``target``) as LiteLLM
+    alone, which sends it to ``source`` only, would have written it: ``source``'s own error and "No fallback was
+    attempted."; ``None`` unless LiteLLM's sentence says ``target`` failed, its fallback to ``source`` alone failed
+    too, neither error is about length, both are of one exception class, and ``source``'s text was not truncated."""
+    for lead in OUTCOME_LEAD.finditer(message):
+        if lead.group("group") != target:
+            continue
+        also = _ALSO_FAILED.match(message, lead.end())
+        if also is None or also.group("targets").strip() != source:
+            return None
+        detail = _RETRIED.sub("", also.group("detail"))
+        head, source_class = message[: lead.start()], _ERROR_CLASS.match(detail)
+        if source_class is None or source_class.group(1) != getattr(_ERROR_CLASS.match(head), "group", lambda _: None)(1):
+            return None
+        if detail.endswith(" characters]") or parse_context_error(detail) is not None or parse_context_error(head) is not None:
+            return None
+        return f"{detail}\n\nLiteLLM: model group '{source}' failed with the error above.{NONE_ATTEMPTED}"
+    return None
+
+
+def restore(exc: BaseException, plan: object, origin: object = None, group: object = None) -> bool:
     """Rewrite ``exc.message`` in place (LiteLLM's exceptions carry their text there, and the proxy answers from it)
-    with :func:`as_without_own_fallbacks` when ``plan`` (the request's :class:`~litellm_kvwarm.backstop_plan.BackstopPlan`)
+    with :func:`as_source_answered` when ``origin`` (the request's escalation origin record, ``{"source": ...}``) says it
+    was escalated ahead of time from its source to ``group`` (the group it was last sent to); else with
+    :func:`as_without_own_fallbacks` when ``plan`` (the request's :class:`~litellm_kvwarm.backstop_plan.BackstopPlan`)
     says the plugin armed the generic fallbacks itself and declines every hop of them after a non-length error (not
     ``walks_chain``, whose steps are tried as LiteLLM alone's walk would). Whether the text changed; never raises."""
     try:
-        if not getattr(plan, "own_generic_fallbacks", False) or getattr(plan, "walks_chain", True):
-            return False  # a walk of the chain (a proactive escalation) tries its steps for real: LiteLLM's account stands
         if not isinstance(message := getattr(exc, "message", None), str):
             return False
-        rewritten = as_without_own_fallbacks(message, getattr(plan, "source"))
+        source = origin.get("source") if isinstance(origin, Mapping) else None
+        if isinstance(source, str) and isinstance(group, str) and source != group:  # escalated ahead of time
+            rewritten = as_source_answered(message, group, source)
+        elif not getattr(plan, "own_generic_fallbacks", False) or getattr(plan, "walks_chain", True):
+            return False  # a walk of the chain (a proactive escalation) tries its steps for real: LiteLLM's account stands
+        else:
+            rewritten = as_without_own_fallbacks(message, getattr(plan, "source"))
         if rewritten is None:
             return False
         exc.message = rewritten  # type: ignore[attr-defined]

@@ -88,8 +88,7 @@ class KVWarmHandler(CustomLogger):
 
     @property
     def hash_secret(self) -> bytes:
-        """Key of the tenant and session hashes in shared state, resolved on first use (the proxy
-        has read its config by then): see :func:`startup.hash_secret`."""
+        """Key of the tenant and session hashes in shared state, resolved on first use (config read): :func:`startup.hash_secret`."""
         if self._hash_secret is None:
             self._hash_secret = startup.hash_secret(self.settings, bridge.proxy_master_key)
         return self._hash_secret
@@ -148,14 +147,15 @@ class KVWarmHandler(CustomLogger):
 
     async def async_post_call_failure_hook(self, request_data: dict, original_exception: Exception, user_api_key_dict: Any,
                                            traceback_str: str | None = None) -> Any:
-        """Drop the kept reply-warm body; a proactive escalation whose target failed as :func:`bridge.target_failed` says answers a 400."""
+        """Drop the kept reply-warm body; LiteLLM alone's text where its fallbacks changed it (:mod:`.fallback_outcome`); a failed proactive target: a 400."""
         with self.metrics.plugin_seconds.labels("failure").time():
             self.effects.forget_reply(request_data)  # never raises
             try:
                 await self.attempts.learner.learn_final(request_data, original_exception, find_metadata(request_data) or {})
                 view = failure_view(request_data)
-                fallback_outcome.restore(original_exception, view.carried.plan)  # fallbacks it armed and declined: LiteLLM alone's text
-                if (state := view.carried).escalated != "proactive" or not bridge.target_failed(original_exception, state.origin):
+                if fallback_outcome.restore(original_exception, (state := view.carried).plan, state.origin, view.model):
+                    return None  # fallbacks it armed and declined, a target and source that refused alike: LiteLLM alone's text
+                if state.escalated != "proactive" or not bridge.target_failed(original_exception, state.origin):
                     return None
                 return bridge.http_error(400, self.effects.failed_target(state.origin, view.model, original_exception))
             except Exception:

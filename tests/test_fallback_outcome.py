@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 
 from litellm_kvwarm.backstop_plan import BackstopPlan
-from litellm_kvwarm.fallback_outcome import NONE_ATTEMPTED, as_without_own_fallbacks, restore
+from litellm_kvwarm.fallback_outcome import NONE_ATTEMPTED, as_source_answered, as_without_own_fallbacks, restore
 
 AUTH = 'litellm.AuthenticationError: AuthenticationError: Hosted_vllmException - {"error":"Unauthorized"}'
 LEAD = "\n\nLiteLLM: model group 'fast' failed with the error above."
@@ -76,3 +76,34 @@ def test_restore_leaves_exceptions_it_cannot_rewrite():
     assert restore(ValueError(AUTH + LEAD + COOLDOWN), _plan(own=True)) is False  # no ``message``
     frozen = _Frozen()
     assert restore(frozen, _plan(own=True)) is False and frozen.message == AUTH + LEAD + COOLDOWN
+
+
+HOLOGRAM = ('litellm.BadRequestError: Hosted_vllmException - {"error":{"message":"Unsupported input item type: hologram",'
+            '"type":"BadRequestError","param":null,"code":400}}')
+SLOW_LEAD = "\n\nLiteLLM: model group 'slow' failed with the error above."
+
+
+def test_a_target_and_source_that_refuse_alike_read_as_the_source_alone():
+    """Escalated ahead of time fast → slow; slow and then fast refuse it, not on length: LiteLLM alone's text is fast's."""
+    joined = HOLOGRAM + SLOW_LEAD + " Fallback to fast also failed: " + HOLOGRAM
+    assert as_source_answered(joined, "slow", "fast") == HOLOGRAM + LEAD + NONE_ATTEMPTED
+    retried = joined + " LiteLLM Retried: 2 times, LiteLLM Max Retries: 2"  # str() of an exception after retries
+    assert as_source_answered(retried, "slow", "fast") == HOLOGRAM + LEAD + NONE_ATTEMPTED
+    error = _Error(joined)
+    assert restore(error, None, {"source": "fast", "window": 16384}, "slow") is True
+    assert error.message == HOLOGRAM + LEAD + NONE_ATTEMPTED
+
+
+@pytest.mark.parametrize("message", [
+    HOLOGRAM + SLOW_LEAD + " Fallback to fast also failed: " + CONTEXT,  # fast refused on length: bridge.target_failed's
+    CONTEXT + SLOW_LEAD + " Fallback to fast also failed: " + HOLOGRAM,  # slow refused on length
+    "litellm.ServiceUnavailableError: 503" + SLOW_LEAD + " Fallback to fast also failed: " + HOLOGRAM,  # two statuses
+    HOLOGRAM + SLOW_LEAD + " Fallback to fast, other also failed: " + HOLOGRAM,  # not the source alone
+    HOLOGRAM + SLOW_LEAD + " Fallback to fast also failed: " + HOLOGRAM[:40] + "... [truncated 2100 characters]",
+    HOLOGRAM + SLOW_LEAD + NONE_ATTEMPTED,
+    HOLOGRAM,
+], ids=["source-on-length", "target-on-length", "other-class", "two-targets", "truncated", "none-attempted", "no-outcome"])
+def test_other_escalated_failures_stay_as_litellm_wrote_them(message):
+    assert as_source_answered(message, "slow", "fast") is None
+    error = _Error(message)
+    assert restore(error, None, {"source": "fast"}, "slow") is False and error.message == message
