@@ -20,12 +20,7 @@ import random
 
 import pytest
 
-from litellm_kvwarm.lab.calibration.families import FAMILIES, TokenCounter
-from litellm_kvwarm.lab.calibration.templates import render
-from litellm_kvwarm.litellm_bridge import chat_payload
-from litellm_kvwarm.tokens import calibrated_estimator, estimate_request
-
-FAMILY_NAMES = ["cl100k", "o200k", "qwen2.5", "qwen3.6", "deepseek", "llama3"]
+from truth_support import readings
 _RNG = random.Random(98)
 _COMPACT = (",", ":")
 TEXTS = {
@@ -51,15 +46,9 @@ BODIES = {
 @pytest.mark.parametrize("text", sorted(TEXTS))
 def test_minified_numeric_json_routes_near_the_truth(text, kind):
     body = BODIES[kind](TEXTS[text])
-    chat = chat_payload(kind, body)
-    assert chat is not None
     high = {}
-    for name in FAMILY_NAMES:
-        spec = FAMILIES[name]
-        assert spec.available(), f"{name} tokenizer missing: run `bash scripts/install.sh`"
-        truth = TokenCounter(spec).count_all([render(spec.template, chat["messages"], chat.get("tools"))])[0]
-        est = estimate_request(body, call_kind=kind, estimator=calibrated_estimator(name))
-        assert est.safe >= truth, (name, est.safe, truth)
-        if not 0.8 * truth <= est.routing <= 1.10 * truth:
-            high[name] = round(est.routing / truth, 3)
+    for name, r in readings(body, kind).items():
+        assert r.safe >= r.truth, (name, r.safe, r.truth)
+        if not 0.8 * r.truth <= r.routing <= 1.10 * r.truth:
+            high[name] = round(r.routing / r.truth, 3)
     assert not high, high
