@@ -36,7 +36,7 @@ OUTCOME_LEAD = re.compile(r"\n\nLiteLLM: model group '(?P<group>[^'\n]{0,512})' 
 NONE_ATTEMPTED = " No fallback was attempted."
 #: The rest of the sentence when fallbacks were tried: what they were, and the last one's error (LiteLLM bounds it at
 #: 2,000 characters, then "... [truncated N characters]"; ``ROUTER_FALLBACK_ERROR_DETAIL_MAX_CHARS``).
-_ALSO_FAILED = re.compile(r" Fallback to (?P<targets>[^\n]+?) also failed: (?P<detail>.*)\Z", re.DOTALL)
+FALLBACK_FAILED = re.compile(r"Fallback to (?P<targets>[^\n]+?) also failed: (?P<detail>.*)", re.DOTALL)
 #: The exception class LiteLLM names at the start of an error's text ("litellm.BadRequestError: ...").
 _ERROR_CLASS = re.compile(r"\A(litellm\.[A-Za-z]+Error):")
 #: What a LiteLLM exception's ``str`` adds to its ``message`` after the Router's retries.
@@ -66,12 +66,13 @@ def as_source_answered(message: str, target: str, source: str) -> str | None:
     for lead in OUTCOME_LEAD.finditer(message):
         if lead.group("group") != target:
             continue
-        also = _ALSO_FAILED.match(message, lead.end())
+        also = FALLBACK_FAILED.match(message, lead.end() + 1) if message.startswith(" ", lead.end()) else None
         if also is None or also.group("targets").strip() != source:
             return None
         detail = _RETRIED.sub("", also.group("detail"))
-        head, source_class = message[: lead.start()], _ERROR_CLASS.match(detail)
-        if source_class is None or source_class.group(1) != getattr(_ERROR_CLASS.match(head), "group", lambda _: None)(1):
+        head = message[: lead.start()]
+        source_class, target_class = _ERROR_CLASS.match(detail), _ERROR_CLASS.match(head)
+        if source_class is None or target_class is None or source_class.group(1) != target_class.group(1):
             return None
         if detail.endswith(" characters]") or parse_context_error(detail) is not None or parse_context_error(head) is not None:
             return None

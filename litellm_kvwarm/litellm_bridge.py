@@ -24,6 +24,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .context_errors import parse_context_error
+from .fallback_outcome import FALLBACK_FAILED
 from .router_view import RouterView
 
 logger = logging.getLogger("litellm_kvwarm")
@@ -51,9 +52,8 @@ def unreachable(exc: Exception) -> bool:
     return isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError)) and any(w in text for w in UNREACHABLE_WORDS)
 
 
-#: LiteLLM's Router, giving up, appends what its fallbacks did to the error it re-raises
-#: (``router_utils.common_utils.format_fallback_outcome_message``, 1.108.7-1.109.3).
-_FALLBACK_FAILED = re.compile(r"Fallback to (?P<targets>[^\n]+?) also failed: (?P<detail>.*)", re.DOTALL)
+#: LiteLLM's Router, giving up, appends what its fallbacks did to the error it re-raises (:mod:`.fallback_outcome`).
+_FALLBACK_FAILED = FALLBACK_FAILED
 
 
 def source_refused(exc: BaseException, source: object) -> bool:
