@@ -107,6 +107,7 @@ class Effects:
             else:
                 data["model"] = esc.target
                 data.update(esc.overrides)  # the step's own overrides, as LiteLLM's fallback would apply them
+            self.warm_gate.arrived(view.session, esc.target, view.kind or "", data)  # ends the warms it supersedes
         if plan.backstop is not None:
             self.arm(data, plan.backstop, _field(view))
         if plan.escalation is not None and plan.escalation.via_fallback is None and plan.escalation.source_fallback:

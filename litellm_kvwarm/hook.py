@@ -80,7 +80,7 @@ class KVWarmHandler(CustomLogger):
         self.services = Services(self.settings, self.metrics, on_warm_done=self.effects.warm_done, served_model=self.effects.served_model,
                                  send_warm=lambda kind, body: self.priority.send(lambda k, b: bridge.send_warm(self._router_getter(), k, b), kind, body),
                                  on_warm_outcome=self.effects.count_warm, clock=clock, http_client=http_client, bridged=lambda g, k: self.facts.bridged(g, k),
-                                 scrape_targets=lambda: scrape_targets(self._router_getter(), bridge.resolve_secret))
+                                 scrape_targets=lambda: scrape_targets(self._router_getter(), bridge.resolve_secret), arrivals=self.warm_gate.arrivals)
         self.facts = Facts(self.settings, self.services, self.correction, may_use=bridge.key_may_use, to_chat=bridge.chat_payload,
                            translate=bridge.litellm_messages, secret=bridge.resolve_secret, native_messages=bridge.native_messages,
                            hash_key=lambda tenant: identity.hash_key(self.hash_secret, tenant), router_getter=router_getter)

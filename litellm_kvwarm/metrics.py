@@ -229,7 +229,8 @@ class Metrics:
             warm_pieces=_Counter(
                 f"{p}_warm_pieces", "Prefixes sent before a warm's whole body (KVWARM_WARM_PIECE_TOKENS), by target and "
                 "outcome (succeeded; failed: a piece the server refused as sent, 400/404/422, is followed by the whole warm at "
-                "once, any other failure ends the warm).",
+                "once, any other failure ends the warm; superseded: not sent, the session's escalated turn reached the "
+                "target with the warm's messages first).",
                 ["target", "outcome"], registry=registry,
             ),
             warm_pieces_enlarged=_Counter(

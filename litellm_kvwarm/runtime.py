@@ -26,6 +26,7 @@ from .metrics import Metrics, deployment_label
 from .scrape import BackendScraper, PrefixCacheStats
 from .warm import WarmOutcome, WarmRunner
 from .warm_piece_size import LivePromptSizes
+from .warm_arrivals import LiveArrivals
 from .warm_pieces import PieceSender
 from .backend_call import Deployment
 from .window_fetch import HttpWindowFetcher
@@ -113,6 +114,7 @@ class Services:
         scrape_targets: the deployments to scrape (with their keys).
         served_model: a model group's served model name (what its template renders, for warm pieces).
         bridged: ``(group, kind)`` → whether the group renders only what its bridge sends (warm piece sizes).
+        arrivals: the live requests sent to warm targets, which end the warms they supersede (:mod:`.warm_arrivals`).
         clock: monotonic seconds for the window cache and the exact counter's failure memory
             (request budgets always run on ``time.monotonic``: they time real waits).
         http_client: inject a client (tests); default one is created on first use.
@@ -130,6 +132,7 @@ class Services:
         scrape_targets: Callable[[], Iterable[Deployment]],
         served_model: Callable[[str], str | None] = lambda group: None,
         bridged: Callable[[str, str], bool] = lambda group, kind: False,
+        arrivals: LiveArrivals | None = None,
         clock: Callable[[], float] = time.monotonic,
         http_client: httpx.AsyncClient | None = None,
         environ: Mapping[str, str] = os.environ,
@@ -141,7 +144,7 @@ class Services:
         #: sends each warm, in pieces when its uncached part is large (``KVWARM_WARM_PIECE_TOKENS``)
         self.pieces = PieceSender(settings.warm_piece_tokens, send_warm, on_piece=metrics.warm_pieces, served_model=served_model,
                                   max_pieces=settings.warm_max_pieces, on_enlarged=metrics.warm_pieces_enlarged,
-                                  piece_size=self._piece_size, bridged=bridged)
+                                  piece_size=self._piece_size, bridged=bridged, arrivals=arrivals)
         self._on_warm_done = on_warm_done
         self._on_warm_outcome = on_warm_outcome
         self._scrape_targets = scrape_targets

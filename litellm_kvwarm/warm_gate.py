@@ -53,6 +53,8 @@ from .tokens import estimate_request
 from .warm_bytes import body_bytes
 from .warm_head import head_request
 from .warm import WarmJob, WarmOutcome, WarmRunner, WarmTrigger, warm_metadata, warm_request
+from .warm_arrivals import LiveArrivals
+from .warm_prefixes import ITEMS_FIELD
 from .warm_priority import with_priority
 
 logger = logging.getLogger("litellm_kvwarm")
@@ -131,6 +133,8 @@ class WarmGate:
         self._count = count
         #: each session's largest growth step (tokens), for ``JUMP`` warms
         self.steps = SessionSteps()
+        #: the live requests escalated to warm targets: warms they supersede end (:mod:`.warm_arrivals`)
+        self.arrivals = LiveArrivals()
         if secret is None:
             secret, _ = identity.resolve_hash_secret(settings.hash_secret, settings.cache_salt_secret, os.environ)
         self._secret_of = secret if callable(secret) else (lambda: secret)
@@ -231,6 +235,13 @@ class WarmGate:
             trigger=trigger.value,
             size=body_bytes(body),  # one walk, no copy: what the queued (then in-flight) warm holds
         )
+
+    def arrived(self, session: identity.Session | None, target: str, kind: str, data: Mapping[str, Any]) -> None:
+        """The live request ``data`` (a ``kind`` request) of ``session`` goes to ``target``: a warm of that session
+        there holding no more items than it sends nothing more. A session without a tenant or items: nothing."""
+        items = data.get(ITEMS_FIELD.get(kind, ""))
+        if session is not None and session.tenant and isinstance(items, list):
+            self.arrivals.arrive(identity.hashed_session(session, self._secret), target, len(items))
 
     def reply_body(self, c: WarmCandidate, data: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
         """The warm body of ``data`` (without its reply yet) for a later reply-warm; ``None`` without a session."""

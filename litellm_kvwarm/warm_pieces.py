@@ -35,7 +35,8 @@ estimate's routing tokens of each item (:func:`item_tokens`), no server count.
 body. A piece the server refuses as sent (400/404/422) leaves the whole body, sent as it would have been
 without pieces; a piece that meets a server in trouble (429, 5xx, a timeout) ends the warm there, as the
 whole warm would have ended. A body with a malformed item (LiteLLM refuses the whole) is not cut. The
-runner's ``timeout_s`` bounds all of it together.
+runner's ``timeout_s`` bounds all of it together; a warm whose session's live request reached the target with at least
+its items first sends nothing more (:mod:`~litellm_kvwarm.warm_arrivals`).
 """
 
 from __future__ import annotations
@@ -48,6 +49,7 @@ from typing import Any
 
 from .config_defaults import DEFAULT_WARM_MAX_PIECES, DEFAULT_WARM_PIECE_TOKENS
 from .reply_warm import drops_past_reasoning
+from .warm_arrivals import LiveArrivals
 from .warm_body import METADATA_FIELDS
 from .warm_piece_tokens import Estimate, bridged_routing_tokens, item_tokens, routing_tokens  # noqa: F401  (re-exported)
 from .warm_prefixes import (  # noqa: F401  (re-exported)
@@ -201,8 +203,8 @@ class PieceSender:
     Args:
         piece_tokens: tokens a piece adds at most (``KVWARM_WARM_PIECE_TOKENS``); 0: every warm whole.
         send: sends one request, ``await send(kind, body)`` (the proxy: the priority-aware Router call).
-        on_piece: ``(target, outcome)`` per piece sent, outcome ``"succeeded"`` or ``"failed"``; or a
-            counter with those labels (``kvwarm_warm_pieces_total``).
+        on_piece: ``(target, outcome)`` per piece, outcome ``"succeeded"``, ``"failed"`` or ``"superseded"`` (not
+            sent: ``arrivals`` covers the warm); or a counter with those labels (``kvwarm_warm_pieces_total``).
         estimate: tokens of a body (default: the ratio estimator's routing tokens).
         capacity: (session, target) pairs :class:`WarmedPrefixes` keeps.
         served_model: a model group's served model name: no cut inside an assistant message where its
@@ -214,14 +216,16 @@ class PieceSender:
         bridged: ``(target, kind)`` → whether that group renders only what its bridge sends
             (:meth:`~litellm_kvwarm.facts_groups.GroupFacts.bridged`); then the default ``estimate`` sizes
             pieces by :func:`bridged_routing_tokens`, as the route decision does.
+        arrivals: the live requests sent to each warm's target (:class:`~litellm_kvwarm.warm_arrivals.LiveArrivals`).
     """
 
     def __init__(self, piece_tokens: int, send: Send, *, on_piece: Any = None, estimate: Estimate = routing_tokens,
                  capacity: int = DEFAULT_CAPACITY, served_model: Callable[[str], str | None] = lambda group: None,
                  max_pieces: int = DEFAULT_WARM_MAX_PIECES, on_enlarged: Any = None,
                  piece_size: Callable[[str, int], int] = lambda target, configured: configured,
-                 bridged: Callable[[str, str], bool] = lambda target, kind: False):
+                 bridged: Callable[[str, str], bool] = lambda target, kind: False, arrivals: LiveArrivals | None = None):
         self.piece_tokens, self.max_pieces = piece_tokens, max_pieces
+        self.arrivals = arrivals if arrivals is not None else LiveArrivals()
         self._bridged = bridged
         self._piece_size = piece_size
         self._send = send
@@ -261,13 +265,18 @@ class PieceSender:
         """The pieces of ``body`` one after another, then ``body`` itself; returns what the whole warm
         returned. A piece the server refuses as sent (:func:`refused_as_sent`) ends the pieces and the whole
         body goes at once; any other error of a piece ends the warm (raised: the runner counts it failed, and
-        the server in trouble gets no second request). Raises what the sender raises (cancellation included)."""
-        send = self._send
-        pieces = self.plan(kind, body)
-        target = str(body.get("model"))
+        the server in trouble gets no second request). Raises what the sender raises (cancellation included). Returns
+        ``None``, sending nothing more, once a live request of the session reached the target with at least ``body``'s items."""
+        send, pieces, target = self._send, self.plan(kind, body), str(body.get("model"))
         done: Piece | None = None  # the last piece that returned (remembered once: a digest reads the whole prefix)
         try:
-            for piece in pieces:
+            for sent, piece in enumerate([*pieces, None]):
+                if self.arrivals.covers_warm(kind, body):  # the session's live request got there first
+                    for _ in range(len(pieces) - sent):
+                        self._on_piece(target, "superseded")
+                    return None
+                if piece is None:
+                    break
                 try:
                     await send(kind, piece.body)
                 except Exception as exc:

@@ -48,11 +48,17 @@ def stack(tmp_path_factory):
                                         decode_tokens_per_s=100, prefill_tokens_per_s=1_000_000)
         procs["slow_a"] = start_emulator("slow-27b", SLOW_WINDOW, extra_args=policy, **common)
         procs["slow_b"] = start_emulator("slow-27b", SLOW_WINDOW, extra_args=policy, **common)
+        # a slow group whose prefill takes real time (2,000 tokens/s): a warm's pieces are still going when the
+        # session's escalated turn arrives
+        procs["slow_paced"] = start_emulator("slow-27b", SLOW_WINDOW, extra_args=policy, workdir=work, block_size=BLOCK,
+                                             time_scale=1.0, prefill_tokens_per_s=2_000, decode_tokens_per_s=1_000)
         groups = {"fast": [BackendSpec.of(procs["fast"], "fast-8b")],
                   "fast-paced": [BackendSpec.of(procs["paced"], "fast-8b")],
-                  "slow": [BackendSpec.of(procs["slow_a"], "slow-27b"), BackendSpec.of(procs["slow_b"], "slow-27b")]}
+                  "slow": [BackendSpec.of(procs["slow_a"], "slow-27b"), BackendSpec.of(procs["slow_b"], "slow-27b")],
+                  "fast-to-paced": [BackendSpec.of(procs["fast"], "fast-8b")],
+                  "slow-paced": [BackendSpec.of(procs["slow_paced"], "slow-27b")]}
         config = proxy_config(
-            groups, fallbacks=[{"fast": ["slow"]}, {"fast-paced": ["slow"]}],
+            groups, fallbacks=[{"fast": ["slow"]}, {"fast-paced": ["slow"]}, {"fast-to-paced": ["slow-paced"]}],
             # pieces of a fixed 512 tokens here (not sized from slow's live prompts: test_warm_pieces_sized.py)
             env_vars={"KVWARM_CACHE_SALT_SECRET": "test-secret-not-for-production", "KVWARM_REQUEST_BUDGET_MS": 2000,
                       "KVWARM_WARM_PIECE_SHARE": 0},
@@ -77,13 +83,13 @@ def conversation(tag: str, turns: int = 4) -> list[dict]:
     return out + [{"role": "user", "content": f"And the last one of {tag}: " + long_text(TURN_CHARS)}]
 
 
-def post(stack, api: str, session: str, messages: list[dict], max_tokens: int = 16) -> httpx.Response:
+def post(stack, api: str, session: str, messages: list[dict], max_tokens: int = 16, model: str = "fast") -> httpx.Response:
     headers = {"Authorization": "Bearer sk-a", "x-litellm-session-id": session}
     if api == "messages":
         system, rest = messages[0]["content"], messages[1:]
-        body = {"model": "fast", "system": system, "messages": rest, "max_tokens": max_tokens}
+        body = {"model": model, "system": system, "messages": rest, "max_tokens": max_tokens}
         return httpx.post(stack["proxy"].base_url + "/v1/messages", json=body, headers=headers, timeout=60)
-    body = {"model": "fast", "messages": messages, "max_tokens": max_tokens}
+    body = {"model": model, "messages": messages, "max_tokens": max_tokens}
     return httpx.post(stack["proxy"].base_url + "/v1/chat/completions", json=body, headers=headers, timeout=60)
 
 
@@ -265,3 +271,27 @@ def test_a_request_that_skips_the_prefix_cache_is_warmed_in_pieces_that_read_it(
     assert whole <= sum(w["prompt_tokens"] - w["cached_tokens"] for w in sent) <= whole + BLOCK * (len(sent) - 1)
     (live,) = backend_requests(stack["fast"])
     assert live["status"] == 200 and live["cached_tokens"] == 0  # the client's own request keeps its field
+
+
+@pytest.mark.parametrize("api", ["chat", "messages"])
+def test_a_warm_sends_nothing_more_once_its_session_s_escalated_turn_reached_the_target(stack, api):
+    """The session overflows fast while its warm's pieces are still prefilling on slow: the escalated turn holds the
+    whole conversation, so the pieces not yet sent, the warm's whole body and the first turn's reply-warm are not sent
+    (before: every one of them, each a proxy request finding the escalated turn's prefix cached)."""
+    clear_backends(stack["fast"], stack["slow_paced"])
+    superseded = metric(stack, "kvwarm_warm_pieces_total", outcome="superseded")
+    messages = conversation(f"superseded-{api}")
+    assert post(stack, api, f"superseded-{api}", messages, model="fast-to-paced").status_code == 200
+    whole = tokenize_count(stack["slow_paced"], "slow-27b", messages)
+    wait_for(lambda: any(r["max_tokens"] == 1 for r in backend_requests(stack["slow_paced"])))  # the first piece is in
+    grown = [*messages, {"role": "assistant", "content": "Sure."}, {"role": "user", "content": "More: " + long_text(6_000)}]
+    assert post(stack, api, f"superseded-{api}", grown, model="fast-to-paced").status_code == 200
+    time.sleep(3.0)  # what the warm would still send: 8 more pieces of ~0.15 s each, the whole body, the reply-warm
+    rows = backend_requests(stack["slow_paced"])
+    served = [r for r in rows if r["max_tokens"] != 1]
+    assert len(served) == 1 and served[0]["status"] == 200, rows
+    warmed = [r for r in rows if r["max_tokens"] == 1]
+    # at most the pieces sent before the escalated turn's pre-call, and the one then in flight; never the whole body
+    assert 1 <= len(warmed) <= 3 and all(r["prompt_tokens"] < whole for r in warmed), warmed
+    assert wait_for(lambda: metric(stack, "kvwarm_warm_pieces_total", outcome="superseded") - superseded >= 8 - len(warmed))
+    assert [r["status"] for r in backend_requests(stack["fast"])] == [200]
