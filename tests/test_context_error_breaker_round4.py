@@ -116,6 +116,18 @@ ROUND4_NOT_ERRORS = [
     ("messages.1.content.0.image.source.base64: image exceeds 5 MB maximum: 6291456 bytes > 5242880 bytes",
      None, None, {}),
     ("Request exceeds the maximum allowed number of bytes.", None, None, {}),
+    # vLLM's count limit on media (multimodal registry, 0.6+): shares "--limit-mm-per-prompt" with the encoder-cache
+    # refusal, but is a count, not a length
+    ("At most 1 image(s) may be provided in one request. You can set `--limit-mm-per-prompt` to increase this limit.",
+     None, None, {}),
+    # vLLM's pooling/completions check of the client's own truncate_prompt_tokens (serving_engine._validate_truncation
+    # _size: "truncate_prompt_tokens value (N) is greater than max_model_len (M). Please, select a smaller truncation
+    # size."): the client's invalid parameter, not a refusal on length
+    ("truncate_prompt_tokens value (10000) is greater than max_model_len (8192). Please, select a smaller truncation "
+     "size.", None, None, {}),
+    # SGLang's log line with --allow-auto-truncate (python/sglang/srt/managers/utils.py validate_input_length): the
+    # request was served, cut
+    ("Request length is longer than the KV cache pool size or the max context length. Truncated.", None, None, {}),
 ]
 
 WRAPPERS = {
