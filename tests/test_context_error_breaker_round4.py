@@ -31,11 +31,17 @@ ROUND4_FAULTS = [
      "4800. Please reduce the input size or increase the encoder cache size by setting --limit-mm-per-prompt at "
      "startup.",
      "vllm-encoder-cache", K.UNKNOWN, {}),
-    # the same after PR #34051 (2026-02: encoder budgets counted in embeddings; the wording a vLLM fork's input
-    # processor raises as VLLMValidationError, f"The {prompt_type} prompt contains a(n) {modality} item with {num_embeds}
-    # embedding tokens, which exceeds the pre-allocated encoder cache size {mm_encoder_cache_size}. ...")
-    ("The decoder prompt contains a(n) video item with 16758 embedding tokens, which exceeds the pre-allocated encoder "
-     "cache size 16384. Please reduce the input size or increase the encoder cache size by setting "
+    # the same counted in embeddings (a vLLM fork's input processor raises it as VLLMValidationError, f"The
+    # {prompt_type} prompt contains a(n) {modality} item with {num_embeds} embedding tokens, which exceeds the
+    # pre-allocated encoder cache size {self.mm_encoder_cache_size}. ..."; a client's tests quote both forms, 2026)
+    ("The decoder prompt contains a(n) image item with 4230 embedding tokens, which exceeds the pre-allocated encoder "
+     "cache size 4225. Please reduce the input size or increase the encoder cache size by setting "
+     "--limit-mm-per-prompt at startup.",
+     "vllm-encoder-cache", K.UNKNOWN, {}),
+    # a video item, as ms-swift's FAQ quotes it (modelscope/ms-swift docs, Q21: "ValueError: the decoder prompt contains
+    # a(n) video item with length 16758, which exceeds the pre-allocated encoder cache size 16384. please reduce ...")
+    ("ValueError: the decoder prompt contains a(n) video item with length 16758, which exceeds the pre-allocated "
+     "encoder cache size 16384. please reduce the input size or increase the encoder cache size by setting "
      "--limit-mm-per-prompt at startup.",
      "vllm-encoder-cache", K.UNKNOWN, {}),
     # HF transformers' GenerationMixin._validate_generated_length (transformers 4.39+ raises ValueError: f"Input length
