@@ -161,13 +161,18 @@ class ContextError:
 def with_kind(result: ContextError, kind: ErrorKind | None) -> ContextError:
     """``result`` with its kind fixed: ``kind`` (the row's own), or, when ``None``, decided from
     the numbers (prompt alone over an exact window, or no positive output → PROMPT_OVER_WINDOW,
-    else PROMPT_PLUS_OUTPUT_OVER_WINDOW); UNKNOWN when no number at all was printed."""
+    else PROMPT_PLUS_OUTPUT_OVER_WINDOW); UNKNOWN when no number at all was printed. A prompt that
+    fills the exact window (exactly, or "at least" it) is over it alone: it leaves no room for one
+    output token (vLLM "you requested 1 output tokens and your prompt contains at least 4096 input
+    tokens" in a 4096 window, Anthropic "200000 + 1 > 200000")."""
     if not result.has_numbers and result.prompt_chars is None and result.char_limit is None:
         return replace(result, kind=ErrorKind.UNKNOWN)
     if kind is None:
         w, p, out = result.window, result.prompt_tokens, result.output_tokens
         prompt_alone = (
-            w is not None and p is not None and w.certainty is Certainty.EXACT and p.value > w.value
+            w is not None and p is not None and w.certainty is Certainty.EXACT
+            and (p.value > w.value
+                 or (p.value == w.value and p.certainty in (Certainty.EXACT, Certainty.LOWER_BOUND)))
         )
         if prompt_alone or out is None or out.value <= 0:
             kind = ErrorKind.PROMPT_OVER_WINDOW

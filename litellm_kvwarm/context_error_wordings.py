@@ -59,7 +59,13 @@ vLLM (and servers that reuse its text)
     leaves no room for any output, so PROMPT_OVER_WINDOW).
   * ``vllm-encoder-prompt`` — the same wording for "The encoder prompt (length P)": its limit is
     ``max_model_len`` in 0.7–0.10 but the multimodal encoder cache size in 0.11+ (``mm_encoder_cache_size``),
-    and P the encoder's input: a length refusal with no number read.
+    and P the encoder's input: a length refusal with no number read. ``vllm-encoder-cache`` — "The decoder prompt
+    contains a(n) image item with length N, which exceeds the pre-allocated encoder cache size M. Please reduce the
+    input size or increase the encoder cache size by setting --limit-mm-per-prompt at startup." (vLLM main from PR
+    #33110, merged 2026-01, ``InputProcessor._validate_model_input``, quoted in vllm-project/vllm#34040 and
+    zai-org/GLM-OCR#67; "with N embedding tokens" in later builds and forks that count embeddings, 2026): one media
+    item over the encoder cache, N and M its embeddings and the cache, neither the prompt nor the window: a length
+    refusal with no number read (kind UNKNOWN; read before as nothing).
   * ``vllm-prompt-length-of`` — "Prompt length of P is longer than the maximum model length of W"
     (and "input is longer than the maximum model length of W", no prompt count): vLLM 0.6–0.7.
   * ``vllm-v0-too-long-to-fit`` — "The prompt (total length P) is too long to fit into the model
@@ -161,6 +167,13 @@ OpenAI and OpenAI-compatible
     (whose it is is unknown). LiteLLM's wrapper words alone ("ContextWindowExceededError", its
     fallback texts) are ``generic`` (no numbers); a server message it wraps keeps its own row.
 Other servers
+  * ``transformers-max-length`` — "Input length of input_ids is P, but `max_length` is set to L. This can lead to
+    unexpected behavior. You should consider increasing `max_length` or, better yet, setting `max_new_tokens`."
+    (HF transformers ``GenerationMixin._validate_generated_length``: a ValueError since 4.39, a logged warning before;
+    "decoder_input_ids" for encoder-decoder models), relayed by servers that run ``generate`` themselves. P is the
+    prompt in the server's tokens (exact). L is the generation's total length (prompt + new tokens) as configured
+    for that call (the model's generation config, the client's own ``max_length``, or transformers' default 20): never
+    read as the window nor as a limit to learn. P ≥ L: the prompt alone reaches it (PROMPT_OVER_WINDOW).
   * ``anthropic-prompt-too-long`` "prompt is too long: P tokens > W maximum";
     ``anthropic-input-and-max-tokens`` "input length and max_tokens exceed context limit: P +
     C > W"; ``anthropic-max-output`` "max_tokens: C > L, which is the maximum allowed number of
@@ -573,6 +586,13 @@ ROWS: tuple[Row, ...] = (
         r"encoder prompt \(length {n}\)(?: plus the number of requested output tokens \(at least {n}\))? "
         r"(?:is longer than|exceeds) the maximum model length",
         {}, K.PROMPT_OVER_WINDOW),
+    Row("vllm-encoder-cache",
+        r"(?:en|de)coder prompt contains a ?\(n\) [\w-]{1,40} item with (?:length {n}|{n} embedding tokens),? which "
+        r"exceeds the pre-allocated encoder cache",
+        {}, K.UNKNOWN),
+    Row("transformers-max-length",
+        r"Input length of (?:decoder_)?input_ids is (?P<prompt>{n}),? but max_length is set to",
+        {"prompt": P}, K.PROMPT_OVER_WINDOW),
     Row("vllm-decoder-prompt",
         r"(?:decoder )?prompt \(length (?P<prompt>{n})\)(?: plus the number of requested output tokens "
         r"\(at least {n}\))? (?:is longer than|exceeds) the maximum model length of(?: (?P<window>{n})|" + CUT + ")",
