@@ -28,6 +28,7 @@ from .token_fragment_prices import (BOX_ROUTING_TOKENS, DIGIT_GROUP_FAMILIES, fr
                                     mark_pairs_routing)
 from .token_runs import MEASURED_FAMILIES, Runs
 from .token_tojson import TOJSON_TOOL_FAMILIES, tojson_safe_tokens
+from .token_upper_codes import upper_codes_safe
 
 __all__ = [
     "CalibratedEstimator",
@@ -166,6 +167,7 @@ class CalibratedEstimator:
             run_safe, run_routing = (scale * t for t in runs.tokens(measured=measured, family=self.family))
         if fragments:
             frag_safe, frag_routing = fragment_tokens(fragments, w_safe, w_routing)
+            frag_safe += upper_codes_safe(fragments.text, w_safe[_FEATURE_INDEX["letters"]])  # :mod:`.token_upper_codes`
             digits = features[_FEATURE_INDEX["digits"]] / scale
             if digits and self.family in DIGIT_GROUP_FAMILIES:
                 frag_routing += grouped_digits(digits, fragments.digit_runs, w_routing)
