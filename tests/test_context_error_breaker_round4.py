@@ -151,11 +151,14 @@ WRAPPERS = {
 CASES = ROUND4_FAULTS + ROUND4_KEPT + ROUND4_NOT_ERRORS
 
 
-@pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
-@pytest.mark.parametrize(("text", "family", "kind", "fields"), CASES, ids=[f"{i}-{c[1]}" for i, c in enumerate(CASES)])
+# every case in every wrapper, but a look-alike under LiteLLM's ContextWindowExceededError name: LiteLLM never names
+# a look-alike so, and that name alone reads as a context error
+WRAPPED = [pytest.param(*case, wrapper, id=f"{i}-{case[1]}-{wrapper}") for i, case in enumerate(CASES)
+           for wrapper in sorted(WRAPPERS) if not (case[1] is None and wrapper == "litellm-context-window")]
+
+
+@pytest.mark.parametrize(("text", "family", "kind", "fields", "wrapper"), WRAPPED)
 def test_round4_message_parses_with_its_meaning_in_any_wrapper(text, family, kind, fields, wrapper):
-    if family is None and wrapper == "litellm-context-window":
-        pytest.skip("LiteLLM never names a look-alike ContextWindowExceededError; its name alone reads as one")
     assert _view(parse_context_error(WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
 
 
