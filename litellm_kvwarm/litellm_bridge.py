@@ -52,10 +52,6 @@ def unreachable(exc: Exception) -> bool:
     return isinstance(exc, (litellm.APIConnectionError, litellm.InternalServerError)) and any(w in text for w in UNREACHABLE_WORDS)
 
 
-#: LiteLLM's Router, giving up, appends what its fallbacks did to the error it re-raises (:mod:`.fallback_outcome`).
-_FALLBACK_FAILED = FALLBACK_FAILED
-
-
 def source_refused(exc: BaseException, source: object) -> bool:
     """Whether the error LiteLLM's Router re-raised says its fallback to the model group ``source`` was
     attempted and refused the request on length ("Fallback to fast also failed:
@@ -64,7 +60,7 @@ def source_refused(exc: BaseException, source: object) -> bool:
     try:
         if not isinstance(source, str) or not source:
             return False
-        found = _FALLBACK_FAILED.search(str(exc))
+        found = FALLBACK_FAILED.search(str(exc))  # what the Router appends when it gives up (:mod:`.fallback_outcome`)
         if found is None:
             return False
         targets = found.group("targets")

@@ -23,8 +23,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from .fair_lru import FairLRU
-from .identity import key_tenant
-from .warm_prefixes import ITEMS_FIELD, WarmedPrefixes
+from .warm_prefixes import ITEMS_FIELD, WarmedPrefixes, session_tenant
 
 __all__ = ["DEFAULT_CAPACITY", "LiveArrivals"]
 
@@ -32,16 +31,12 @@ __all__ = ["DEFAULT_CAPACITY", "LiveArrivals"]
 DEFAULT_CAPACITY = 8192
 
 
-def _tenant(key: tuple[str, str]) -> str:
-    return key_tenant(key[0])  # the session hash is "<tenant hash>:<session hash>"
-
-
 class LiveArrivals:
     """The most items a live request of each (session hash, target group) was sent with; ``capacity`` pairs
     at most (``ValueError`` below 1)."""
 
     def __init__(self, capacity: int = DEFAULT_CAPACITY):
-        self._items: FairLRU[tuple[str, str], int] = FairLRU(capacity, _tenant)
+        self._items: FairLRU[tuple[str, str], int] = FairLRU(capacity, session_tenant)
 
     def __len__(self) -> int:
         return len(self._items)

@@ -19,7 +19,8 @@ from .identity import key_tenant
 from .meta import SALT_KEY
 from .warm_body import METADATA_FIELDS, PROMPT_KEYS, PROMPT_SHAPING_KEYS, SESSION_KEY
 
-__all__ = ["ITEMS_FIELD", "Warmed", "WarmedPrefixes", "closed_prefixes", "cut_points", "role", "thinking_on", "well_formed", "digest_chain", "item_text", "prefix_digest", "with_text"]
+__all__ = ["ITEMS_FIELD", "Warmed", "WarmedPrefixes", "closed_prefixes", "cut_points", "role", "thinking_on", "well_formed", "digest_chain",
+           "item_text", "prefix_digest", "session_tenant", "with_text"]
 
 #: (session, target) pairs whose warmed prefix is remembered per process (~1 KB each at most).
 DEFAULT_CAPACITY = 8192
@@ -224,8 +225,9 @@ def _text_digest(text: str) -> bytes:
     return _digest(text.encode("utf-8", "surrogatepass"))
 
 
-def _session_tenant(key: tuple[str, str]) -> str:
-    return key_tenant(key[0])  # the session hash is "<tenant hash>:<session hash>"
+def session_tenant(key: tuple[str, Any]) -> str:
+    """The tenant of a ``(session hash, ...)`` key: the session hash is ``<tenant hash>:<session hash>``."""
+    return key_tenant(key[0])
 
 
 class WarmedPrefixes:
@@ -241,7 +243,7 @@ class WarmedPrefixes:
     def __init__(self, capacity: int = DEFAULT_CAPACITY):
         # FairLRU refuses a capacity below 1 (ValueError)
         self._warmed: FairLRU[tuple[str, str], tuple[tuple[tuple[int, bytes], ...], tuple[tuple[int, int, bytes], ...]]] = FairLRU(
-            capacity, _session_tenant)
+            capacity, session_tenant)
 
     def __len__(self) -> int:
         return len(self._warmed)
