@@ -215,6 +215,17 @@ def native_messages(model: str, provider: str | None) -> bool:
         return False
 
 
+def messages_adapter() -> Any:
+    """LiteLLM's ``LiteLLMAnthropicMessagesAdapter`` class: at ``llms.anthropic.messages.adapters`` since
+    1.109 (whose old ``llms.anthropic.pass_through`` path is a shim that warns it "will be removed in a future
+    release"), at ``llms.anthropic.pass_through.adapters`` in 1.108. Raises ``ImportError`` where neither is."""
+    try:
+        from litellm.llms.anthropic.messages.adapters.transformation import LiteLLMAnthropicMessagesAdapter
+    except ImportError:
+        from litellm.llms.anthropic.pass_through.adapters.transformation import LiteLLMAnthropicMessagesAdapter  # LiteLLM 1.108
+    return LiteLLMAnthropicMessagesAdapter
+
+
 def chat_payload(kind: str, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
     """The chat-completions body (``messages``, ``tools``) LiteLLM builds from an Anthropic
     Messages body (``LiteLLMAnthropicMessagesAdapter.translate_anthropic_to_openai``, the bridge
@@ -224,10 +235,8 @@ def chat_payload(kind: str, payload: Mapping[str, Any]) -> Mapping[str, Any] | N
     error (the caller then has no exact count)."""
     try:
         if kind == "messages":
-            from litellm.llms.anthropic.pass_through.adapters.transformation import LiteLLMAnthropicMessagesAdapter
-
             body = {k: v for k, v in payload.items() if k in ("model", "messages", "system", "tools", "tool_choice", "max_tokens")}
-            request, _ = LiteLLMAnthropicMessagesAdapter().translate_anthropic_to_openai(body)  # type: ignore[arg-type]
+            request, _ = messages_adapter()().translate_anthropic_to_openai(body)
         elif kind == "responses":
             from litellm.responses.litellm_completion_transformation.transformation import LiteLLMCompletionResponsesConfig
 

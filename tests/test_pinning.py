@@ -48,8 +48,9 @@ def _chosen(deployments: list[dict], keys: list[str], tags: list[str] | None = N
 
     async def pick(key: str) -> str:
         metadata = {"affinity": key, **({"tags": tags} if tags else {})}
-        chosen = await router.async_get_available_deployment(
-            model="slow", messages=[{"role": "user", "content": "hi"}], request_kwargs={"metadata": metadata})
+        # Router.select since LiteLLM 1.109 (which deprecates async_get_available_deployment), the old name in 1.108
+        pick_one = getattr(router, "select", None) or router.async_get_available_deployment
+        chosen = await pick_one(model="slow", messages=[{"role": "user", "content": "hi"}], request_kwargs={"metadata": metadata})
         return chosen["model_info"]["id"]
 
     try:

@@ -125,7 +125,12 @@ def test_failed_deployments_from_a_real_router_retry():
     router = litellm.Router(model_list=[{"model_name": "slow", "litellm_params": {"model": "hosted_vllm/big", "api_base": "http://x/v1"},
                                          "model_info": {"id": "dep-1"}}])
     kwargs = {"model": "slow", "metadata": {"model_info": {"id": "dep-1"}, "deployment": "hosted_vllm/big"}}
-    kwargs = router.log_retry(kwargs=kwargs, e=litellm.InternalServerError("boom", "hosted_vllm", "big"))
+    try:  # LiteLLM 1.109 moved it to the RoutingContext (Router.log_retry warns it is deprecated); 1.108 has only Router's
+        from litellm.router_api import RoutingContext
+        logger = RoutingContext(router)
+    except ImportError:
+        logger = router
+    kwargs = logger.log_retry(kwargs=kwargs, e=litellm.InternalServerError("boom", "hosted_vllm", "big"))
     assert failed_deployments(kwargs) == {"dep-1"}
 
 

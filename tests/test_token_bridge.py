@@ -135,3 +135,24 @@ async def test_a_bridged_messages_request_whose_dropped_blocks_fill_the_window_s
     assert (estimate["routing"] > 4096) is escalated and estimate["safe"] > 4096  # the safe estimate stays conservative
     if not escalated:
         assert estimate["routing"] < 100 and data["model"] == "fast"
+
+
+
+def test_the_messages_bridge_uses_litellms_current_adapter_path_without_its_deprecation_warning():
+    """LiteLLM 1.109 moved the Messages adapter to ``llms.anthropic.messages`` and left a shim at
+    ``llms.anthropic.pass_through`` that warns it "will be removed"; 1.108 has only the old path.
+    The bridge must translate on either release through the path the release ships: in a fresh
+    interpreter (the shim warns once, at its first import), with deprecation warnings as errors."""
+    import importlib.util
+    import subprocess
+    import sys
+
+    script = (
+        "import sys, warnings; warnings.simplefilter('error', DeprecationWarning)\n"
+        "from litellm_kvwarm.litellm_bridge import chat_payload\n"
+        "out = chat_payload('messages', {'model': 'm', 'max_tokens': 9, 'messages': [{'role': 'user', 'content': [{'type': 'text', 'text': 'Hi.'}]}]})\n"
+        "print([m['role'] for m in out['messages']], 'litellm.llms.anthropic.pass_through' in sys.modules)\n")
+    run = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, timeout=120)
+    assert run.returncode == 0, run.stderr[-2000:]
+    current = importlib.util.find_spec("litellm.llms.anthropic.messages") is not None  # 1.109 and later
+    assert run.stdout.strip().splitlines()[-1] == f"['user'] {not current}"

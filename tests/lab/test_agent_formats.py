@@ -85,15 +85,14 @@ def test_a_bfcl_tool_loop_survives_litellms_messages_translation_back_to_chat():
     """LiteLLM bridges /v1/messages to the backend's chat endpoint: what it rebuilds from our body
     must be the original tool loop (same calls, same results, same tools)."""
     require("bfcl_eval")
-    from litellm.llms.anthropic.pass_through.adapters.transformation import LiteLLMAnthropicMessagesAdapter
-
     from litellm_kvwarm.lab.datasets import bfcl_conversation
+    from litellm_kvwarm.litellm_bridge import messages_adapter
 
     conversation = bfcl_conversation("multi_turn_long_context_0")
     point = list(conversation.requests())[-1]
     chat = {"model": "fast", "max_tokens": 32, "messages": point.messages, "tools": conversation.tools}
     body = messages_body(chat)
-    back, _names = LiteLLMAnthropicMessagesAdapter().translate_anthropic_to_openai(body)
+    back, _names = messages_adapter()().translate_anthropic_to_openai(body)
     back = json.loads(json.dumps(back, default=lambda o: o.model_dump(exclude_none=True)))
     calls = [(c["function"]["name"], json.loads(c["function"]["arguments"]))
              for m in back["messages"] if m["role"] == "assistant" for c in m.get("tool_calls") or []]

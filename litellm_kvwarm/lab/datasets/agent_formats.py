@@ -3,7 +3,7 @@ same turn to ``/v1/messages`` (Anthropic Messages) or ``/v1/responses`` (OpenAI 
 
 The demo and the benchmark replay some recorded conversations this way (a :class:`~.model.Conversation`
 whose ``api`` is ``"messages"`` or ``"responses"``); the history is the same, only its shape changes.
-Field knowledge follows LiteLLM 1.108's own translators (``llms/anthropic/pass_through/adapters``,
+Field knowledge follows LiteLLM 1.108's own translators (``llms/anthropic/pass_through/adapters``, ``messages/adapters`` since 1.109,
 ``responses/litellm_completion_transformation``), read in the other direction:
 
 * **Messages** (:func:`messages_body`): ``system`` messages -> top-level ``system`` (joined with a
