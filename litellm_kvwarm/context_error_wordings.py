@@ -85,7 +85,7 @@ vLLM (and servers that reuse its text)
     max_num_batched_tokens ≥ max_model_len without chunked prefill).
 OpenAI and OpenAI-compatible
   * ``openai-requested`` — "maximum context length is W tokens. However, you requested T tokens
-    (P in the messages, C in the completion)": OpenAI chat (2023–), vLLM ≤0.9, DeepSeek,
+    (P in the messages, C in the completion)" (", but you requested" in gateways' rewording): OpenAI chat (2023–), vLLM ≤0.9, DeepSeek,
     Azure, FastChat, DeepInfra; "(P in the prompt, C in the completion)" vLLM 0.4 completions;
     "(P in the messages, None in the completion)" vLLM 0.4–0.5 with ``max_tokens`` null (no
     output reported).
@@ -99,7 +99,8 @@ OpenAI and OpenAI-compatible
     ``prompt_tokens`` is M + F.
   * ``deepseek-requested-total`` — "maximum context length is W tokens. However, you requested T
     tokens." with no breakdown: DeepSeek API (2025–2026), OpenAI-compatible gateways; also
-    "maximum context length is W tokens; requested T". T is prompt + max_tokens
+    "maximum context length is W tokens; requested T" and ", but you requested T tokens." (gateways,
+    clients' quotes; "payload too large: " before it is no byte limit). T is prompt + max_tokens
     (``total_tokens``), the split unknown: PROMPT_PLUS_OUTPUT_OVER_WINDOW.
   * ``openai-completions`` — "maximum context length is W tokens, however you requested T
     tokens (P in your prompt; C for the completion)": OpenAI/Azure completions API (2022–2023).
@@ -116,7 +117,7 @@ OpenAI and OpenAI-compatible
     tokens per submitted batch is L. Your batch has P tokens after truncation." (Voyage embeddings,
     2024–2026: the sum over the batch, REQUEST_LIMIT).
   * ``openrouter`` — "This endpoint's maximum context length is W tokens. However, you
-    requested about T tokens (P of text input, C in the output)": P, T APPROXIMATE; without the breakdown (cut
+    requested about T tokens (P of text input, C in the output)" (also quoted without "This endpoint's"): P, T APPROXIMATE; without the breakdown (cut
     before it or inside it, or relayed without it: read before as a bare window, T lost) T alone, kind UNKNOWN (T is
     the prompt plus max_tokens when the request sets it, the prompt alone when not).
   * ``sglang-requested-total`` — "Requested token count exceeds the model's maximum context
@@ -483,9 +484,9 @@ ZH_OVERFLOW = (
     r"输入 ?(?:的)?(?:token ?(?:数量|数)?|tokens ?(?:数量|数)?) ?(?:过长|太长|超长|超过|超出|超限)|"
     r"(?:token|tokens) ?(?:数量|数)(?:已)?(?:超过|超出)(?:了)?(?:上限|限制|最大))"
 )
-# The sentence joint after it: ". However, ", ", however ", "; however, ", or none (", you requested T tokens": servers
-# and gateways reword it; what follows names its subject, so "However" itself tells nothing).
-HOWEVER = r"[.,;]? ?(?:However,? )?"
+# The sentence joint after it: ". However, ", ", however ", "; however, ", ", but ", or none (", you requested T tokens"):
+# servers and gateways reword it; what follows names its subject, so the joint itself tells nothing.
+HOWEVER = r"[.,;]? ?(?:(?:However|but),? )?"
 # A limit stated as a rule rather than an event ("max_tokens (C) cannot exceed the context length of W", "Input length (P)
 # must not exceed the maximum context length of W"): the same refusal as "exceeds", its subject's count kept.
 MUST_NOT = r"(?:cannot|can ?not|can't|must not|may not|should not) (?:exceed|be (?:longer|larger|greater|bigger|more) than)"
@@ -698,7 +699,7 @@ ROWS: tuple[Row, ...] = (
         r"take (?P<total>{n}) tokens",
         {"window": W, "total": T}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
     Row("openrouter",
-        r"endpoint'?s " + MCL + HOWEVER + r"you requested about (?P<total>{n})(?: tokens(?: \((?P<parts>[^)]{0,300})\))?|"
+        r"(?:endpoint'?s )?" + MCL + HOWEVER + r"you requested about (?P<total>{n})(?: tokens(?: \((?P<parts>[^)]{0,300})\))?|"
         + CUT + ")",
         {"window": W, "total": ("total", APPROX)}, refine=refine_openrouter),
     Row("sglang-requested-total",
@@ -1204,7 +1205,9 @@ NEGATIVES: tuple[re.Pattern[str], ...] = tuple(
         r"string_above_max_length|invalid '?user'?|string too long",  # OpenAI string-length validation (chars)
         r"content[_ ](?:filter|policy|management)|responsibleaipolicyviolation|safety system",
         r"maximum number of tools|too many tools",
-        r"request_too_large|payload too large|request entity too large",  # HTTP body bytes, not tokens
+        # HTTP body bytes, not tokens; but a gateway's 413 that states a context length in tokens right after it
+        # ("payload too large: maximum context length is N tokens, but you requested M tokens") is the token refusal
+        r"(?:request_too_large|payload too large|request entity too large)(?![^\n]{0,40}?context length is \d[\d,.]* tokens)",
         r"(?:invalid|incorrect) api[ _-]?key|\bunauthorized\b|authentication[_ ]error",
         # throttling worded with tokens (Bedrock "ThrottlingException: Too many tokens, please wait before
         # trying again.", pi-ai's "Throttling error: Too many tokens", "Service unavailable: too many tokens")

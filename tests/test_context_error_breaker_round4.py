@@ -153,8 +153,13 @@ CASES = ROUND4_FAULTS + ROUND4_KEPT + ROUND4_NOT_ERRORS
 
 # every case in every wrapper, but a look-alike under LiteLLM's ContextWindowExceededError name: LiteLLM never names
 # a look-alike so, and that name alone reads as a context error
-WRAPPED = [pytest.param(*case, wrapper, id=f"{i}-{case[1]}-{wrapper}") for i, case in enumerate(CASES)
-           for wrapper in sorted(WRAPPERS) if not (case[1] is None and wrapper == "litellm-context-window")]
+def wrapped(cases: list) -> list:
+    """Each (text, family, kind, fields) case as a pytest param in every wrapper (id "i-family-wrapper")."""
+    return [pytest.param(*case, wrapper, id=f"{i}-{case[1]}-{wrapper}") for i, case in enumerate(cases)
+            for wrapper in sorted(WRAPPERS) if not (case[1] is None and wrapper == "litellm-context-window")]
+
+
+WRAPPED = wrapped(CASES)
 
 
 @pytest.mark.parametrize(("text", "family", "kind", "fields", "wrapper"), WRAPPED)
