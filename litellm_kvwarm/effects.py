@@ -21,7 +21,7 @@ from .config import Settings
 from .deadline import RequestBudget
 from .decode_warm import CHARS_PER_TOKEN, DecodeTap
 from .meta import (
-    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
+    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, SESSION_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
     WARM_MARKER, all_metadata, request_metadata,
 )
 from .metrics import Metrics
@@ -108,8 +108,8 @@ class Effects:
                 data["model"] = esc.target
                 data.update(esc.overrides)  # the step's own overrides, as LiteLLM's fallback would apply them
             self.warm_gate.arrived(view.session, esc.target, view.kind or "", data)  # ends the warms it supersedes
-        if plan.backstop is not None:
-            self.arm(data, plan.backstop, _field(view))
+        if plan.backstop is not None:  # and the session whose warms a reactive escalation ends (chat: its hops carry its items)
+            self.arm(data, plan.backstop, _field(view), identity.hashed_session(view.session, self._secret()) if view.session and view.kind == "chat" else None)
         if plan.escalation is not None and plan.escalation.via_fallback is None and plan.escalation.source_fallback:
             data["fallbacks"] = fallbacks_with_source(data.get("fallbacks"), plan.escalation.target, plan.escalation.source_fallback)
         if plan.warm is not None and view.kind is not None:
@@ -211,9 +211,8 @@ class Effects:
         return DecodeTap(s.decode_warm_tokens, submit, abandon=lambda: self.pending.discard(tenant, call_id))
 
     @staticmethod
-    def arm(data: dict, backstop: Backstop, metadata_field: str = "metadata") -> None:
-        """Arm LiteLLM's fallbacks for this request and record the plan the hops read (in
-        ``data[metadata_field]``)."""
+    def arm(data: dict, backstop: Backstop, metadata_field: str = "metadata", session_hash: str | None = None) -> None:
+        """Arm LiteLLM's fallbacks; record the plan the hops read and the session hash, if any (``data[metadata_field]``)."""
         entries = list(backstop.entries)
         data["context_window_fallbacks"] = [{backstop.group: entries}]
         if backstop.generic:
@@ -222,6 +221,8 @@ class Effects:
             steps = entries if backstop.generic_retry else [e for e in entries if not _same_group(e, backstop.group)]
             data["fallbacks"] = [{backstop.group: steps}]
         request_metadata(data, metadata_field)[PLAN_KEY] = backstop.plan.to_dict()
+        if session_hash is not None:
+            request_metadata(data, metadata_field)[SESSION_KEY] = session_hash
 
     def skipped_source(self, origin: Mapping[str, Any], target: object) -> str:
         """The context-length error the source group's skipped first attempt raises

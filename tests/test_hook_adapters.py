@@ -425,6 +425,37 @@ async def test_a_hop_to_the_warm_target_ends_decode_warms_and_the_reply_warm_of_
     assert queued == ["reply"]
 
 
+async def test_a_reactive_escalation_records_its_session_s_arrival_at_the_target(monkeypatch):
+    """The pre-call writes the session hash beside the armed backstop (``SESSION_KEY``, as warm metadata names the
+    session); the hop that escalates a chat request to slow records the messages it carries there, so the session's
+    warms of slow holding no more stop; a retry on fast records nothing, nor does a hop of another API (bridged to chat,
+    its items have another shape and count: a Messages request carries no session there), nor one whose metadata lacks the plugin's
+    session (a client's own is stripped)."""
+    from litellm_kvwarm import identity
+    from litellm_kvwarm.meta import SESSION_KEY
+
+    h, _ = handler(FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN), monkeypatch)
+    sent = body(6000, max_tokens=2000, metadata={SESSION_KEY: "forged"}, litellm_session_id="s-1")
+    data = await h.async_pre_call_hook(Key(), None, sent, "acompletion")
+    session = identity.hashed_session(identity.session_of(sent, "team:team-a"), h.hash_secret)  # as warm metadata names it
+    assert data["metadata"][SESSION_KEY] == session != "forged"
+    arrivals = h.warm_gate.arrivals
+    meta = {**data["metadata"], "previous_models": [{"exception_string": OVERFLOW}]}
+    await h.async_pre_call_deployment_hook(attempt(meta, fallback_depth=1, max_tokens=2000), "acompletion")
+    assert len(arrivals) == 0  # the retry on fast
+    slow = {"model": "hosted_vllm/slow-model", "api_base": "http://slow.test/v1", "model_info": {"max_input_tokens": 32768}}
+    without = {k: v for k, v in meta.items() if k != SESSION_KEY}
+    await h.async_pre_call_deployment_hook(attempt({**without, "model_group": "slow"}, fallback_depth=2, **slow), "acompletion")
+    assert len(arrivals) == 0
+    await h.async_pre_call_deployment_hook(attempt({**meta, "model_group": "slow"}, fallback_depth=2, **slow), "acompletion")
+    assert arrivals.covers(session, "slow", 1) and not arrivals.covers(session, "slow", 2)  # body() holds one message
+    assert not arrivals.covers(session, "fast", 1)
+    anthropic = {"model": "fast", "max_tokens": 2000, "litellm_session_id": "s-1",
+                 "messages": [{"role": "user", "content": [{"type": "text", "text": sent["messages"][0]["content"]}]}]}
+    data = await h.async_pre_call_hook(Key(), None, anthropic, "anthropic_messages")
+    assert PLAN_KEY in data["litellm_metadata"] and SESSION_KEY not in data["litellm_metadata"]
+
+
 def test_cache_isolation_without_a_master_key_is_named_once_at_the_first_request(caplog):
     """Found by the breaker: with ``KVWARM_CACHE_SALT_SECRET`` set and no master key every request is refused
     (no virtual key names a tenant: closed for security); the log now says why, where LiteLLM's proxy log shows it."""

@@ -32,6 +32,7 @@ from test_reply_warm import metric, wait_for
 pytestmark = pytest.mark.e2e
 
 FAST_WINDOW, SLOW_WINDOW, BLOCK, PIECE = 4_096, 16_384, 16, 512
+OVERSTATED_WINDOW = 5_000  # its 60% (3,000) is below conversation()'s routing estimate (~3,240)
 KEYS = {"sk-a": {"team_id": "team-a"}}
 TURN_CHARS = 1_400  # ≈ 350 tokens a message by the routing estimate: a turn (question + answer) ≈ 700
 
@@ -56,9 +57,14 @@ def stack(tmp_path_factory):
                   "fast-paced": [BackendSpec.of(procs["paced"], "fast-8b")],
                   "slow": [BackendSpec.of(procs["slow_a"], "slow-27b"), BackendSpec.of(procs["slow_b"], "slow-27b")],
                   "fast-to-paced": [BackendSpec.of(procs["fast"], "fast-8b")],
-                  "slow-paced": [BackendSpec.of(procs["slow_paced"], "slow-27b")]}
+                  "slow-paced": [BackendSpec.of(procs["slow_paced"], "slow-27b")],
+                  # fast, declared by the operator with a larger window than it has (model_info.max_input_tokens is
+                  # trusted over the server's): a request between the two routes there and fast refuses it
+                  "fast-overstated": [BackendSpec(served_model_name="fast-8b", api_base=procs["fast"].base_url + "/v1",
+                                                  model_info={"max_input_tokens": OVERSTATED_WINDOW})]}
         config = proxy_config(
-            groups, fallbacks=[{"fast": ["slow"]}, {"fast-paced": ["slow"]}, {"fast-to-paced": ["slow-paced"]}],
+            groups, fallbacks=[{"fast": ["slow"]}, {"fast-paced": ["slow"]}, {"fast-to-paced": ["slow-paced"]},
+                               {"fast-overstated": ["slow-paced"]}],
             # pieces of a fixed 512 tokens here (not sized from slow's live prompts: test_warm_pieces_sized.py)
             env_vars={"KVWARM_CACHE_SALT_SECRET": "test-secret-not-for-production", "KVWARM_REQUEST_BUDGET_MS": 2000,
                       "KVWARM_WARM_PIECE_SHARE": 0},
@@ -295,3 +301,27 @@ def test_a_warm_sends_nothing_more_once_its_session_s_escalated_turn_reached_the
     assert 1 <= len(warmed) <= 3 and all(r["prompt_tokens"] < whole for r in warmed), warmed
     assert wait_for(lambda: metric(stack, "kvwarm_warm_pieces_total", outcome="superseded") - superseded >= 8 - len(warmed))
     assert [r["status"] for r in backend_requests(stack["fast"])] == [200]
+
+
+def test_a_reactive_escalation_also_ends_the_warm_it_supersedes(stack):
+    """The same on the backstop's path: fast's window is overstated by the operator, so the grown turn (~4,150 tokens,
+    under the stated 5,000) is sent to fast, refused there (4,096), and escalated by LiteLLM's fallback with the whole
+    conversation while the warm's pieces are still prefilling on slow: the rest of the warm is not sent (before: every
+    piece, the whole body and the reply-warm, as with the check disabled in the proactive case above)."""
+    clear_backends(stack["fast"], stack["slow_paced"])
+    superseded = metric(stack, "kvwarm_warm_pieces_total", outcome="superseded")
+    messages = conversation("superseded-reactive")
+    assert post(stack, "chat", "superseded-reactive", messages, model="fast-overstated").status_code == 200
+    whole = tokenize_count(stack["slow_paced"], "slow-27b", messages)
+    wait_for(lambda: any(r["max_tokens"] == 1 for r in backend_requests(stack["slow_paced"])))  # the first piece is in
+    grown = [*messages, {"role": "assistant", "content": "Sure."}, {"role": "user", "content": "More: " + long_text(6_000)}]
+    assert FAST_WINDOW < tokenize_count(stack["slow_paced"], "slow-27b", grown) + 16 < OVERSTATED_WINDOW - 256
+    assert post(stack, "chat", "superseded-reactive", grown, model="fast-overstated").status_code == 200
+    time.sleep(3.0)  # what the warm would still send: 8 more pieces of ~0.15 s each, the whole body, the reply-warm
+    assert [r["status"] for r in backend_requests(stack["fast"])] == [200, 400]  # the grown turn was refused there
+    rows = backend_requests(stack["slow_paced"])
+    served = [r for r in rows if r["max_tokens"] != 1]
+    assert len(served) == 1 and served[0]["status"] == 200, rows
+    warmed = [r for r in rows if r["max_tokens"] == 1]
+    assert 1 <= len(warmed) <= 3 and all(r["prompt_tokens"] < whole for r in warmed), warmed
+    assert wait_for(lambda: metric(stack, "kvwarm_warm_pieces_total", outcome="superseded") - superseded >= 8 - len(warmed))
