@@ -279,19 +279,25 @@ def test_a_request_that_skips_the_prefix_cache_is_warmed_in_pieces_that_read_it(
     assert live["status"] == 200 and live["cached_tokens"] == 0  # the client's own request keeps its field
 
 
-@pytest.mark.parametrize("api", ["chat", "messages"])
-def test_a_warm_sends_nothing_more_once_its_session_s_escalated_turn_reached_the_target(stack, api):
+@pytest.mark.parametrize(("api", "group", "fast_statuses"), [
+    ("chat", "fast-to-paced", [200]), ("messages", "fast-to-paced", [200]),
+    # the backstop's path: fast's window is overstated by the operator (5,000), so the grown turn (~4,150 tokens) is
+    # sent to fast, refused there (4,096), and escalated by LiteLLM's fallback (chat; before: 13 warm requests)
+    ("chat", "fast-overstated", [200, 400])], ids=["chat", "messages", "chat-reactive"])
+def test_a_warm_sends_nothing_more_once_its_session_s_escalated_turn_reached_the_target(stack, api, group, fast_statuses):
     """The session overflows fast while its warm's pieces are still prefilling on slow: the escalated turn holds the
     whole conversation, so the pieces not yet sent, the warm's whole body and the first turn's reply-warm are not sent
     (before: every one of them, each a proxy request finding the escalated turn's prefix cached)."""
     clear_backends(stack["fast"], stack["slow_paced"])
     superseded = metric(stack, "kvwarm_warm_pieces_total", outcome="superseded")
-    messages = conversation(f"superseded-{api}")
-    assert post(stack, api, f"superseded-{api}", messages, model="fast-to-paced").status_code == 200
+    session = f"superseded-{api}-{group}"
+    messages = conversation(session)
+    assert post(stack, api, session, messages, model=group).status_code == 200
     whole = tokenize_count(stack["slow_paced"], "slow-27b", messages)
     wait_for(lambda: any(r["max_tokens"] == 1 for r in backend_requests(stack["slow_paced"])))  # the first piece is in
     grown = [*messages, {"role": "assistant", "content": "Sure."}, {"role": "user", "content": "More: " + long_text(6_000)}]
-    assert post(stack, api, f"superseded-{api}", grown, model="fast-to-paced").status_code == 200
+    assert FAST_WINDOW < tokenize_count(stack["slow_paced"], "slow-27b", grown) + 16 < OVERSTATED_WINDOW - 256
+    assert post(stack, api, session, grown, model=group).status_code == 200
     time.sleep(3.0)  # what the warm would still send: 8 more pieces of ~0.15 s each, the whole body, the reply-warm
     rows = backend_requests(stack["slow_paced"])
     served = [r for r in rows if r["max_tokens"] != 1]
@@ -300,28 +306,4 @@ def test_a_warm_sends_nothing_more_once_its_session_s_escalated_turn_reached_the
     # at most the pieces sent before the escalated turn's pre-call, and the one then in flight; never the whole body
     assert 1 <= len(warmed) <= 3 and all(r["prompt_tokens"] < whole for r in warmed), warmed
     assert wait_for(lambda: metric(stack, "kvwarm_warm_pieces_total", outcome="superseded") - superseded >= 8 - len(warmed))
-    assert [r["status"] for r in backend_requests(stack["fast"])] == [200]
-
-
-def test_a_reactive_escalation_also_ends_the_warm_it_supersedes(stack):
-    """The same on the backstop's path: fast's window is overstated by the operator, so the grown turn (~4,150 tokens,
-    under the stated 5,000) is sent to fast, refused there (4,096), and escalated by LiteLLM's fallback with the whole
-    conversation while the warm's pieces are still prefilling on slow: the rest of the warm is not sent (before: every
-    piece, the whole body and the reply-warm, as with the check disabled in the proactive case above)."""
-    clear_backends(stack["fast"], stack["slow_paced"])
-    superseded = metric(stack, "kvwarm_warm_pieces_total", outcome="superseded")
-    messages = conversation("superseded-reactive")
-    assert post(stack, "chat", "superseded-reactive", messages, model="fast-overstated").status_code == 200
-    whole = tokenize_count(stack["slow_paced"], "slow-27b", messages)
-    wait_for(lambda: any(r["max_tokens"] == 1 for r in backend_requests(stack["slow_paced"])))  # the first piece is in
-    grown = [*messages, {"role": "assistant", "content": "Sure."}, {"role": "user", "content": "More: " + long_text(6_000)}]
-    assert FAST_WINDOW < tokenize_count(stack["slow_paced"], "slow-27b", grown) + 16 < OVERSTATED_WINDOW - 256
-    assert post(stack, "chat", "superseded-reactive", grown, model="fast-overstated").status_code == 200
-    time.sleep(3.0)  # what the warm would still send: 8 more pieces of ~0.15 s each, the whole body, the reply-warm
-    assert [r["status"] for r in backend_requests(stack["fast"])] == [200, 400]  # the grown turn was refused there
-    rows = backend_requests(stack["slow_paced"])
-    served = [r for r in rows if r["max_tokens"] != 1]
-    assert len(served) == 1 and served[0]["status"] == 200, rows
-    warmed = [r for r in rows if r["max_tokens"] == 1]
-    assert 1 <= len(warmed) <= 3 and all(r["prompt_tokens"] < whole for r in warmed), warmed
-    assert wait_for(lambda: metric(stack, "kvwarm_warm_pieces_total", outcome="superseded") - superseded >= 8 - len(warmed))
+    assert [r["status"] for r in backend_requests(stack["fast"])] == fast_statuses
