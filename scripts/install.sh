@@ -18,7 +18,7 @@ heartbeat() {
   local started=$SECONDS
   while sleep 20; do echo "[install] ... still $1 ($((SECONDS - started)) s)"; done
 }
-echo "[install] installing litellm-kvwarm with its lab, test and calibrate extras into .venv (first run: ~2-6 min)"
+echo "[install] installing litellm-kvwarm with its lab, test and calibrate extras into .venv (first run: ~1-6 min)"
 heartbeat "installing" & BEAT=$!
 trap 'kill $BEAT 2>/dev/null || true' EXIT
 .venv/bin/python -m pip install -q --disable-pip-version-check -e '.[test,lab,calibrate]'
