@@ -303,5 +303,8 @@ def test_a_baseline_that_dies_is_started_again_and_its_lost_requests_sent_again(
     assert stack.baseline_crashes[before:] == [{"returncode": -_signal.SIGKILL, "lost": len(cases)}]
     assert all(c.plain_marker == f"{c.case.seed}:{c.case.index}:L1" for c in comparisons)
     assert not [c.plain for c in comparisons if c.plain.error_type in LOST]  # every request answered by the new process
-    counts = summarize(comparisons)["counts"]
-    assert counts["plugin_worse"] == 0 and counts["identical"] >= len(cases) - 1, counts
+    summary = summarize(comparisons)
+    counts = summary["counts"]
+    # the differing cases with their reasons (seen once under the full newest tier, 2026-12-06: 10 identical, 1 better,
+    # 1 worse; not reproduced alone nor with its module)
+    assert counts["plugin_worse"] == 0 and counts["identical"] >= len(cases) - 1, (counts, summary["plugin_worse"], summary["plugin_better"])
