@@ -27,6 +27,10 @@ import httpx
 DEFAULT_TIMEOUT_S = 5.0
 #: Largest response body the plugin reads from a backend (bytes); more is an error.
 MAX_BODY_BYTES = 8 * 1024 * 1024
+#: Transport errors that mean "this connection is gone", sent again (:func:`bounded_request`) if no header came.
+STALE_CONNECTION = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+#: Sends of one call in all: the first, and one on a new connection after a stale pooled one.
+SEND_ATTEMPTS = 2
 
 
 def redact_url(url: str) -> str:
@@ -102,19 +106,33 @@ async def bounded_request(
     seconds of wall-clock time: httpx's own timeouts bound each read, so a server sending one
     byte every half second would otherwise never time out. Reads at most ``max_bytes``.
 
+    A request whose connection fails before any response header arrives (``ReadError``, ``WriteError``,
+    ``RemoteProtocolError``: a pooled keep-alive connection the backend closed as it was reused; uvicorn,
+    vLLM's server, closes idle ones after 5 s, gunicorn after 2 s) is sent again on a new connection,
+    :data:`SEND_ATTEMPTS` in all, within the same bound; every call made here is idempotent (``GET
+    /v1/models``, ``GET /metrics``, ``POST /tokenize``). A failure after the headers is not retried.
+
     Raises :class:`BackendCallError` (never an httpx error); any HTTP status is returned.
     """
 
     async def exchange() -> BackendResponse:
-        async with client.stream(method, url, headers=headers, json=json_body) as response:
-            chunks: list[bytes] = []
-            size = 0
-            async for chunk in response.aiter_bytes():
-                size += len(chunk)
-                if size > max_bytes:
-                    raise BackendCallError("too_large")
-                chunks.append(chunk)
-            return BackendResponse(response.status_code, b"".join(chunks))
+        for attempt in range(1, SEND_ATTEMPTS + 1):
+            answered = False
+            try:
+                async with client.stream(method, url, headers=headers, json=json_body) as response:
+                    answered = True
+                    chunks: list[bytes] = []
+                    size = 0
+                    async for chunk in response.aiter_bytes():
+                        size += len(chunk)
+                        if size > max_bytes:
+                            raise BackendCallError("too_large")
+                        chunks.append(chunk)
+                    return BackendResponse(response.status_code, b"".join(chunks))
+            except STALE_CONNECTION:
+                if answered or attempt == SEND_ATTEMPTS:
+                    raise
+        raise AssertionError("unreachable")
 
     task = asyncio.ensure_future(exchange())
     try:

@@ -34,7 +34,7 @@ from typing import Any
 
 from .sse_apis import is_end, is_error, is_first_token, usage_of
 
-__all__ = ["DONE", "SseError", "StreamResult", "decode_payload", "iter_events", "iter_payloads", "read_stream"]
+__all__ = ["DONE", "ChunkedDataLines", "SseError", "StreamResult", "decode_payload", "iter_events", "iter_payloads", "read_stream"]
 
 #: the payload that ends an OpenAI-style stream
 DONE = "[DONE]"
@@ -46,6 +46,26 @@ class SseError(ValueError):
     def __init__(self, payload: str, reason: str) -> None:
         super().__init__(f"SSE data is not JSON ({reason}): {payload[:200]!r}")
         self.payload = payload
+
+
+class ChunkedDataLines:
+    """Split a byte stream's network chunks into the payloads of its ``data:`` lines, in order (a line,
+    or a UTF-8 character, may span chunks): for a pass-through that relays bytes and reads the events it
+    passes on. Line by line, not event by event: an event of several ``data:`` lines gives each."""
+
+    def __init__(self) -> None:
+        self._buffer = b""
+
+    def feed(self, data: bytes) -> list[str]:
+        """The payloads of the lines ``data`` completes (``[DONE]`` included), without ``data:`` and spaces."""
+        self._buffer += data
+        *lines, self._buffer = self._buffer.split(b"\n")
+        out = []
+        for line in lines:
+            line = line.rstrip(b"\r")
+            if line.startswith(b"data:"):
+                out.append(line[5:].strip().decode("utf-8", errors="replace"))
+        return out
 
 
 def iter_payloads(lines: Iterable[str]) -> Iterator[str]:

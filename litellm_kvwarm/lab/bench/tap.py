@@ -4,17 +4,15 @@ request log, so the benchmark's replay can attribute attempts, failures and warm
 ``python -m litellm_kvwarm.lab.bench.tap --upstream http://127.0.0.1:PORT --port N [--request-log FILE]``
 
 **Forwarding.** Every request (any method and path, query string, headers except hop-by-hop ones,
-body bytes) goes to ``--upstream`` unchanged; the upstream's status code, headers (less hop-by-hop
-ones and ``content-length``/``content-encoding``, since the body is re-sent decoded) and body come
-back. ``text/event-stream`` answers are passed on chunk by chunk as they arrive; everything else
-(``/health``, ``/v1/models``, ``/tokenize``, ``/metrics``, non-streamed completions, errors) is read
-whole and returned. The tap's own ``/health`` is the upstream's.
+body bytes) goes to ``--upstream`` unchanged (sent again on a fresh connection if a pooled one fails
+before any response byte, :func:`_send`); the upstream's status code, headers (less hop-by-hop ones and
+``content-length``/``content-encoding``: the body is re-sent decoded) and body come back. Streamed
+answers pass chunk by chunk; everything else is read whole. The tap's own ``/health`` is the upstream's.
 
 **Recording.** For each ``POST /v1/chat/completions``, ``/v1/completions`` and ``/v1/responses`` it appends one entry
-in the shape of :func:`litellm_kvwarm.lab.emulator.request_log.make_entry` (same keys), served at
-``GET /emulator/requests`` (``{"requests": [...]}``; ``DELETE`` clears it) and mirrored to
-``--request-log`` as JSON lines, so :func:`litellm_kvwarm.lab.bench.replay.backend_log` and the demo's
-replay read a tap exactly as they read an emulator. Where each value comes from:
+shaped as :func:`litellm_kvwarm.lab.emulator.request_log.make_entry`, served at ``GET /emulator/requests``
+(``{"requests": [...]}``; ``DELETE`` clears it) and mirrored to ``--request-log`` as JSON lines, so
+:func:`litellm_kvwarm.lab.bench.replay.backend_log` and the demo read a tap as they read an emulator. Sources:
 
 * ``endpoint``, ``model``, ``stream``, ``max_tokens`` (``max_completion_tokens`` if set, else
   ``max_tokens``; on ``/v1/responses`` ``max_output_tokens``; as received, ``null`` if absent),
@@ -25,26 +23,22 @@ replay read a tap exactly as they read an emulator. Where each value comes from:
 * ``prompt_tokens``, ``cached_tokens`` (``usage.prompt_tokens_details.cached_tokens``; vLLM sends it
   only with ``--enable-prompt-tokens-details``), ``completion_tokens``: the response's ``usage``.
   A streamed response carries ``usage`` only in its last event, and only when the request asked for
-  ``stream_options.include_usage`` (the demo and benchmark always do; LiteLLM forwards it to a
-  ``hosted_vllm`` deployment). Without ``usage`` — a stream without ``include_usage``, and every
-  error: vLLM's error body holds no count — these are ``null`` (the emulator counts the prompt
-  of a rejected request itself; the tap cannot). A Responses answer's ``usage`` (``input_tokens``,
+  ``stream_options.include_usage`` (the demo and benchmark always do; LiteLLM forwards it to ``hosted_vllm``).
+  Without ``usage`` (a stream without ``include_usage``; every error: vLLM's error body holds no count)
+  these are ``null``. A Responses answer's ``usage`` (``input_tokens``,
   ``input_tokens_details.cached_tokens``, ``output_tokens``; streamed: in ``response.completed``)
   is read in the chat shape by :mod:`litellm_kvwarm.lab.sse_apis`;
 * ``ttft_s``: seconds from the request's arrival at the tap to the first streamed event with
-  non-empty ``choices`` (vLLM sends its role chunk with the first generated token, so this is
-  prefill + first decode step as the server delivers it; Responses: the first ``*.delta`` event),
-  on the tap's monotonic clock.
+  non-empty ``choices`` (vLLM sends its role chunk with the first generated token: prefill + first decode
+  step as the server delivers it; Responses: the first ``*.delta`` event), on the tap's monotonic clock;
   ``null`` for non-streamed requests (nothing arrives before the whole answer) and errors;
 * ``ts``: unix seconds when the entry was recorded (the response's end), as the emulator.
 
-**A measurement device.** The tap adds one local HTTP hop (client → tap → vLLM) and parses every
-SSE event it passes on. Measured on this project's 2-core VM (median of 20 alternating tiny
-streamed requests, a few words, ``max_tokens=1``, to the real slow vLLM server, by
-:func:`litellm_kvwarm.lab.bench.vllm_scale.tap_overhead`): 6.7 ms direct, 9.7 ms through the tap,
-**+3.0 ms** (+2.5 ms and +5.1 ms in two other runs). ``kvwarm bench --scale vllm`` measures it in
-every run and reports it with the results. A ``ttft_s`` from the tap therefore includes the tap's
-share of that hop, never the proxy's.
+**A measurement device.** The tap adds one local HTTP hop (client → tap → vLLM) and parses every SSE
+event it passes on: on this project's 2-core VM (median of 20 alternating tiny streamed requests,
+``max_tokens=1``, to the real slow vLLM server, :func:`litellm_kvwarm.lab.bench.vllm_scale.tap_overhead`)
+6.7 ms direct, 9.7 ms through the tap, **+3.0 ms** (+2.5 and +5.1 ms in two other runs); ``kvwarm bench
+--scale vllm`` measures it in every run. A tap ``ttft_s`` includes the tap's share of that hop, never the proxy's.
 """
 
 from __future__ import annotations
@@ -63,6 +57,7 @@ from fastapi import FastAPI, Request
 from fastapi.responses import Response, StreamingResponse
 
 from ..emulator.request_log import RequestLog, make_entry
+from ..sse import ChunkedDataLines
 from ..sse_apis import API_OF_PATH, chat_usage, is_error, is_first_token, usage_of
 
 __all__ = ["RECORDED_PATHS", "create_app", "main"]
@@ -76,6 +71,10 @@ HOP_BY_HOP = frozenset({"connection", "keep-alive", "proxy-authenticate", "proxy
                         "transfer-encoding", "upgrade", "host", "content-length", "content-encoding"})
 #: A cold 16k-token prefill on a busy CPU takes tens of seconds; the client decides when to give up.
 UPSTREAM_TIMEOUT_S = 600.0
+#: Idle pooled connections are dropped before the upstream's own keep-alive timeout (uvicorn's 5 s) ends them.
+KEEPALIVE_EXPIRY_S = 2.0
+STALE_CONNECTION = (httpx.ReadError, httpx.WriteError, httpx.RemoteProtocolError)
+SEND_ATTEMPTS = 3
 ERROR_CHARS = 500
 
 
@@ -163,21 +162,18 @@ class _Record:
         )
 
 
-class _SseLines:
-    """Split a byte stream into SSE ``data:`` payloads (events may span chunks)."""
-
-    def __init__(self) -> None:
-        self._buffer = b""
-
-    def feed(self, data: bytes) -> list[str]:
-        self._buffer += data
-        *lines, self._buffer = self._buffer.split(b"\n")
-        out = []
-        for line in lines:
-            line = line.rstrip(b"\r")
-            if line.startswith(b"data:"):
-                out.append(line[5:].strip().decode("utf-8", errors="replace"))
-        return out
+async def _send(client: httpx.AsyncClient, outgoing: httpx.Request) -> httpx.Response:
+    """``client.send(outgoing, stream=True)``, sent again (up to :data:`SEND_ATTEMPTS` in all) when the
+    connection fails before any response byte: a pooled keep-alive connection the upstream closed as
+    the tap reused it (uvicorn, vLLM's server, closes idle ones after 5 s) answers a reset or nothing.
+    Raises the last ``httpx.HTTPError``."""
+    for _ in range(SEND_ATTEMPTS - 1):
+        try:
+            return await client.send(outgoing, stream=True)
+        except STALE_CONNECTION as exc:
+            logger.info("tap: %s %s: %s before any response; sending it again", outgoing.method, outgoing.url.path,
+                        type(exc).__name__)
+    return await client.send(outgoing, stream=True)
 
 
 def create_app(upstream: str, log: RequestLog) -> FastAPI:
@@ -187,8 +183,9 @@ def create_app(upstream: str, log: RequestLog) -> FastAPI:
 
     @asynccontextmanager
     async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        limits = httpx.Limits(max_keepalive_connections=32, keepalive_expiry=KEEPALIVE_EXPIRY_S)
         clients["upstream"] = httpx.AsyncClient(base_url=upstream.rstrip("/"), timeout=UPSTREAM_TIMEOUT_S,
-                                                trust_env=False, limits=httpx.Limits(max_keepalive_connections=32))
+                                                trust_env=False, limits=limits)
         try:
             yield
         finally:
@@ -217,9 +214,9 @@ def create_app(upstream: str, log: RequestLog) -> FastAPI:
         url = "/" + path + (("?" + request.url.query) if request.url.query else "")
         rec = _Record("/" + path, raw, arrived) if request.method == "POST" and "/" + path in RECORDED_PATHS else None
         client = clients["upstream"]
-        outgoing = client.build_request(request.method, url, headers=_forward_headers(request.headers), content=raw)
         try:
-            upstream_response = await client.send(outgoing, stream=True)
+            upstream_response = await _send(client, client.build_request(
+                request.method, url, headers=_forward_headers(request.headers), content=raw))
         except httpx.HTTPError as exc:
             if rec is not None:
                 rec.status, rec.error = 502, f"tap: upstream unreachable: {type(exc).__name__}: {exc}"
@@ -245,7 +242,7 @@ def create_app(upstream: str, log: RequestLog) -> FastAPI:
             return Response(content, status_code=upstream_response.status_code, headers=headers)
 
         async def relay() -> AsyncIterator[bytes]:
-            lines = _SseLines()
+            lines = ChunkedDataLines()
             finished = False
             try:
                 async for data in upstream_response.aiter_bytes():
