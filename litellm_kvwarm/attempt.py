@@ -150,9 +150,7 @@ class Attempts:
         self.effects.count_route(decision.action.value, plan.source, hop_group if decision.action is HopAction.ESCALATE else plan.target)
         if decision.action is HopAction.ESCALATE:
             request_metadata(kwargs, view.metadata_field)[ESCALATED_KEY] = "reactive"
-            messages = kwargs.get("messages")  # ends the warms it supersedes (a chat request's session: Effects.arm)
-            if view.carried.session is not None and isinstance(messages, list):
-                self.effects.warm_gate.arrivals.arrive(view.carried.session, hop_group, len(messages))
+            self.effects.warm_gate.arrived(view.carried.session, hop_group)  # ends the warms it supersedes (Effects.arm)
         elif decision.max_tokens is not None:
             self.effects.metrics.output_clamps.labels(plan.source, "reactive").inc()
         set_output(kwargs, decision.max_tokens, view.adapter.output_field if view.adapter is not None else "max_tokens")

@@ -21,7 +21,7 @@ from .config import Settings
 from .deadline import RequestBudget
 from .decode_warm import CHARS_PER_TOKEN, DecodeTap
 from .meta import (
-    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, SESSION_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
+    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, ARRIVAL_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
     WARM_MARKER, all_metadata, request_metadata,
 )
 from .metrics import Metrics
@@ -90,12 +90,12 @@ class Effects:
             request_metadata(data, _field(view))[AFFINITY_KEY] = identity.affinity_key(view.session, self._secret())
         if plan.estimate_record is not None:
             request_metadata(data, _field(view))[ESTIMATE_KEY] = dict(plan.estimate_record)
-        if plan.log_level == "info":
-            logger.info(plan.reason)
-        elif plan.log_level == "debug":
-            logger.debug(plan.reason)
+        if plan.log_level in ("info", "debug"):
+            getattr(logger, plan.log_level)(plan.reason)
         if plan.label is not None:
             self.count_route(plan.label, view.group or "", plan.counted_target)
+        # the session and its items, as its warms count theirs: a live request there with as many ends them
+        arrival = self.warm_gate.arrival(view.session, view.kind or "", data) if plan.escalation or plan.backstop else None
         if plan.escalation is not None:
             esc = plan.escalation
             meta = request_metadata(data, _field(view))
@@ -107,9 +107,9 @@ class Effects:
             else:
                 data["model"] = esc.target
                 data.update(esc.overrides)  # the step's own overrides, as LiteLLM's fallback would apply them
-            self.warm_gate.arrived(view.session, esc.target, view.kind or "", data)  # ends the warms it supersedes
-        if plan.backstop is not None:  # and the session whose warms a reactive escalation ends (chat: its hops carry its items)
-            self.arm(data, plan.backstop, _field(view), identity.hashed_session(view.session, self._secret()) if view.session and view.kind == "chat" else None)
+            self.warm_gate.arrived(arrival, esc.target)  # ends the warms it supersedes
+        if plan.backstop is not None:  # a reactive escalation ends them (Attempts._hop)
+            self.arm(data, plan.backstop, _field(view), arrival)
         if plan.escalation is not None and plan.escalation.via_fallback is None and plan.escalation.source_fallback:
             data["fallbacks"] = fallbacks_with_source(data.get("fallbacks"), plan.escalation.target, plan.escalation.source_fallback)
         if plan.warm is not None and view.kind is not None:
@@ -211,8 +211,8 @@ class Effects:
         return DecodeTap(s.decode_warm_tokens, submit, abandon=lambda: self.pending.discard(tenant, call_id))
 
     @staticmethod
-    def arm(data: dict, backstop: Backstop, metadata_field: str = "metadata", session_hash: str | None = None) -> None:
-        """Arm LiteLLM's fallbacks; record the plan the hops read and the session hash, if any (``data[metadata_field]``)."""
+    def arm(data: dict, backstop: Backstop, metadata_field: str = "metadata", arrival: tuple[str, int] | None = None) -> None:
+        """Arm LiteLLM's fallbacks; record the plan the hops read and the session's (hash, items), if any (``data[metadata_field]``)."""
         entries = list(backstop.entries)
         data["context_window_fallbacks"] = [{backstop.group: entries}]
         if backstop.generic:
@@ -221,8 +221,8 @@ class Effects:
             steps = entries if backstop.generic_retry else [e for e in entries if not _same_group(e, backstop.group)]
             data["fallbacks"] = [{backstop.group: steps}]
         request_metadata(data, metadata_field)[PLAN_KEY] = backstop.plan.to_dict()
-        if session_hash is not None:
-            request_metadata(data, metadata_field)[SESSION_KEY] = session_hash
+        if arrival is not None:
+            request_metadata(data, metadata_field)[ARRIVAL_KEY] = {"hash": arrival[0], "items": arrival[1]}
 
     def skipped_source(self, origin: Mapping[str, Any], target: object) -> str:
         """The context-length error the source group's skipped first attempt raises

@@ -32,10 +32,11 @@ SALT_KEY = "kvwarm_cache_salt"
 #: the keyed hash of the request's tenant (:func:`litellm_kvwarm.identity.hash_key`): the scope of
 #: what backend rejections teach (:mod:`litellm_kvwarm.learned_limits`)
 TENANT_KEY = "kvwarm_tenant"
-#: the session's hash as warm metadata names it (:func:`litellm_kvwarm.identity.hashed_session`), beside the armed
-#: backstop of a chat request: its reactive escalation ends the warms of that session it supersedes (chat only: a
-#: Messages or Responses request bridged to chat reaches its hops with its items in another shape and count)
-SESSION_KEY = "kvwarm_session"
+#: ``{"hash": str, "items": int}``, beside the armed backstop: the session's hash as warm metadata names it
+#: (:func:`litellm_kvwarm.identity.hashed_session`) and the request's item count in its own API shape, as the
+#: session's warms count theirs (a Messages or Responses request bridged to chat reaches its hops with its items
+#: in another shape and count): its reactive escalation ends the warms of that session it supersedes
+ARRIVAL_KEY = "kvwarm_arrival"
 #: seconds of the per-request I/O budget already spent by earlier hooks of this request
 BUDGET_KEY = "kvwarm_budget_spent_s"
 #: Ids of the deployments earlier attempts of the request failed on, kept by session pinning across retries
@@ -47,7 +48,7 @@ PREFIX = "kvwarm_"
 METADATA_FIELDS = ("metadata", "litellm_metadata")
 #: the keys the plugin writes into a live request's metadata (a warm's own are beside them, in
 #: :mod:`litellm_kvwarm.warm_body`): one of them in a metadata dict marks the plugin's state there
-STATE_KEYS = (TENANT_KEY, AFFINITY_KEY, PLAN_KEY, SESSION_KEY, ESTIMATE_KEY, ESCALATED_KEY, ORIGIN_KEY, SKIP_SOURCE_KEY, SALT_KEY,
+STATE_KEYS = (TENANT_KEY, AFFINITY_KEY, PLAN_KEY, ARRIVAL_KEY, ESTIMATE_KEY, ESCALATED_KEY, ORIGIN_KEY, SKIP_SOURCE_KEY, SALT_KEY,
               BUDGET_KEY, WARM_MARKER)
 
 

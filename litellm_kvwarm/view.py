@@ -28,7 +28,7 @@ from .client_fallbacks import FallbackChoice
 from .conversation_shape import body_well_formed
 from .call_adapters import ADAPTERS, CallAdapter, adapter_for, call_kind
 from .meta import (
-    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, METADATA_FIELDS, ORIGIN_KEY, PLAN_KEY, SALT_KEY, SESSION_KEY,
+    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, METADATA_FIELDS, ORIGIN_KEY, PLAN_KEY, SALT_KEY, ARRIVAL_KEY,
     SKIP_SOURCE_KEY, TENANT_KEY, holds_state,
 )
 from .output_budget import OUTPUT_FIELDS, OutputBudget, read_output_budget
@@ -73,7 +73,7 @@ class Carried:
     proactive escalation made by skipping the source group's first attempt (``SKIP_SOURCE_KEY``);
     ``tenant``: the keyed hash of the request's tenant (``TENANT_KEY``), the scope of learned limits;
     ``previous_attempt``: LiteLLM's record of the attempt that failed last (``previous_models``); ``session``: the
-    request's session hash written beside its backstop (``SESSION_KEY``)."""
+    request's (session hash, items) written beside its backstop (``ARRIVAL_KEY``)."""
 
     estimate: TokenEstimate | None = None
     estimate_tenant: str | None = None
@@ -90,7 +90,13 @@ class Carried:
     skip_source: str | None = None
     tenant: str | None = None
     previous_attempt: Mapping[str, Any] | None = None
-    session: str | None = None
+    session: tuple[str, int] | None = None
+
+
+def _arrival(value: object) -> tuple[str, int] | None:
+    if isinstance(value, Mapping) and isinstance(value.get("hash"), str) and _int(value.get("items")) and value["items"] > 0:
+        return value["hash"], value["items"]
+    return None
 
 
 def carried(meta: object) -> Carried:
@@ -123,7 +129,7 @@ def carried(meta: object) -> Carried:
         skip_source=meta[SKIP_SOURCE_KEY] if isinstance(meta.get(SKIP_SOURCE_KEY), str) else None,
         tenant=meta[TENANT_KEY] if isinstance(meta.get(TENANT_KEY), str) else None,
         previous_attempt=last_attempt(meta.get("previous_models")),
-        session=meta[SESSION_KEY] if isinstance(meta.get(SESSION_KEY), str) else None,
+        session=_arrival(meta.get(ARRIVAL_KEY)),
     )
 
 

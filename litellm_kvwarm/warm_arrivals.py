@@ -6,7 +6,7 @@ after another; when the conversation overflows the fast window meanwhile, its es
 the target with the whole conversation, and prefills (and caches) everything the warm's remaining
 pieces would. Those pieces then find their prefix cached and prefill 0-16 tokens each, but each is still
 a request through the proxy and the server. Here the effects record each proactive escalation, and the
-backstop each reactive escalation of a chat request (its hop carries the session's hash, ``meta.SESSION_KEY``)
+backstop each reactive escalation (its hop carries the session's hash and items, ``meta.ARRIVAL_KEY``)
 (:meth:`LiveArrivals.arrive`); the piece sender asks before each piece and before the whole body
 (:meth:`LiveArrivals.covers`) and stops when the live request holds at least the warm's items.
 

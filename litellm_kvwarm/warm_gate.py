@@ -236,12 +236,20 @@ class WarmGate:
             size=body_bytes(body),  # one walk, no copy: what the queued (then in-flight) warm holds
         )
 
-    def arrived(self, session: identity.Session | None, target: str, kind: str, data: Mapping[str, Any]) -> None:
-        """The live request ``data`` (a ``kind`` request) of ``session`` goes to ``target``: a warm of that session
-        there holding no more items than it sends nothing more. A session without a tenant or items: nothing."""
+    def arrival(self, session: identity.Session | None, kind: str, data: Mapping[str, Any]) -> tuple[str, int] | None:
+        """``(session hash, items)`` of the live request ``data`` (a ``kind`` request) of ``session``, counted as that
+        session's warms count theirs (:data:`ITEMS_FIELD`, in the request's own API shape); ``None`` for a session
+        without a tenant, or a request without an item list (text completions, a Responses ``input`` string)."""
         items = data.get(ITEMS_FIELD.get(kind, ""))
-        if session is not None and session.tenant and isinstance(items, list):
-            self.arrivals.arrive(identity.hashed_session(session, self._secret), target, len(items))
+        if session is None or not session.tenant or not isinstance(items, list):
+            return None
+        return identity.hashed_session(session, self._secret), len(items)
+
+    def arrived(self, arrival: tuple[str, int] | None, target: str) -> None:
+        """The live request of ``arrival`` (:meth:`arrival`) goes to ``target``: a warm of that session there holding
+        no more items than it sends nothing more. ``None``: nothing."""
+        if arrival is not None:
+            self.arrivals.arrive(arrival[0], target, arrival[1])
 
     def reply_body(self, c: WarmCandidate, data: Mapping[str, Any], kind: str) -> dict[str, Any] | None:
         """The warm body of ``data`` (without its reply yet) for a later reply-warm; ``None`` without a session."""

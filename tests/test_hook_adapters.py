@@ -426,34 +426,46 @@ async def test_a_hop_to_the_warm_target_ends_decode_warms_and_the_reply_warm_of_
 
 
 async def test_a_reactive_escalation_records_its_session_s_arrival_at_the_target(monkeypatch):
-    """The pre-call writes the session hash beside the armed backstop (``SESSION_KEY``, as warm metadata names the
-    session); the hop that escalates a chat request to slow records the messages it carries there, so the session's
-    warms of slow holding no more stop; a retry on fast records nothing, nor does a hop of another API (bridged to chat,
-    its items have another shape and count: a Messages request carries no session there), nor one whose metadata lacks the plugin's
-    session (a client's own is stripped)."""
+    """The pre-call writes the session hash (as warm metadata names the session) and the request's item count in its
+    own API shape beside the armed backstop (``ARRIVAL_KEY``); the hop that escalates to slow records them there, so
+    the session's warms of slow holding no more items stop; a retry on fast records nothing, nor does a hop whose
+    metadata lacks the plugin's record (a client's own is stripped). A Messages request bridged to chat reaches its
+    hop with chat-shaped messages (its system prompt one more): the carried count is the Anthropic one, as its warms
+    count theirs (before: a bridged request carried no session, and its warms went on after the escalation)."""
     from litellm_kvwarm import identity
-    from litellm_kvwarm.meta import SESSION_KEY
+    from litellm_kvwarm.meta import ARRIVAL_KEY
 
     h, _ = handler(FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN), monkeypatch)
-    sent = body(6000, max_tokens=2000, metadata={SESSION_KEY: "forged"}, litellm_session_id="s-1")
+    sent = body(6000, max_tokens=2000, metadata={ARRIVAL_KEY: {"hash": "forged", "items": 99}}, litellm_session_id="s-1")
     data = await h.async_pre_call_hook(Key(), None, sent, "acompletion")
     session = identity.hashed_session(identity.session_of(sent, "team:team-a"), h.hash_secret)  # as warm metadata names it
-    assert data["metadata"][SESSION_KEY] == session != "forged"
+    assert data["metadata"][ARRIVAL_KEY] == {"hash": session, "items": 1} and session != "forged"
     arrivals = h.warm_gate.arrivals
     meta = {**data["metadata"], "previous_models": [{"exception_string": OVERFLOW}]}
     await h.async_pre_call_deployment_hook(attempt(meta, fallback_depth=1, max_tokens=2000), "acompletion")
     assert len(arrivals) == 0  # the retry on fast
     slow = {"model": "hosted_vllm/slow-model", "api_base": "http://slow.test/v1", "model_info": {"max_input_tokens": 32768}}
-    without = {k: v for k, v in meta.items() if k != SESSION_KEY}
+    without = {k: v for k, v in meta.items() if k != ARRIVAL_KEY}
     await h.async_pre_call_deployment_hook(attempt({**without, "model_group": "slow"}, fallback_depth=2, **slow), "acompletion")
     assert len(arrivals) == 0
     await h.async_pre_call_deployment_hook(attempt({**meta, "model_group": "slow"}, fallback_depth=2, **slow), "acompletion")
     assert arrivals.covers(session, "slow", 1) and not arrivals.covers(session, "slow", 2)  # body() holds one message
     assert not arrivals.covers(session, "fast", 1)
-    anthropic = {"model": "fast", "max_tokens": 2000, "litellm_session_id": "s-1",
-                 "messages": [{"role": "user", "content": [{"type": "text", "text": sent["messages"][0]["content"]}]}]}
+
+    text = sent["messages"][0]["content"]
+    turns = [{"role": "user", "content": [{"type": "text", "text": text[:2000]}]}, {"role": "assistant", "content": "ok"},
+             {"role": "user", "content": [{"type": "text", "text": text[2000:]}]}]
+    anthropic = {"model": "fast", "max_tokens": 2000, "litellm_session_id": "s-2", "system": "Be brief.", "messages": turns}
     data = await h.async_pre_call_hook(Key(), None, anthropic, "anthropic_messages")
-    assert PLAN_KEY in data["litellm_metadata"] and SESSION_KEY not in data["litellm_metadata"]
+    bridged = identity.hashed_session(identity.session_of(anthropic, "team:team-a"), h.hash_secret)
+    assert PLAN_KEY in data["litellm_metadata"] and data["litellm_metadata"][ARRIVAL_KEY] == {"hash": bridged, "items": 3}
+    chat = [{"role": "system", "content": "Be brief."}, {"role": "user", "content": text[:2000]}, {"role": "assistant", "content": "ok"},
+            {"role": "user", "content": text[2000:]}]  # what LiteLLM's bridge sends: 4 chat messages
+    hop = {"model": "hosted_vllm/slow-model", "api_base": "http://slow.test/v1", "model_info": {"max_input_tokens": 32768},
+           "messages": chat, "fallback_depth": 2, "max_tokens": 2000, "metadata": {"model_group": "slow"},
+           "litellm_metadata": {**data["litellm_metadata"], "model_group": "slow", "previous_models": [{"exception_string": OVERFLOW}]}}
+    await h.async_pre_call_deployment_hook(hop, "acompletion")
+    assert arrivals.covers(bridged, "slow", 3) and not arrivals.covers(bridged, "slow", 4)
 
 
 def test_cache_isolation_without_a_master_key_is_named_once_at_the_first_request(caplog):

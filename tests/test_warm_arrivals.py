@@ -99,11 +99,17 @@ def test_the_gate_records_an_escalated_request_under_its_tenant_scoped_session()
     gate = WarmGate(Settings(), runner=lambda: None, count=lambda *a: None, secret="k")
     session = identity.Session("team-a", "conv-1", "litellm")
     body = {"model": "slow", "messages": [{"role": "user", "content": "hi"}] * 5}
-    gate.arrived(session, "slow", "chat", body)
     hashed = identity.hashed_session(session, "k")
+    assert gate.arrival(session, "chat", body) == (hashed, 5)
+    gate.arrived(gate.arrival(session, "chat", body), "slow")
     assert gate.arrivals.covers(hashed, "slow", 5) and not gate.arrivals.covers(hashed, "slow", 6)
     other = identity.hashed_session(identity.Session("team-b", "conv-1", "litellm"), "k")
     assert not gate.arrivals.covers(other, "slow", 1)
-    gate.arrived(identity.Session("", "conv-2", "litellm"), "slow", "chat", body)  # no tenant: nothing kept
-    gate.arrived(session, "medium", "responses", {"input": "a string"})  # no items: nothing kept
+    assert gate.arrival(identity.Session("", "conv-2", "litellm"), "chat", body) is None  # no tenant: nothing kept
+    assert gate.arrival(session, "responses", {"input": "a string"}) is None  # no items: nothing kept
+    assert gate.arrival(session, "completion", {"prompt": ["a", "b"]}) is None and gate.arrival(None, "chat", body) is None
+    # each API's own items: Anthropic's system is no item, a Responses input list is
+    assert gate.arrival(session, "messages", {"system": "s", "messages": body["messages"][:3]}) == (hashed, 3)
+    assert gate.arrival(session, "responses", {"instructions": "s", "input": body["messages"][:2]}) == (hashed, 2)
+    gate.arrived(None, "slow")
     assert len(gate.arrivals) == 1
