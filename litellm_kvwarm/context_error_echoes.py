@@ -10,7 +10,8 @@ An entry of such a list names its field only in ``loc`` (``"loc": ["body", "max_
 less than or equal to 4096"``): the field is set before the message, as pydantic's own ``str()`` prints it
 (``max_tokens: Input should be ...``), so the wording reads the same in either form.
 
-A conversation message quoted back (``{"role": "user", "content": "..."}`` in an error that logs the request, a
+A conversation message quoted back (``{"role": "user", "content": "..."}`` in an error that logs the request, whatever
+its role: LiteLLM's "Invalid Message passed in" echoes one whose role it does not know, ``'toolx'``; a
 gateway's body that carries the messages, a stream's ``delta``) is the conversation's own text, whatever error it
 holds: the value of its ``content`` (up to the message's closing brace, the next message field, or the end of a cut
 text) is taken out too, in either order of the two fields (a tool message's ``tool_call_id`` or a ``name`` may stand
@@ -37,7 +38,8 @@ a number (the server's own message beside the quote; a wrapper's bare error name
 ``debugDescription: "Content contains 5342 tokens ..."`` is the server's); or, passage by passage, when the nearest
 field label before it that names either side names the client's request (``prompt:``, ``messages``, ``content``,
 ``input``, ``inputText``, ``text``, ``query``, ``body``, ``request``, ``instructions``, ``system``, ``Request prompt
-was:``; a passage opened after ``word: `` skips that word), not the server's reply (``message``, ``error``,
+was:``, a field path with indexes, ``'messages[2].content[0]':``; a passage opened after ``word: `` skips that word, unless
+it is a value the server refused, OpenAI's ``Invalid value: '...'. Supported values are: ...``), not the server's reply (``message``, ``error``,
 ``detail``, ``BadRequestError``). So a wrapper quoting the server ('Upstream returned "This model's maximum context
 length is ..."', 'Error: "prompt is too long: ..."') still reads.
 """
@@ -66,7 +68,9 @@ _LOC_MSG = re.compile(
 )
 # a chat message's content, after its role (the role's value is one of the chat roles; a tool message's id or a name
 # may come between) or before it; a Responses API tool output (function_call_output) likewise
-_ROLE = r"\brole ?: ?(?:user|assistant|system|developer|tool|function|model|human|ai|chatbot)\b"
+# any role: the chat roles, and the misspelt one a validation error echoes the message for ("Invalid Message passed in
+# {'role': 'toolx', 'content': ...}")
+_ROLE = r"\brole ?: ?[A-Za-z_][\w-]{0,31}\b"
 _MESSAGE_END = r"(?=\} ?[\],}]|\} ?\Z|, ?(?:role|name|tool_calls|tool_call_id|refusal|reasoning_content) ?: |\Z)"
 _BETWEEN = r"(?: ?, ?(?:name|tool_call_id|tool_use_id|call_id|id|type|status|is_error) ?: ?[^,{}]{0,128}){0,3} ?, ?"
 _ECHO_CONTENT = re.compile(
@@ -92,10 +96,13 @@ _MARKED = re.compile("[\ue000\ue002][^\ue000\ue001\ue002]*\ue001")
 # A field label (a JSON/repr key, "Request body:", "prompt=", "prompt was:"), and what names the client's request in it
 # ("prompt", "inputText", "user_input", "messages") or the server's reply ("error", "detail", "debugDescription",
 # "litellm.BadRequestError"), by the last part of its name.
-_LABEL = re.compile(r"\b([A-Za-z][\w.-]{0,40})(?: (?:was|is))? ?[:=]")
+_LABEL = re.compile(r"\b([A-Za-z][\w.\[\]-]{0,40})'?(?: (?:was|is))? ?[:=]")
 _WORD_PART = re.compile(r"[A-Z]?[a-z]+|[A-Z]+(?![a-z])")
 _REQUEST_NAMES = frozenset({"prompt", "input", "inputs", "text", "query", "content", "question", "instructions",
                             "system", "body", "request", "messages", "contents", "parts"})
+# a passage's own label that says it is a value the client sent and the server refused (OpenAI's "Invalid value:
+# '...'. Supported values are: ..."); a bare "value:" may be anyone's
+_REFUSED_VALUE = re.compile(r"(?:invalid|unsupported|unknown|unexpected|illegal|bad) value$", re.IGNORECASE)
 _REPLY_NAMES = frozenset({"error", "detail", "reason", "description", "msg", "message", "status", "code", "exception"})
 #: Marked passages weighed at most (each looks back at most this far for its label).
 _MAX_PASSAGES, _LABEL_REACH = 64, 2000
@@ -148,7 +155,9 @@ def _requested(s: str, start: int) -> bool:
     passage opened after ``word: `` skips that word's own label)."""
     labels = list(_LABEL.finditer(s, max(0, start - _LABEL_REACH), start))
     if labels and s[start] == OPEN_LABELLED and labels[-1].end() >= start - 1:
-        labels.pop()
+        own = labels.pop()
+        if _REFUSED_VALUE.search(s, max(0, own.start() - 16), own.end(1)):
+            return True
     for label in reversed(labels):
         parts = _WORD_PART.findall(label.group(1))  # the last part names it: inputText, user_input, BadRequestError
         last = parts[-1].lower() if parts else ""

@@ -237,7 +237,7 @@ Other servers
     after expanding multimodal tokens. After expanding len(req.origin_input_ids_unpadded)=U => P >= L." (same L).
   * ``trtllm-input`` "Prompt length (P) exceeds maximum input length (L)" and "Prompt length +
     number of draft tokens (P + D) exceeds maximum input length (L)" (INPUT_LIMIT; C++
-    ``llmRequest``/``trtGptModelInflightBatching``); ``trtllm-seq-len`` "Prompt length (P) exceeds
+    ``llmRequest``/``trtGptModelInflightBatching``; "max input length" in rewordings); ``trtllm-seq-len`` "Prompt length (P) exceeds
     maximum sequence length (W)", "Prompt length + number of requested output tokens (P + C)
     exceeds maximum sequence length (W)" and "Number of requested output tokens (C) exceeds
     maximum sequence length (W)" (C++ runtime; max_seq_len is the window);
@@ -384,7 +384,8 @@ Other servers
     too large. The tokenized input length [P] exceeds the maximum sequence length [W]", "Input sequence length (P)
     exceeds the maximum sequence length (W)";
     ``generic-count-over-window`` "token count T exceeds max context length W", "requested T tokens but the
-    model supports W", "maximum context window of W tokens (requested T)", "context window: T > W",
+    model supports W", "maximum context window of W tokens (requested T)", "context window: T > W" (also "context
+    length supported by the model: T > W"),
     "context length exceeded, max_seq_len W, got T"; ``generic-prompt-plus-output`` "The total number of
     tokens (prompt + max_tokens) must not exceed W; got T" (and "Your prompt (P tokens) plus max_tokens (C)
     exceeds the model context length of W", "context window: P + C > W": the kind from the numbers): gateways and
@@ -399,7 +400,8 @@ Other servers
     rule ("max_tokens (C) cannot exceed the context length of W", "The prompt (P tokens) must not exceed ...": ``MUST_NOT``;
     before, only W was read and the subject's count was lost).
     ``generic-output-over-cap`` "Requested max_tokens C exceeds the model's maximum output of L tokens",
-    "max_completion_tokens (C) is greater than the maximum output tokens (L)", "output tokens C > max output length L":
+    "max_completion_tokens (C) is greater than the maximum output tokens (L)", "output tokens C > max output length L",
+    "exceeds the maximum number of output tokens allowed (L)":
     the requested output over the model's output cap (OUTPUT_OVER_LIMIT, L is OUTPUT_LIMIT; gateways and home-grown
     servers, 2025–2026; read before as nothing at all); the window beside it, if printed, is kept
     (:mod:`~litellm_kvwarm.context_error_caps`).
@@ -440,7 +442,9 @@ Look-alikes (:data:`NEGATIVES`) include throttling worded with tokens: Bedrock's
 exception name, and "Throttling error:"/"Service unavailable:"/"Rate limit:" prefixes, or "too many
 tokens ... per minute / slow down"): not a context error, even without LiteLLM's RateLimitError
 wrapper. Bedrock's real context errors ("Input is too long for requested model", "too many input
-tokens") still parse.
+tokens") still parse. So do a body-size cap worded as a context length in bytes ("Request exceeds maximum context
+length of 10485760 bytes", "maximum context size is 2 MB": read before as a window of that many tokens) and OpenAI's
+cap on ``logit_bias`` ("Invalid 'logit_bias': too many tokens. Expected at most 300 tokens": the client's parameter).
 
 A result whose text carries no numbers at all has kind :attr:`ErrorKind.UNKNOWN`.
 """
@@ -819,10 +823,10 @@ ROWS: tuple[Row, ...] = (
         r"(?:Input length (?P<prompt>{n}) )?exceeds (?:the )?maximum allowed input length of (?P<limit>{n})",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("trtllm-input",
-        r"Prompt length \((?P<prompt>{n})\) exceeds maximum input length(?: \((?:(?P<limit>{n})|[^)]{0,40})\)|" + CUT + ")",
+        r"Prompt length \((?P<prompt>{n})\) exceeds max(?:imum)? input length(?: \((?:(?P<limit>{n})|[^)]{0,40})\)|" + CUT + ")",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("trtllm-input",
-        r"Prompt length \+ number of draft tokens \((?P<prompt>{n}) ?\+ ?{n}\) exceeds maximum input length "
+        r"Prompt length \+ number of draft tokens \((?P<prompt>{n}) ?\+ ?{n}\) exceeds max(?:imum)? input length "
         r"\((?P<limit>{n})\)",
         {"limit": L, "prompt": P}, K.PROMPT_OVER_WINDOW, M.INPUT_LIMIT),
     Row("trtllm-seq-len",
@@ -1047,8 +1051,8 @@ ROWS: tuple[Row, ...] = (
     Row("generic-output-over-cap",
         r"(?<!plus )(?<!\+ )(?<!and )(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|(?:requested )?output "
         r"tokens)(?: value)? ?[(=:]? ?(?P<output>{n})(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|larger|more) "
-        r"than|>) (?:the |this |its )?(?:model'?s )?(?:maximum|max|allowed) (?:output|completion)(?: tokens?| length)?(?: limit)?"
-        r"(?: of| is)? ?\(?(?P<limit>{n})",
+        r"than|>) (?:the |this |its )?(?:model'?s )?(?:maximum|max|allowed) (?:number of )?(?:output|completion)(?: tokens?| length)?"
+        r"(?: allowed)?(?: limit)?(?: of| is)? ?\(?(?P<limit>{n})",
         {"output": C, "limit": L}, K.OUTPUT_OVER_LIMIT, M.OUTPUT_LIMIT),
     Row("generic-prompt-over-window",
         r"(?:prompt|input|conversation|messages?)(?: sequence)?(?: length| tokens?| token count)?(?: is| has| contains| of)? "
@@ -1077,7 +1081,10 @@ ROWS: tuple[Row, ...] = (
         r"maximum context (?:window|length) of (?P<window>{n}) tokens? \(requested (?P<total>{n})",
         {"window": W, "total": T}, K.UNKNOWN),
     Row("generic-count-over-window",
-        r"context (?:window|length|size) ?: ?(?P<total>{n})(?: tokens?)? ?> ?(?P<window>{n})",
+        # also with words before the colon: "Prompt length is larger than the maximum context length supported by the
+        # model: 20000 > 16384" (a NIM-style gateway; read before as a numberless generic error)
+        r"context (?:window|length|size)(?: (?:supported|allowed)(?: by (?:the |this )?model)?)? ?: ?(?P<total>{n})"
+        r"(?: tokens?)? ?> ?(?P<window>{n})",
         {"window": W, "total": T}, K.UNKNOWN),
     Row("generic-count-over-window",
         r"context length exceeded,? max_seq_len ?:? ?(?P<window>{n}),? got (?P<total>{n})",
@@ -1209,6 +1216,12 @@ NEGATIVES: tuple[re.Pattern[str], ...] = tuple(
         # ("payload too large: maximum context length is N tokens, but you requested M tokens") is the token refusal
         r"(?:request_too_large|payload too large|request entity too large)(?![^\n]{0,40}?context length is \d[\d,.]* tokens)",
         r"(?:invalid|incorrect) api[ _-]?key|\bunauthorized\b|authentication[_ ]error",
+        # a size limit in bytes worded as a context length ("Request exceeds maximum context length of 10485760 bytes"):
+        # a body-size cap, never a token window (read before as a window of 10,485,760 tokens, certainty exact)
+        r"context (?:length|window|size|limit)(?: is| of)? \(?\d[\d,.]* ?(?:bytes?|[kmg]i?b)\b",
+        # a parameter's own token list over its cap (OpenAI "Invalid 'logit_bias': too many tokens. Expected at most 300
+        # tokens, got 400."): the client's error, not the prompt's length
+        r"logit[_ ]?bias",
         # throttling worded with tokens (Bedrock "ThrottlingException: Too many tokens, please wait before
         # trying again.", pi-ai's "Throttling error: Too many tokens", "Service unavailable: too many tokens")
         r"throttl|wait before trying again",
