@@ -95,6 +95,9 @@ def post(stack, api: str, session: str, messages: list[dict], max_tokens: int = 
         system, rest = messages[0]["content"], messages[1:]
         body = {"model": model, "system": system, "messages": rest, "max_tokens": max_tokens}
         return httpx.post(stack["proxy"].base_url + "/v1/messages", json=body, headers=headers, timeout=60)
+    if api == "responses":
+        body = {"model": model, "input": messages, "max_output_tokens": max_tokens}
+        return httpx.post(stack["proxy"].base_url + "/v1/responses", json=body, headers=headers, timeout=60)
     body = {"model": model, "messages": messages, "max_tokens": max_tokens}
     return httpx.post(stack["proxy"].base_url + "/v1/chat/completions", json=body, headers=headers, timeout=60)
 
@@ -286,7 +289,10 @@ def test_a_request_that_skips_the_prefix_cache_is_warmed_in_pieces_that_read_it(
     ("chat", "fast-overstated", [200, 400]),
     # bridged to chat, its hop carries chat-shaped messages (the system prompt one more): the pre-call's own count
     # of Anthropic messages travels with the session (before: a bridged request's warms went on, 12 requests)
-    ("messages", "fast-overstated", [200, 400])], ids=["chat", "messages", "chat-reactive", "messages-reactive"])
+    ("messages", "fast-overstated", [200, 400]),
+    # the backend's own /v1/responses: LiteLLM sends a warm's max_output_tokens 1 as 16 (OpenAI's least), so warms are
+    # told apart from live requests by their priority (before: 12 warm requests, as for Messages)
+    ("responses", "fast-overstated", [200, 400])], ids=["chat", "messages", "chat-reactive", "messages-reactive", "responses-reactive"])
 def test_a_warm_sends_nothing_more_once_its_session_s_escalated_turn_reached_the_target(stack, api, group, fast_statuses):
     """The session overflows fast while its warm's pieces are still prefilling on slow: the escalated turn holds the
     whole conversation, so the pieces not yet sent, the warm's whole body and the first turn's reply-warm are not sent
@@ -297,16 +303,16 @@ def test_a_warm_sends_nothing_more_once_its_session_s_escalated_turn_reached_the
     messages = conversation(session)
     assert post(stack, api, session, messages, model=group).status_code == 200
     whole = tokenize_count(stack["slow_paced"], "slow-27b", messages)
-    wait_for(lambda: any(r["max_tokens"] == 1 for r in backend_requests(stack["slow_paced"])))  # the first piece is in
+    wait_for(lambda: any(r["priority"] == 10 for r in backend_requests(stack["slow_paced"], None)))  # the first piece is in
     grown = [*messages, {"role": "assistant", "content": "Sure."}, {"role": "user", "content": "More: " + long_text(6_000)}]
     assert FAST_WINDOW < tokenize_count(stack["slow_paced"], "slow-27b", grown) + 16 < OVERSTATED_WINDOW - 256
     assert post(stack, api, session, grown, model=group).status_code == 200
     time.sleep(3.0)  # what the warm would still send: 8 more pieces of ~0.15 s each, the whole body, the reply-warm
-    rows = backend_requests(stack["slow_paced"])
-    served = [r for r in rows if r["max_tokens"] != 1]
+    rows = backend_requests(stack["slow_paced"], None)  # chat completions, or the backend's own /v1/responses
+    served = [r for r in rows if r["priority"] != 10]
     assert len(served) == 1 and served[0]["status"] == 200, rows
-    warmed = [r for r in rows if r["max_tokens"] == 1]
+    warmed = [r for r in rows if r["priority"] == 10]  # warms are sent at KVWARM_WARM_PRIORITY's 10
     # at most the pieces sent before the escalated turn's pre-call, and the one then in flight; never the whole body
     assert 1 <= len(warmed) <= 3 and all(r["prompt_tokens"] < whole for r in warmed), warmed
     assert wait_for(lambda: metric(stack, "kvwarm_warm_pieces_total", outcome="superseded") - superseded >= 8 - len(warmed))
-    assert [r["status"] for r in backend_requests(stack["fast"])] == fast_statuses
+    assert [r["status"] for r in backend_requests(stack["fast"], None)] == fast_statuses
