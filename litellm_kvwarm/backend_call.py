@@ -115,24 +115,28 @@ async def bounded_request(
     Raises :class:`BackendCallError` (never an httpx error); any HTTP status is returned.
     """
 
-    async def exchange() -> BackendResponse:
-        for attempt in range(1, SEND_ATTEMPTS + 1):
-            answered = False
+    async def open_response() -> httpx.Response:
+        request = client.build_request(method, url, headers=headers, json=json_body)
+        for _ in range(SEND_ATTEMPTS - 1):
             try:
-                async with client.stream(method, url, headers=headers, json=json_body) as response:
-                    answered = True
-                    chunks: list[bytes] = []
-                    size = 0
-                    async for chunk in response.aiter_bytes():
-                        size += len(chunk)
-                        if size > max_bytes:
-                            raise BackendCallError("too_large")
-                        chunks.append(chunk)
-                    return BackendResponse(response.status_code, b"".join(chunks))
-            except STALE_CONNECTION:
-                if answered or attempt == SEND_ATTEMPTS:
-                    raise
-        raise AssertionError("unreachable")
+                return await client.send(request, stream=True)
+            except STALE_CONNECTION:  # no header came: a pooled connection the backend had closed
+                pass
+        return await client.send(request, stream=True)
+
+    async def exchange() -> BackendResponse:
+        response = await open_response()
+        try:
+            chunks: list[bytes] = []
+            size = 0
+            async for chunk in response.aiter_bytes():
+                size += len(chunk)
+                if size > max_bytes:
+                    raise BackendCallError("too_large")
+                chunks.append(chunk)
+            return BackendResponse(response.status_code, b"".join(chunks))
+        finally:
+            await response.aclose()
 
     task = asyncio.ensure_future(exchange())
     try:

@@ -5,17 +5,13 @@ entry by entry, wherever the tap can know the value (``usage``), and say ``null`
 from __future__ import annotations
 
 import json
-import re
-import socket
-import socketserver
-import struct
-import threading
 
 import httpx
 import pytest
 
 from litellm_kvwarm.lab.processes import start_emulator, start_tap
 from litellm_kvwarm.lab.sse import read_stream
+from reset_upstream import ResetsReusedConnections
 
 pytestmark = pytest.mark.e2e
 
@@ -151,62 +147,18 @@ def test_tap_mirrors_its_log_to_the_jsonl_file(servers, exchanged):
     assert lines[-len(tap_log):] == tap_log
 
 
-class _ResetsReusedConnections(socketserver.ThreadingTCPServer):
-    """An upstream that answers the first request on each connection (keep-alive) and resets the
-    connection (RST, no answer) when a second request arrives on it: what a pooled keep-alive
-    connection looks like when the server closed it as the client reused it (uvicorn closes idle
-    ones after 5 s; the differential run once saw a tap 502 ``ReadError`` so)."""
-
-    daemon_threads = True
-    allow_reuse_address = True
-
-    def __init__(self) -> None:
-        self.seen: list[tuple[str, str]] = []  # (path, "answered" | "reset")
-        super().__init__(("127.0.0.1", 0), self._Handler)
-
-    class _Handler(socketserver.BaseRequestHandler):
-        def _read_request(self, buffer: bytes) -> tuple[str, bytes] | None:
-            while b"\r\n\r\n" not in buffer:
-                chunk = self.request.recv(65536)
-                if not chunk:
-                    return None
-                buffer += chunk
-            head, _, rest = buffer.partition(b"\r\n\r\n")
-            length = int(re.search(rb"(?i)content-length: *(\d+)", head).group(1)) if b"ontent-" in head else 0
-            while len(rest) < length:
-                rest += self.request.recv(65536)
-            return head.split(b" ")[1].decode(), rest[length:]
-
-        def handle(self) -> None:
-            first = self._read_request(b"")
-            if first is None:
-                return
-            path, leftover = first
-            body = json.dumps({"id": "x", "object": "chat.completion", "choices": [],
-                               "usage": {"prompt_tokens": 5, "completion_tokens": 1}}).encode()
-            self.request.sendall(b"HTTP/1.1 200 OK\r\ncontent-type: application/json\r\nconnection: keep-alive\r\n"
-                                 b"content-length: %d\r\n\r\n%s" % (len(body), body))
-            self.server.seen.append((path, "answered"))
-            second = self._read_request(leftover)
-            if second is not None:
-                self.server.seen.append((second[0], "reset"))
-                self.request.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
-            self.request.close()
-
-
 def test_tap_sends_a_request_again_when_its_reused_connection_was_reset(tmp_path):
-    upstream = _ResetsReusedConnections()
-    threading.Thread(target=upstream.serve_forever, daemon=True).start()
-    tap = start_tap(f"http://127.0.0.1:{upstream.server_address[1]}", "resets", workdir=tmp_path)
-    try:
-        with httpx.Client(timeout=30, trust_env=False) as client:
-            statuses = [client.post(tap.base_url + "/v1/chat/completions",
-                                    json={"model": MODEL, "messages": _messages(5), "max_tokens": 1}).status_code
-                        for _ in range(3)]
-            log = _log(tap.base_url, client)
-    finally:
-        tap.stop()
-        upstream.shutdown()
+    chat = json.dumps({"id": "x", "object": "chat.completion", "choices": [], "usage": {"prompt_tokens": 5, "completion_tokens": 1}})
+    with ResetsReusedConnections(chat.encode()) as upstream:
+        tap = start_tap(upstream.base_url, "resets", workdir=tmp_path)
+        try:
+            with httpx.Client(timeout=30, trust_env=False) as client:
+                statuses = [client.post(tap.base_url + "/v1/chat/completions",
+                                        json={"model": MODEL, "messages": _messages(5), "max_tokens": 1}).status_code
+                            for _ in range(3)]
+                log = _log(tap.base_url, client)
+        finally:
+            tap.stop()
     chats = [outcome for path, outcome in upstream.seen if path == "/v1/chat/completions"]
     # each request after the tap's health check reused a pooled connection first, was reset there,
     # and was answered on a new one; before, the tap answered 502 "upstream unreachable: ReadError"
