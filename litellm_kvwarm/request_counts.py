@@ -24,7 +24,7 @@ class RequestCounts:
         parts: the rendered text pieces, in order (their joined length is ``chars``), for the
             calibrated estimator; :attr:`text` joins them.
         images: the image parts, priced per family by :mod:`litellm_kvwarm.image_tokens`.
-        media: the PDF and audio parts, priced from their bytes by :mod:`litellm_kvwarm.media_tokens`.
+        media: the PDF, audio and video parts, priced from their bytes by :mod:`litellm_kvwarm.media_tokens` (video: :mod:`~litellm_kvwarm.video_tokens`).
         template_dependent: the request holds messages some chat templates drop or render
             differently (legacy ``function`` messages, roles outside system/developer/user/
             assistant/tool): its text may not reach the prompt at all (Qwen2.5's template drops

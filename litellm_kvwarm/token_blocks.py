@@ -27,6 +27,7 @@ block ``type``                              counted as
                                             ``MediaRef``, an image an ``ImageRef``, text its decoded text;
                                             a file id / URL one other part
 ``input_audio``, ``audio_url``              a ``MediaRef`` (priced by its duration); no data: one other part
+``video_url``, ``video`` (vLLM, Qwen)       a ``MediaRef`` (:mod:`~.video_tokens`); a link: priced as any video
 anything else (server-tool results such     its key names and string/number leaves, walked through nested
 as ``web_fetch_result`` or                  dicts and lists (blocks found inside are counted as above),
 ``bash_code_execution_result``, future      skipping what is never rendered (:data:`NOT_RENDERED`, keys
@@ -51,6 +52,7 @@ from .image_size import image_ref_of_base64, image_ref_of_url
 from .image_tokens import ImageRef
 from .media_tokens import MediaRef, audio_ref
 from .token_payloads import add_payload, media_leaf, mime_kind
+from .video_tokens import VIDEO_LINK, video_ref
 
 __all__ = ["NOT_RENDERED", "Collected", "collect_blocks", "collect_unknown"]
 
@@ -58,11 +60,10 @@ _TEXT_KEYS = {
     "text": "text", "input_text": "text", "output_text": "text", "refusal": "refusal",
     "thinking": "thinking", "reasoning_text": "text", "summary_text": "text",
 }
-_SKIPPED = frozenset({"redacted_thinking"})
-_TOOL_USES = frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
+_SKIPPED, _TOOL_USES = frozenset({"redacted_thinking"}), frozenset({"tool_use", "server_tool_use", "mcp_tool_use"})
 _IMAGES = frozenset({"image", "image_url", "input_image", "computer_screenshot"})
 _FILES = frozenset({"file", "input_file"})
-_AUDIO = frozenset({"input_audio", "audio_url", "audio"})
+_AUDIO, _VIDEO = frozenset({"input_audio", "audio_url", "audio"}), frozenset({"video_url", "video"})
 #: Keys of an unknown block that no template renders: identifiers, the block's type, cache and
 #: signature metadata (and any key ending in ``_id``), and opaque encrypted payloads (a web search
 #: result's ``encrypted_content``, a citation's ``encrypted_index``: like ``redacted_thinking``, no
@@ -165,8 +166,8 @@ def _block(block: Mapping[str, object], into: Collected, inner: bool = False) ->
     if kind in _FILES:
         _file(block, into)
         return None
-    if kind in _AUDIO:
-        _audio(block, into)
+    if kind in _AUDIO or kind in _VIDEO:
+        _audio_video(block, into, kind in _VIDEO)
         return None
     if kind is None and isinstance(block.get("text"), str):
         into.parts.append(block["text"])  # type: ignore[arg-type]
@@ -196,8 +197,7 @@ def _document(block: Mapping[str, object], into: Collected) -> object:
 
 
 def _file(block: Mapping[str, object], into: Collected) -> None:
-    """Chat ``file`` (``{file: {file_data, filename, file_id}}``) and Responses ``input_file``
-    (``file_data``, ``file_id``, ``file_url``, ``filename``)."""
+    """Chat ``file`` (``{file: {file_data, filename, file_id}}``), Responses ``input_file`` (``file_data``, ``file_id``, ...)."""
     inner = block.get("file")
     holder = inner if isinstance(inner, Mapping) else block
     data = holder.get("file_data")
@@ -207,18 +207,20 @@ def _file(block: Mapping[str, object], into: Collected) -> None:
         into.other += 1  # a file id or URL: no bytes to price
 
 
-def _audio(block: Mapping[str, object], into: Collected) -> None:
-    """``input_audio`` (``{input_audio: {data, format}}``, or ``data`` on the block) and vLLM's
-    ``audio_url`` (``{audio_url: {url}}``, a data URL)."""
+def _audio_video(block: Mapping[str, object], into: Collected, video: bool) -> None:
+    """``input_audio`` (``{input_audio: {data, format}}``, or ``data`` on the block), vLLM's ``audio_url`` /
+    ``video_url`` (``{url}`` or a string: a data URL or a link) and Qwen's ``{"type": "video", "video": url}``."""
     inner = block.get("input_audio")
     holder = inner if isinstance(inner, Mapping) else block
     data = holder.get("data")
-    url = block.get("audio_url")
+    url = (block.get("video_url") or block.get("video")) if video else block.get("audio_url")
     url = url.get("url") if isinstance(url, Mapping) else url
     if isinstance(data, str) and data:
-        into.media.append(audio_ref(data))
+        into.media.append(video_ref(data) if video else audio_ref(data))
     elif isinstance(url, str) and url[:5].lower() == "data:":
         add_payload(url, 0, None, into)
+    elif video and isinstance(url, str) and url:
+        into.media.append(VIDEO_LINK)  # a link: no bytes to read
     else:
         into.other += 1
 
@@ -259,9 +261,8 @@ def _unknown(block: Mapping[object, object], into: Collected, inner: bool = Fals
 
 
 def _media_container(block: Mapping[object, object], into: Collected) -> bool:
-    """A mapping that carries media whatever its type: an ``image_url``, a ``source`` with a media
-    type or base64 data (Anthropic), ``data`` with a ``media_type``/``mime_type`` (Gemini-style
-    inline data). Added to ``into``; ``False`` when it is none of these."""
+    """A mapping that carries media whatever its type (an ``image_url``, a ``source`` with a media type or base64
+    data, ``data`` with a ``media_type``/``mime_type``: Gemini-style): added to ``into``; ``False`` if none."""
     url = block.get("image_url")
     if url is not None:
         into.images.append(_image_ref(block))  # type: ignore[arg-type]

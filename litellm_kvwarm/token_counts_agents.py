@@ -269,7 +269,7 @@ def _tool_output(item: Mapping, into: Collected) -> None:
         into.parts.append(item["call_id"])
     output = item.get("output")
     if _is_parts(output) or (item.get("type") == "computer_call_output" and isinstance(output, Mapping)
-                             and output.get("type") in _MEDIA_OUTPUTS and litellm_version.at_least(SCREENSHOT_AS_MEDIA_SINCE)):
+                             and isinstance(output.get("type"), str) and output["type"] in _MEDIA_OUTPUTS and litellm_version.at_least(SCREENSHOT_AS_MEDIA_SINCE)):
         collect_blocks(output, into)
     else:  # a dict or a list of plain values: LiteLLM sends its JSON text
         into.text(output)
