@@ -30,7 +30,7 @@ from .limit_learning import LimitLearner
 from .meta import ESCALATED_KEY, request_metadata
 from .output_budget import OutputBudget, cap_output, least_output, set_output
 from .planner import plan_clamp
-from .reactive import HopAction, decide_hop
+from .reactive import HopAction, decide_hop, retried_attempt
 from .view import AttemptView
 
 logger = logging.getLogger("litellm_kvwarm")
@@ -113,6 +113,8 @@ class Attempts:
             return view.output
         text = view.carried.previous_error
         error = parse_context_error(text) if text else None
+        if error is None and retried_attempt(view.payload.get(view.metadata_field)):
+            return view.output  # LiteLLM's retry of this hop after a passing failure (a 5xx, a reset connection), as it retries alone
         kind = view.kind or "chat"
         info = attempt.info
         prompt_count = None

@@ -103,6 +103,15 @@ def backend_error_text(previous_models: object) -> str | None:
     return None
 
 
+def retried_attempt(metadata: object) -> bool:
+    """Whether this attempt is LiteLLM's own retry of its hop (``num_retries``) rather than the hop's first attempt:
+    ``Router.async_function_with_retries`` sets ``metadata["attempted_retries"]`` to 0 at the start of each hop (the
+    request's first attempt and every fallback hop, on the hop's own copy of the metadata) and to the retry's
+    number (1, 2, ...) before each retry (LiteLLM 1.108.7-1.109.3, ``router.py``)."""
+    value = metadata.get("attempted_retries") if isinstance(metadata, Mapping) else None
+    return isinstance(value, int) and not isinstance(value, bool) and value > 0
+
+
 def last_attempt(previous_models: object) -> Mapping[str, Any] | None:
     """LiteLLM's record of the attempt that failed last (the last entry of ``previous_models``:
     ``deployment_id``, ``exception_string``, ``exception_type``), unless it is the plugin's own skip."""

@@ -309,8 +309,8 @@ def test_a_baseline_that_dies_is_started_again_and_its_lost_requests_sent_again(
     # a dead baseline is never the plugin's gain: each case the plugin did better is one LiteLLM alone's new process
     # answered with a context overflow (case 1 of these bodies: max_tokens over slow's window)
     assert all(b["reason"].startswith("LiteLLM alone ") and " context overflow (" in b["reason"] for b in summary["plugin_better"]), differing
-    # The judge compares a just-started baseline with the plugin's proxy that served the module's earlier tests, which
-    # is not the like-for-like comparison test_never_worse_than_litellm_alone makes (300 bodies, zero worse allowed):
-    # in two full CI runs of four (2026-12-06, once per LiteLLM version) one of these 12 bodies differed for the worse,
-    # reason not yet known (the message now prints it whole; pytest cut the tuple it printed before). One is allowed.
-    assert counts["plugin_worse"] <= 1 and counts["identical"] >= len(cases) - 2, differing
+    # In two full CI runs of four (2026-12-06) one body was worse: a Messages request just over fast's window, escalated
+    # by the backstop, whose first attempt at slow failed before reaching it (the proxy's event loop had been busy 10 s
+    # with a long stream; most likely a pooled keep-alive connection the tap had closed meanwhile), and LiteLLM's retry
+    # of that attempt was refused by the plugin (fixed since: tests/e2e/test_escalation_retry.py). None may be worse.
+    assert counts["plugin_worse"] == 0 and counts["identical"] >= len(cases) - 1, differing
