@@ -9,6 +9,7 @@ from litellm_kvwarm.reactive import (
     decide_hop,
     fallback_chain,
     allowed_by_client,
+    retried_attempt,
 )
 
 V025 = (
@@ -243,3 +244,12 @@ def test_an_escalated_request_walks_its_chain_on_any_error():
     staying = BackstopPlan("mid", ("slow",), 1000, own_generic_fallbacks=True)
     assert hop("Internal Server Error", group="slow", plan=staying).action is HopAction.ABORT
     assert BackstopPlan.from_dict(walking.to_dict()) == walking and BackstopPlan.from_dict(staying.to_dict()) == staying
+
+
+@pytest.mark.parametrize("metadata, retried", [
+    ({"attempted_retries": 1}, True), ({"attempted_retries": 2}, True), ({"attempted_retries": 0}, False), ({}, False),
+    ({"attempted_retries": True}, False), ({"attempted_retries": "1"}, False), ({"attempted_retries": None}, False), (None, False),
+])
+def test_litellm_s_own_retry_of_a_hop_is_told_by_its_attempted_retries(metadata, retried):
+    """``Router.async_function_with_retries`` writes 0 at each hop's first attempt and the retry's number before each retry."""
+    assert retried_attempt(metadata) is retried
