@@ -27,7 +27,7 @@ from .deadline import RequestBudget
 from .effects import Effects
 from .facts import AttemptFacts, Facts
 from .limit_learning import LimitLearner
-from .meta import ESCALATED_KEY, request_metadata
+from .meta import ESCALATED_KEY, REFUSAL_KEY, request_metadata
 from .output_budget import OutputBudget, cap_output, least_output, set_output
 from .planner import plan_clamp
 from .reactive import HopAction, decide_hop, retried_attempt
@@ -113,8 +113,13 @@ class Attempts:
             return view.output
         text = view.carried.previous_error
         error = parse_context_error(text) if text else None
-        if error is None and retried_attempt(view.payload.get(view.metadata_field)):
-            return view.output  # LiteLLM's retry of this hop after a passing failure (a 5xx, a reset connection), as it retries alone
+        metadata = view.payload.get(view.metadata_field)
+        if error is not None:
+            request_metadata(kwargs, view.metadata_field)[REFUSAL_KEY] = text
+        elif isinstance(metadata, Mapping) and isinstance(metadata.get(REFUSAL_KEY), str):
+            error = parse_context_error(metadata[REFUSAL_KEY])  # a passing failure (a step down, a 5xx) does not end the walk
+        elif retried_attempt(metadata):
+            return view.output  # LiteLLM's retry of this hop after a passing failure, as it retries alone
         kind = view.kind or "chat"
         info = attempt.info
         prompt_count = None
@@ -140,8 +145,11 @@ class Attempts:
             margin_tokens=self.settings.clamp_margin_tokens,
             hop_window=hop_window,
         )
-        if decision.action is HopAction.PASS:
-            return view.output
+        if decision.action is HopAction.PASS or (retried_attempt(metadata) and decision.max_tokens is None):
+            return view.output  # on LiteLLM's own retry of this hop: the hop's output decision again, counted once
+        if retried_attempt(metadata):
+            set_output(kwargs, decision.max_tokens, view.adapter.output_field if view.adapter is not None else "max_tokens")
+            return OutputBudget(sent=True, valid=True, effective=decision.max_tokens)
         if decision.action is HopAction.ABORT:
             logger.info("[CONTEXT-ROUTE] reactive: %r failed with a non-context error: no retry, no escalation", plan.source)
             raise DeclineHop("fallback not used: the original error is not about the request's length")

@@ -42,6 +42,9 @@ BUDGET_KEY = "kvwarm_budget_spent_s"
 #: Ids of the deployments earlier attempts of the request failed on, kept by session pinning across retries
 #: (LiteLLM's own record keeps only its last few: :func:`~litellm_kvwarm.router_view.failed_deployments`).
 FAILED_KEY = "kvwarm_failed_deployments"
+#: the text of the request's last context-length refusal a fallback hop was decided on: the hops after a passing
+#: failure (a step of the chain down, a 5xx) are decided on it (LiteLLM's own record keeps only its last 4 attempts)
+REFUSAL_KEY = "kvwarm_length_refusal"
 #: every plugin-internal key starts with this; clients cannot set them (stripped at entry)
 PREFIX = "kvwarm_"
 #: metadata fields LiteLLM may carry a request's metadata under

@@ -255,6 +255,38 @@ async def test_hop_skips_a_step_too_small_and_aborts_a_non_context_error(monkeyp
     assert not isinstance(declined.value, litellm.ContextWindowExceededError)
 
 
+async def test_a_hop_after_a_passing_failure_is_decided_on_the_request_s_last_length_refusal(monkeypatch):
+    """fast → mid → slow, own generic fallbacks armed. A hop decided on fast's length refusal keeps its text in the
+    request's metadata; after mid fails with a 503 (LiteLLM's record then holds only mid's last 4 attempts), the hop to
+    slow is decided on that refusal: escalated, not refused as a generic hop after a non-context error (before: the
+    client got fast's 400 where LiteLLM alone's walk reached slow). LiteLLM's own retry of a hop gets its output
+    decision again and is counted once; a hop with no refusal behind it is still refused."""
+    from litellm_kvwarm.meta import REFUSAL_KEY
+
+    h, registry = handler(FakeRouter({"fast": 4096, "mid": 8192, "slow": 32768}, chains={"fast": ["mid", "slow"]}), monkeypatch)
+    plan = {"source": "fast", "chain": ["mid", "slow"], "requested": 2000, "own_generic_fallbacks": True}
+    down = [{"exception_type": "ServiceUnavailableError", "exception_string": "litellm.ServiceUnavailableError: 503"}] * 4
+    mid = attempt({PLAN_KEY: plan, "previous_models": [{"exception_string": OVERFLOW}], "model_group": "mid"}, fallback_depth=2,
+                  model="hosted_vllm/mid-model", api_base="http://mid.test/v1", model_info={"max_input_tokens": 8192}, max_tokens=2000)
+    out = await h.async_pre_call_deployment_hook(mid, "acompletion")
+    assert out["metadata"][REFUSAL_KEY] == OVERFLOW and out["max_tokens"] == 2000
+    slow = attempt({**out["metadata"], "model_group": "slow", "previous_models": down}, fallback_depth=3, max_tokens=2000,
+                   model="hosted_vllm/slow-model", api_base="http://slow.test/v1", model_info={"max_input_tokens": 32768})
+    out = await h.async_pre_call_deployment_hook(slow, "acompletion")
+    assert out["max_tokens"] == 2000
+    assert decisions(registry) == {("reactive_escalation", "fast", "mid"): 1, ("reactive_escalation", "fast", "slow"): 1}
+    retry = attempt({**out["metadata"], "previous_models": [*down[:3], {"exception_type": "ServiceUnavailableError"}], "attempted_retries": 1},
+                    fallback_depth=3, max_tokens=2000, model="hosted_vllm/slow-model", api_base="http://slow.test/v1",
+                    model_info={"max_input_tokens": 32768})
+    await h.async_pre_call_deployment_hook(retry, "acompletion")
+    assert decisions(registry) == {("reactive_escalation", "fast", "mid"): 1, ("reactive_escalation", "fast", "slow"): 1}
+    source = attempt({PLAN_KEY: plan, "previous_models": down}, fallback_depth=1)
+    with pytest.raises(litellm.BadRequestError, match="fallback not used"):
+        await h.async_pre_call_deployment_hook(source, "acompletion")
+    data = await h.async_pre_call_hook(Key(), None, body(6000, max_tokens=2000, metadata={REFUSAL_KEY: OVERFLOW}), "acompletion")
+    assert REFUSAL_KEY not in data["metadata"]  # a client's own is stripped
+
+
 async def test_clamp_cuts_only_on_an_exact_count(monkeypatch):
     def tokenize(request: httpx.Request) -> httpx.Response:
         assert request.url.path == "/tokenize"

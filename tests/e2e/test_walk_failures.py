@@ -1,0 +1,146 @@
+"""A passing failure inside the backstop's fallback walk: the plugin's proxy against LiteLLM alone over the same
+emulated vLLM backends, with the same injected faults.
+
+Found by the breaker after e3433bb (2026-12-06), the same kind as ``test_escalation_retry.py``: the deployment hook
+decided each hop on the latest error only, so after a step of the walk failed with an error that is not about
+length (a 503, a 429, a timeout), the next hop read as a hop of the plugin's own generic ``fallbacks`` after a
+non-context error and was refused ("fallback not used: the original error is not about the request's length").
+LiteLLM alone's ``context_window_fallbacks`` walk goes on to its next step. Now a hop is decided on the request's
+last length refusal (``reactive.last_length_refusal``), and LiteLLM's own retry of a hop gets that hop's output
+decision again (its clamp), counted once.
+
+In every case the source's ``/tokenize`` fails, so the plugin cannot settle the request before dispatch: the source
+refuses it and the backstop acts, as LiteLLM alone's fallbacks do.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import httpx
+import pytest
+
+from e2e_support import backend_requests, clear_backends, long_text, post_read
+from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes.emulators import clear_faults, set_faults
+
+pytestmark = pytest.mark.e2e
+
+CHAT, MESSAGES, RESPONSES = "/v1/chat/completions", "/v1/messages", "/v1/responses"
+PROXIES = ("without", "with")
+
+
+def _start(tmp_path_factory, name: str, emulators: dict[str, tuple[str, int, str]], chain: list[str], router: dict | None = None) -> dict:
+    work = tmp_path_factory.mktemp(name)
+    procs = {}
+    try:
+        for group, (served, window, version) in emulators.items():
+            procs[group] = start_emulator(served, window, workdir=work, vllm_version=version, time_scale=0, block_size=16)
+        groups = {group: [BackendSpec.of(procs[group], served)] for group, (served, _, _) in emulators.items()}
+        for proxy, callbacks in (("with", ["litellm_kvwarm.proxy_handler_instance"]), ("without", False)):
+            config = proxy_config(groups, fallbacks=[{"fast": chain}], callbacks=callbacks, env_vars={"KVWARM_WARM_AHEAD": "false"},
+                                  router_settings=router)
+            procs[proxy] = start_proxy(config, workdir=tmp_path_factory.mktemp(f"{name}-{proxy}"))
+    except Exception:
+        for proc in procs.values():
+            proc.stop()
+        raise
+    return procs
+
+
+@pytest.fixture(scope="module")
+def chain_stack(tmp_path_factory):
+    procs = _start(tmp_path_factory, "walk-chain", {"fast": ("fast-8b", 16_384, "0.32.0"), "mid": ("mid-14b", 32_768, "0.32.0"),
+                                                   "slow": ("slow-27b", 131_072, "0.32.0")}, ["mid", "slow"], {"timeout": 3})
+    yield procs
+    for proc in procs.values():
+        proc.stop()
+
+
+@pytest.fixture(scope="module")
+def slot_stack(tmp_path_factory):
+    # fast speaks vLLM 0.25: a prompt that fits with a max_tokens that does not is refused naming both numbers,
+    # and the plugin's backstop retries fast with the output cut (its retry slot)
+    procs = _start(tmp_path_factory, "walk-slot", {"fast": ("fast-8b", 16_384, "0.25.0"), "slow": ("slow-27b", 131_072, "0.32.0")}, ["slow"])
+    yield procs
+    for proc in procs.values():
+        proc.stop()
+
+
+def body_for(api: str, chars: int, out: int, stream: bool = False) -> tuple[str, str, dict]:
+    """(proxy path, backend path, body) of ``chars`` characters of prose asking ``out`` output tokens."""
+    text = long_text(chars)
+    if api == "messages":
+        return MESSAGES, CHAT, {"model": "fast", "max_tokens": out, "stream": stream, "messages": [{"role": "user", "content": text}]}
+    if api == "responses":
+        return RESPONSES, RESPONSES, {"model": "fast", "max_output_tokens": out, "stream": stream, "input": text}
+    return CHAT, CHAT, {"model": "fast", "max_tokens": out, "stream": stream, "messages": [{"role": "user", "content": text}]}
+
+
+@pytest.mark.parametrize("api, stream, fault", [
+    ("chat", False, {"status": 503}), ("messages", False, {"status": 503}), ("responses", False, {"status": 503}),
+    ("chat", True, {"status": 503}), ("responses", False, {"status": 429}), ("chat", False, {"hang": True}),
+], ids=["chat-503", "messages-503", "responses-503", "chat-stream-503", "responses-429", "chat-hang"])
+def test_a_step_of_the_chain_that_is_down_leaves_the_walk_to_the_next_step(chain_stack, api, stream, fault):
+    """fast (16,384) → mid (32,768) → slow (131,072); mid fails every request. A request just over fast's window:
+    LiteLLM alone walks fast (400), mid (its retries), slow (200). Before, the plugin's walk stopped at mid and the
+    client got fast's 400."""
+    path, backend_path, body = body_for(api, 80_000, 64, stream)
+    outcomes = {}
+    for proxy in PROXIES:
+        clear_backends(chain_stack["fast"], chain_stack["mid"], chain_stack["slow"])
+        set_faults(chain_stack["fast"], {"tokenize": "status:500"})
+        set_faults(chain_stack["mid"], {"completions": fault})
+        try:
+            status, text = post_read(chain_stack[proxy], path, body)
+        finally:
+            for group in ("fast", "mid", "slow"):
+                clear_faults(chain_stack[group])
+        outcomes[proxy] = (status, text[:200], *[[r["status"] for r in backend_requests(chain_stack[g], backend_path)] for g in ("fast", "mid", "slow")])
+    assert outcomes["without"][0] == 200 and outcomes["without"][4] == [200], outcomes
+    assert outcomes["with"][0] == 200 and outcomes["with"][4] == [200], outcomes
+    assert outcomes["with"][2:4] == outcomes["without"][2:4], outcomes  # fast refused once, mid's attempts alike
+
+
+def _after_first(emulator, faults: dict, stop: threading.Event) -> None:
+    """Set ``faults`` once the emulator's first request took its counted fault (fast's length 400)."""
+    while not stop.is_set():
+        if (httpx.get(emulator.base_url + "/emulator/faults", timeout=10).json().get("completions") or {}).get("remaining") == 0:
+            set_faults(emulator, faults)
+            return
+        time.sleep(0.02)
+
+
+@pytest.mark.parametrize("api", ["chat", "messages", "responses"])
+@pytest.mark.parametrize("later", [{"status": 503}, {"status": 503, "count": 1}], ids=["503-after", "503-once"])
+def test_a_passing_failure_of_the_clamped_retry_leaves_the_walk_to_the_escalation(slot_stack, api, later):
+    """~10.5k prompt tokens asking 8,000 output: fast refuses (prompt + output over 16,384), then fails the
+    requests after that one (every one, or once). LiteLLM alone never sends fast a second request: slow answers.
+    The plugin retries fast with the output cut; after that retry's passing failure, LiteLLM's own retry of it
+    keeps the cut, and when fast keeps failing the walk goes on to slow (before: the client got fast's 400)."""
+    path, backend_path, body = body_for(api, 50_000, 8_000)
+    outcomes = {}
+    for proxy in PROXIES:
+        clear_backends(slot_stack["fast"], slot_stack["slow"])
+        set_faults(slot_stack["fast"], {"tokenize": "status:500", "completions": {"delay_s": 1.0, "count": 1}})
+        stop = threading.Event()
+        timer = threading.Thread(target=_after_first, args=(slot_stack["fast"], {"tokenize": "status:500", "completions": later}, stop))
+        timer.start()
+        try:
+            status, text = post_read(slot_stack[proxy], path, body)
+        finally:
+            stop.set()
+            timer.join()
+            clear_faults(slot_stack["fast"])
+        outcomes[proxy] = (status, text[:200], *[[(r["status"], r.get("max_tokens")) for r in backend_requests(slot_stack[g], backend_path)]
+                                                 for g in ("fast", "slow")])
+    assert outcomes["without"][0] == 200 and outcomes["without"][2:] == ([(400, 8000)], [(200, 8000)]), outcomes
+    status, _, fast, slow = outcomes["with"]
+    assert status == 200 and fast[0] == (400, 8000), outcomes
+    retries = fast[1:]
+    assert retries and all(out < 8000 for _, out in retries), outcomes  # every retry of fast carries the cut output
+    if later.get("count") == 1:  # fast failed once: its retry answered
+        assert [s for s, _ in retries] == [503, 200] and slow == [], outcomes
+    else:  # fast kept failing: the escalation answered with the whole budget
+        assert {s for s, _ in retries} == {503} and slow == [(200, 8000)], outcomes
