@@ -114,11 +114,12 @@ class Attempts:
         text = view.carried.previous_error
         error = parse_context_error(text) if text else None
         metadata = view.payload.get(view.metadata_field)
+        retried = retried_attempt(metadata)  # LiteLLM's own retry of this hop, not the hop's first attempt
         if error is not None:
             request_metadata(kwargs, view.metadata_field)[REFUSAL_KEY] = text
         elif isinstance(metadata, Mapping) and isinstance(metadata.get(REFUSAL_KEY), str):
             error = parse_context_error(metadata[REFUSAL_KEY])  # a passing failure (a step down, a 5xx) does not end the walk
-        elif retried_attempt(metadata):
+        elif retried:
             return view.output  # LiteLLM's retry of this hop after a passing failure, as it retries alone
         kind = view.kind or "chat"
         info = attempt.info
@@ -145,9 +146,9 @@ class Attempts:
             margin_tokens=self.settings.clamp_margin_tokens,
             hop_window=hop_window,
         )
-        if decision.action is HopAction.PASS or (retried_attempt(metadata) and decision.max_tokens is None):
+        if decision.action is HopAction.PASS or (retried and decision.max_tokens is None):
             return view.output  # on LiteLLM's own retry of this hop: the hop's output decision again, counted once
-        if retried_attempt(metadata):
+        if retried:
             set_output(kwargs, decision.max_tokens, view.adapter.output_field if view.adapter is not None else "max_tokens")
             return OutputBudget(sent=True, valid=True, effective=decision.max_tokens)
         if decision.action is HopAction.ABORT:

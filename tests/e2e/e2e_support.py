@@ -16,7 +16,7 @@ from typing import Any
 import httpx
 import pytest
 
-from litellm_kvwarm.lab.processes import ManagedProcess, start_proxy
+from litellm_kvwarm.lab.processes import BackendSpec, ManagedProcess, proxy_config, start_emulator, start_proxy
 
 
 
@@ -94,6 +94,35 @@ def long_text(chars: int) -> str:
     """Deterministic English-like text of exactly ``chars`` characters."""
     seed = "The quick brown fox jumps over the lazy dog while the river keeps running to the sea. "
     return (seed * (chars // len(seed) + 1))[:chars]
+
+
+CHAT, MESSAGES, RESPONSES = "/v1/chat/completions", "/v1/messages", "/v1/responses"
+
+
+def start_beside_litellm_alone(tmp_path_factory: Any, name: str, emulators: dict[str, tuple[str, int, str]], chain: list[str],
+                               processes: dict[str, ManagedProcess], router_settings: dict[str, Any] | None = None) -> None:
+    """Into ``processes`` (use inside :func:`stopped_at_exit`): one emulator per group (``group: (served model, window,
+    vLLM version)``, time scale 0, 16-token blocks) and two proxies over them, ``"with"`` the plugin and ``"without"``
+    it, the same fallbacks (``fast`` → ``chain``) and ``router_settings``; warm-ahead off."""
+    work = tmp_path_factory.mktemp(name)
+    for group, (served, window, version) in emulators.items():
+        processes[group] = start_emulator(served, window, workdir=work, vllm_version=version, time_scale=0, block_size=16)
+    groups = {group: [BackendSpec.of(processes[group], served)] for group, (served, _, _) in emulators.items()}
+    for proxy, callbacks in (("with", ["litellm_kvwarm.proxy_handler_instance"]), ("without", False)):
+        config = proxy_config(groups, fallbacks=[{"fast": chain}], callbacks=callbacks, env_vars={"KVWARM_WARM_AHEAD": "false"},
+                              router_settings=router_settings)
+        processes[proxy] = start_proxy(config, workdir=tmp_path_factory.mktemp(f"{name}-{proxy}"))
+
+
+def api_request(api: str, chars: int, out: int, stream: bool = False) -> tuple[str, str, dict[str, Any]]:
+    """(proxy path, backend path, body) on ``api`` (``"chat"``, ``"messages"``: bridged to the backend's chat,
+    ``"responses"``) to group ``fast``: :func:`long_text` of ``chars`` characters asking ``out`` output tokens."""
+    text = long_text(chars)
+    if api == "messages":
+        return MESSAGES, CHAT, {"model": "fast", "max_tokens": out, "stream": stream, "messages": [{"role": "user", "content": text}]}
+    if api == "responses":
+        return RESPONSES, RESPONSES, {"model": "fast", "max_output_tokens": out, "stream": stream, "input": text}
+    return CHAT, CHAT, {"model": "fast", "max_tokens": out, "stream": stream, "messages": [{"role": "user", "content": text}]}
 
 
 #: ``general_settings`` entry that makes a proxy read its keys from :func:`start_proxy_with_keys`'s ``keys``.

@@ -16,54 +16,27 @@ from __future__ import annotations
 
 import pytest
 
-from e2e_support import backend_requests, clear_backends, long_text, post_read
-from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
+from e2e_support import api_request, backend_requests, clear_backends, post_read, start_beside_litellm_alone, stopped_at_exit
 from litellm_kvwarm.lab.processes.emulators import clear_faults, set_faults
 
 pytestmark = pytest.mark.e2e
 
-CHAT, MESSAGES, RESPONSES = "/v1/chat/completions", "/v1/messages", "/v1/responses"
-
 
 @pytest.fixture(scope="module")
 def stack(tmp_path_factory):
-    work = tmp_path_factory.mktemp("escalation-retry")
-    procs = {
-        "fast": start_emulator("fast-8b", 16_384, workdir=work, vllm_version="0.32.0", time_scale=0, block_size=16),
-        "slow": start_emulator("slow-27b", 131_072, workdir=work, vllm_version="0.32.0", time_scale=0, block_size=16),
-    }
-    groups = {"fast": [BackendSpec.of(procs["fast"], "fast-8b")], "slow": [BackendSpec.of(procs["slow"], "slow-27b")]}
-    try:
-        for name, callbacks in (("with", ["litellm_kvwarm.proxy_handler_instance"]), ("without", False)):
-            config = proxy_config(groups, fallbacks=[{"fast": ["slow"]}], callbacks=callbacks,
-                                  env_vars={"KVWARM_WARM_AHEAD": "false"})
-            procs[name] = start_proxy(config, workdir=tmp_path_factory.mktemp(f"proxy-{name}"))
-    except Exception:
-        for proc in procs.values():
-            proc.stop()
-        raise
-    yield procs
-    for proc in procs.values():
-        proc.stop()
-
-
-def over(api: str, chars: int) -> tuple[str, str, dict]:
-    """(proxy path, backend path, body) of ``chars`` characters of prose: 80,000 (~16,800 prompt tokens) is over fast's
-    window and within twice it (the plugin stays on fast when no exact count settles such a request, and the
-    backstop escalates it); 200,000 (~42,000) is past twice it (the plugin escalates before fast is tried)."""
-    text = long_text(chars)
-    if api == "messages":
-        return MESSAGES, CHAT, {"model": "fast", "max_tokens": 64, "messages": [{"role": "user", "content": text}]}
-    if api == "responses":
-        return RESPONSES, RESPONSES, {"model": "fast", "max_output_tokens": 64, "input": text}
-    return CHAT, CHAT, {"model": "fast", "max_tokens": 64, "messages": [{"role": "user", "content": text}]}
+    with stopped_at_exit({}) as procs:
+        start_beside_litellm_alone(tmp_path_factory, "escalation-retry", {"fast": ("fast-8b", 16_384, "0.32.0"),
+                                                                          "slow": ("slow-27b", 131_072, "0.32.0")}, ["slow"], procs)
+        yield procs
 
 
 @pytest.mark.parametrize("status", [503, 500])
 @pytest.mark.parametrize("api", ["chat", "messages", "responses"])
 @pytest.mark.parametrize("chars, escalation", [(80_000, "reactive"), (200_000, "proactive")], ids=["reactive", "proactive"])
 def test_a_target_that_fails_once_is_retried_as_litellm_alone_retries_it(stack, api, status, chars, escalation):
-    path, backend_path, body = over(api, chars)
+    # 80,000 characters (~16,800 prompt tokens) are over fast's window and within twice it: with no exact count the
+    # plugin stays on fast and the backstop escalates; 200,000 (~42,000) are past twice it: escalated before fast
+    path, backend_path, body = api_request(api, chars, 64)
     outcomes = {}
     set_faults(stack["fast"], {"tokenize": "status:500"})
     try:

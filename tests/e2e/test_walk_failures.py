@@ -21,61 +21,30 @@ import time
 import httpx
 import pytest
 
-from e2e_support import backend_requests, clear_backends, long_text, post_read
-from litellm_kvwarm.lab.processes import BackendSpec, proxy_config, start_emulator, start_proxy
+from e2e_support import api_request, backend_requests, clear_backends, post_read, start_beside_litellm_alone, stopped_at_exit
 from litellm_kvwarm.lab.processes.emulators import clear_faults, set_faults
 
 pytestmark = pytest.mark.e2e
 
-CHAT, MESSAGES, RESPONSES = "/v1/chat/completions", "/v1/messages", "/v1/responses"
 PROXIES = ("without", "with")
-
-
-def _start(tmp_path_factory, name: str, emulators: dict[str, tuple[str, int, str]], chain: list[str], router: dict | None = None) -> dict:
-    work = tmp_path_factory.mktemp(name)
-    procs = {}
-    try:
-        for group, (served, window, version) in emulators.items():
-            procs[group] = start_emulator(served, window, workdir=work, vllm_version=version, time_scale=0, block_size=16)
-        groups = {group: [BackendSpec.of(procs[group], served)] for group, (served, _, _) in emulators.items()}
-        for proxy, callbacks in (("with", ["litellm_kvwarm.proxy_handler_instance"]), ("without", False)):
-            config = proxy_config(groups, fallbacks=[{"fast": chain}], callbacks=callbacks, env_vars={"KVWARM_WARM_AHEAD": "false"},
-                                  router_settings=router)
-            procs[proxy] = start_proxy(config, workdir=tmp_path_factory.mktemp(f"{name}-{proxy}"))
-    except Exception:
-        for proc in procs.values():
-            proc.stop()
-        raise
-    return procs
 
 
 @pytest.fixture(scope="module")
 def chain_stack(tmp_path_factory):
-    procs = _start(tmp_path_factory, "walk-chain", {"fast": ("fast-8b", 16_384, "0.32.0"), "mid": ("mid-14b", 32_768, "0.32.0"),
-                                                   "slow": ("slow-27b", 131_072, "0.32.0")}, ["mid", "slow"], {"timeout": 3})
-    yield procs
-    for proc in procs.values():
-        proc.stop()
+    with stopped_at_exit({}) as procs:
+        start_beside_litellm_alone(tmp_path_factory, "walk-chain", {"fast": ("fast-8b", 16_384, "0.32.0"), "mid": ("mid-14b", 32_768, "0.32.0"),
+                                                                    "slow": ("slow-27b", 131_072, "0.32.0")}, ["mid", "slow"], procs, {"timeout": 3})
+        yield procs
 
 
 @pytest.fixture(scope="module")
 def slot_stack(tmp_path_factory):
     # fast speaks vLLM 0.25: a prompt that fits with a max_tokens that does not is refused naming both numbers,
     # and the plugin's backstop retries fast with the output cut (its retry slot)
-    procs = _start(tmp_path_factory, "walk-slot", {"fast": ("fast-8b", 16_384, "0.25.0"), "slow": ("slow-27b", 131_072, "0.32.0")}, ["slow"])
-    yield procs
-    for proc in procs.values():
-        proc.stop()
-
-
-def body_for(api: str, chars: int, out: int, stream: bool = False) -> tuple[str, str, dict]:
-    """(proxy path, backend path, body) of ``chars`` characters of prose asking ``out`` output tokens."""
-    text = long_text(chars)
-    if api == "messages":
-        return MESSAGES, CHAT, {"model": "fast", "max_tokens": out, "stream": stream, "messages": [{"role": "user", "content": text}]}
-    if api == "responses":
-        return RESPONSES, RESPONSES, {"model": "fast", "max_output_tokens": out, "stream": stream, "input": text}
-    return CHAT, CHAT, {"model": "fast", "max_tokens": out, "stream": stream, "messages": [{"role": "user", "content": text}]}
+    with stopped_at_exit({}) as procs:
+        start_beside_litellm_alone(tmp_path_factory, "walk-slot", {"fast": ("fast-8b", 16_384, "0.25.0"), "slow": ("slow-27b", 131_072, "0.32.0")},
+                                   ["slow"], procs)
+        yield procs
 
 
 @pytest.mark.parametrize("api, stream, fault", [
@@ -86,7 +55,7 @@ def test_a_step_of_the_chain_that_is_down_leaves_the_walk_to_the_next_step(chain
     """fast (16,384) → mid (32,768) → slow (131,072); mid fails every request. A request just over fast's window:
     LiteLLM alone walks fast (400), mid (its retries), slow (200). Before, the plugin's walk stopped at mid and the
     client got fast's 400."""
-    path, backend_path, body = body_for(api, 80_000, 64, stream)
+    path, backend_path, body = api_request(api, 80_000, 64, stream)
     outcomes = {}
     for proxy in PROXIES:
         clear_backends(chain_stack["fast"], chain_stack["mid"], chain_stack["slow"])
@@ -119,7 +88,7 @@ def test_a_passing_failure_of_the_clamped_retry_leaves_the_walk_to_the_escalatio
     requests after that one (every one, or once). LiteLLM alone never sends fast a second request: slow answers.
     The plugin retries fast with the output cut; after that retry's passing failure, LiteLLM's own retry of it
     keeps the cut, and when fast keeps failing the walk goes on to slow (before: the client got fast's 400)."""
-    path, backend_path, body = body_for(api, 50_000, 8_000)
+    path, backend_path, body = api_request(api, 50_000, 8_000)
     outcomes = {}
     for proxy in PROXIES:
         clear_backends(slot_stack["fast"], slot_stack["slow"])
