@@ -119,8 +119,6 @@ class Attempts:
             request_metadata(kwargs, view.metadata_field)[REFUSAL_KEY] = text
         elif isinstance(metadata, Mapping) and isinstance(metadata.get(REFUSAL_KEY), str):
             error = parse_context_error(metadata[REFUSAL_KEY])  # a passing failure (a step down, a 5xx) does not end the walk
-        elif retried:
-            return view.output  # LiteLLM's retry of this hop after a passing failure, as it retries alone
         kind = view.kind or "chat"
         info = attempt.info
         prompt_count = None
@@ -146,17 +144,19 @@ class Attempts:
             margin_tokens=self.settings.clamp_margin_tokens,
             hop_window=hop_window,
         )
-        if decision.action is HopAction.PASS or (retried and decision.max_tokens is None):
-            return view.output  # on LiteLLM's own retry of this hop: the hop's output decision again, counted once
-        if retried:
-            set_output(kwargs, decision.max_tokens, view.adapter.output_field if view.adapter is not None else "max_tokens")
-            return OutputBudget(sent=True, valid=True, effective=decision.max_tokens)
+        if decision.action is HopAction.PASS:
+            return view.output
         if decision.action is HopAction.ABORT:
             logger.info("[CONTEXT-ROUTE] reactive: %r failed with a non-context error: no retry, no escalation", plan.source)
             raise DeclineHop("fallback not used: the original error is not about the request's length")
         if decision.action is HopAction.SKIP:
             logger.info("[CONTEXT-ROUTE] reactive: skipping %r (%s)", hop_group, decision.reason)
             raise SkipHop(decision.reason)
+        if retried:  # LiteLLM's own retry of this hop (a declined or skipped hop stays so, above): its output decision again, counted once
+            if decision.max_tokens is None:
+                return view.output
+            set_output(kwargs, decision.max_tokens, view.adapter.output_field if view.adapter is not None else "max_tokens")
+            return OutputBudget(sent=True, valid=True, effective=decision.max_tokens)
         logger.info("[CONTEXT-ROUTE] reactive: %s", decision.reason)
         self.effects.count_route(decision.action.value, plan.source, hop_group if decision.action is HopAction.ESCALATE else plan.target)
         if decision.action is HopAction.ESCALATE:

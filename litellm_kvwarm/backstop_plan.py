@@ -25,7 +25,10 @@ class BackstopPlan:
     pre-call hook knew for each step, where it knew one; ``walks_chain``: the request was escalated
     ahead of time (``source`` is a step of another group's chain): LiteLLM alone would be walking that
     group's ``context_window_fallbacks``, which moves on to the next step whatever error a step
-    answers, so a non-context failure here goes on along ``chain`` too."""
+    answers, so a non-context failure here goes on along ``chain`` too; ``generic_retry``: the generic
+    ``fallbacks`` the plugin set hold a same-group entry (the retry slot on ``source``), so a same-group hop
+    after a non-context error may be the plugin's own; without it such a hop is LiteLLM's own failover
+    inside the group (``order`` levels, ``enable_weighted_failover``), which the plugin leaves alone."""
 
     source: str
     chain: tuple[str, ...]
@@ -34,6 +37,7 @@ class BackstopPlan:
     step_output: Mapping[str, int] = field(default_factory=dict)
     step_windows: Mapping[str, int] = field(default_factory=dict)
     walks_chain: bool = False
+    generic_retry: bool = False
 
     @property
     def target(self) -> str | None:
@@ -64,6 +68,7 @@ class BackstopPlan:
             "step_output": dict(self.step_output),
             "step_windows": dict(self.step_windows),
             "walks_chain": self.walks_chain,
+            "generic_retry": self.generic_retry,
         }
 
     @classmethod
@@ -81,6 +86,7 @@ class BackstopPlan:
                 step_output=_positive_ints(raw.get("step_output")),
                 step_windows=_positive_ints(raw.get("step_windows")),
                 walks_chain=raw.get("walks_chain") is True,
+                generic_retry=raw.get("generic_retry") is True,
             )
         except (KeyError, TypeError, AttributeError):
             return None

@@ -19,7 +19,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from typing import Any
 
-__all__ = ["escalation_chain", "escalation_targets", "fallbacks_with_source", "first_fitting", "next_step", "rest_after", "step_params"]
+__all__ = ["escalation_chain", "escalation_targets", "fallbacks_with_source", "first_fitting", "generic_chain", "kept_entries", "next_step",
+           "rest_after", "step_params"]
 
 
 def escalation_chain(
@@ -36,6 +37,30 @@ def escalation_chain(
         if isinstance(item, Mapping) and group in item:
             return _chain_of(group, item[group])
     return ()
+
+
+def generic_chain(group: str, fallbacks: object) -> tuple[str, ...]:
+    """The groups the router's generic ``fallbacks`` send a failed request of ``group`` to, as LiteLLM 1.108.7 reads
+    them (``get_fallback_model_group_for_lookup_groups``): the first entry that names ``group``, else the ``"*"``
+    entry (``router_settings.default_fallbacks`` is stored as one); the group itself and repeats left out."""
+    if not isinstance(fallbacks, Sequence) or isinstance(fallbacks, str):
+        return ()
+    maps = [item for item in fallbacks if isinstance(item, Mapping)]
+    for item in maps:
+        if group in item:
+            return _chain_of(group, item[group])
+    return next((_chain_of(group, item["*"]) for item in maps if "*" in item), ())
+
+
+def kept_entries(fallbacks: object, replaced: str) -> tuple[dict[str, Any], ...]:
+    """The router's generic ``fallbacks`` entries for every group but ``replaced`` (``"*"`` included), for a request
+    whose own ``fallbacks`` the plugin writes for ``replaced``: LiteLLM reads a request's ``fallbacks`` instead of the
+    router's, so without them a later hop of the walk (another group failing) would lose the operator's own steps.
+    Empty when the router's are not a list of mappings."""
+    if not isinstance(fallbacks, Sequence) or isinstance(fallbacks, str):
+        return ()
+    kept = ({k: v for k, v in item.items() if k != replaced} for item in fallbacks if isinstance(item, Mapping))
+    return tuple(item for item in kept if item)
 
 
 def escalation_targets(groups: Collection[str], *, overrides: Mapping[str, str],
@@ -131,6 +156,6 @@ def fallbacks_with_source(armed: object, target: str, steps: Sequence[Any]) -> l
     ``armed`` for ``target`` (the backstop's own) when there are, else ``steps[:-1]`` (the
     operator's for ``target``), and the source group ``steps[-1]`` last, so a target that fails
     leaves the request to the group LiteLLM alone would have served it from."""
-    own = armed[0].get(target) if isinstance(armed, list) and len(armed) == 1 and isinstance(armed[0], Mapping) else None
+    own = next((item[target] for item in armed if isinstance(item, Mapping) and target in item), None) if isinstance(armed, list) else None
     chain = [*own, steps[-1]] if isinstance(own, list) else list(steps)
     return [{target: chain}]

@@ -7,7 +7,8 @@ LiteLLM 1.108.7 reads that choice in ``router.py`` ``Router.async_function_with_
 ``kwargs.get("context_window_fallbacks", self.context_window_fallbacks)``) and applies it in
 ``Router.async_function_with_fallbacks_common_utils``, for a ``ContextWindowExceededError``:
 
-1. ``disable_fallbacks is True``: the original error is raised, no fallback at all;
+1. ``disable_fallbacks is True`` (or the body's ``max_fallbacks`` is ``<= 0``): the original error is raised, no
+   fallback at all;
 2. ``fallbacks`` in the client-side format (``router_utils/fallback_event_handlers.py``
    ``check_non_standard_fallback_format``: a list of group names, or of ``{"model": name, ...}``
    dicts): those groups are tried, for any error, and the ``context_window_fallbacks`` are never read;
@@ -50,13 +51,21 @@ class FallbackChoice:
 
     @classmethod
     def of(cls, data: Mapping[str, Any]) -> FallbackChoice:
-        return cls(disabled=data.get("disable_fallbacks") is True, fallbacks=data.get("fallbacks", ABSENT),
-                   context_window_fallbacks=data.get("context_window_fallbacks", ABSENT))
+        return cls(disabled=data.get("disable_fallbacks") is True or _no_fallback_depth(data.get("max_fallbacks")),
+                   fallbacks=data.get("fallbacks", ABSENT), context_window_fallbacks=data.get("context_window_fallbacks", ABSENT))
 
     @property
     def narrows(self) -> bool:
         """The body carries any fallback choice of its own."""
         return self.disabled or self.fallbacks is not ABSENT or self.context_window_fallbacks is not ABSENT
+
+
+def _no_fallback_depth(max_fallbacks: object) -> bool:
+    """A request's own ``max_fallbacks`` that allows no fallback at all: LiteLLM 1.108.7 keeps the body's value
+    (``Router.async_function_with_fallbacks_common_utils`` sets the router's only when the key is missing) and
+    ``run_async_fallback`` raises the original error at once when ``fallback_depth (0) >= max_fallbacks``: any number
+    ``<= 0`` (``false`` included, as Python compares it)."""
+    return isinstance(max_fallbacks, (int, float)) and max_fallbacks <= 0
 
 
 def client_side_format(fallbacks: object) -> bool:

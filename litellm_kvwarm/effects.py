@@ -4,8 +4,7 @@ and count and log what was done. Nothing here decides anything; the plans come f
 
 Metadata is written through :func:`~litellm_kvwarm.meta.request_metadata` at the moment of each
 write, in the order the hook always wrote it (affinity, estimate, escalation, backstop), so a
-step's overrides that replace a field land exactly as before.
-"""
+step's overrides that replace a field land exactly as before."""
 
 from __future__ import annotations
 
@@ -111,7 +110,8 @@ class Effects:
         if plan.backstop is not None:  # a reactive escalation ends them (Attempts._hop)
             self.arm(data, plan.backstop, _field(view), arrival)
         if plan.escalation is not None and plan.escalation.via_fallback is None and plan.escalation.source_fallback:
-            data["fallbacks"] = fallbacks_with_source(data.get("fallbacks"), plan.escalation.target, plan.escalation.source_fallback)
+            data["fallbacks"] = [*fallbacks_with_source(data.get("fallbacks"), plan.escalation.target, plan.escalation.source_fallback),
+                                 *plan.escalation.kept_fallbacks]
         if plan.warm is not None and view.kind is not None:
             w = plan.warm
             candidate = WarmCandidate(w.target, True, w.target_window, w.tokens, w.source_window, view.session, w.growth_tokens, view.key)
@@ -219,7 +219,7 @@ class Effects:
             # without the retry slot unless the window itself may be overflowed: the group's deployment
             # may just have been put in cooldown (a 401/404 would come back as the Router's own 429)
             steps = entries if backstop.generic_retry else [e for e in entries if not _same_group(e, backstop.group)]
-            data["fallbacks"] = [{backstop.group: steps}]
+            data["fallbacks"] = [{backstop.group: steps}, *backstop.kept_fallbacks]
         request_metadata(data, metadata_field)[PLAN_KEY] = backstop.plan.to_dict()
         if arrival is not None:
             request_metadata(data, metadata_field)[ARRIVAL_KEY] = {"hash": arrival[0], "items": arrival[1]}

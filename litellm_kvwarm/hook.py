@@ -28,7 +28,7 @@ from typing import Any
 import httpx
 from litellm.integrations.custom_logger import CustomLogger
 
-from . import __version__, fallback_outcome, identity, limits, pinning, startup, stream_errors
+from . import __version__, fallback_outcome, identity, limits, pinning, startup, stream_errors, warm_body
 from . import litellm_bridge as bridge
 from .attempt import Attempts, DeclineHop, SkipHop
 from .config import Settings
@@ -114,14 +114,13 @@ class KVWarmHandler(CustomLogger):
         except Exception:  # fail open: LiteLLM serves the request as if the plugin were absent
             logger.warning("[CONTEXT-ROUTE] routing skipped after an internal error", exc_info=True)
         finally:
-            self.effects.record_budget(data, budget, only_if_spent=True,
-                                       field=view.adapter.metadata_field if view.adapter is not None else "metadata")
+            self.effects.record_budget(data, budget, only_if_spent=True, field=view.adapter.metadata_field if view.adapter is not None else "metadata")
         self.metrics.plugin_seconds.labels("pre_call").observe(time.perf_counter() - started)
         return data
 
     async def async_pre_call_deployment_hook(self, kwargs: dict[str, Any], call_type: Any) -> dict[str, Any] | None:
-        """Per backend attempt: the tenant's ``cache_salt``, a fallback hop's decision, the output clamp.
-        Returns ``kwargs`` (possibly modified); raises only to skip a hop (``ContextWindowExceededError``)."""
+        """Per backend attempt: the tenant's ``cache_salt``, a warm's cooldown and priority, a fallback hop's decision, the output
+        clamp. Returns ``kwargs`` (possibly modified); raises only to skip a hop (``ContextWindowExceededError``)."""
         started = time.perf_counter()
         view = attempt_view(kwargs, call_type)
         if (skip := self.attempts.skipped_source(view)) is not None:  # an escalation by fallback: no backend attempt
@@ -131,6 +130,7 @@ class KVWarmHandler(CustomLogger):
         try:
             self.effects.apply_cache_salt(view, kwargs)
             self.priority.strip_if_refused(kwargs, view.model_info, view.metadata_field)
+            warm_body.keep_out_of_cooldown(kwargs, view.metadata_field)
         except Exception:  # fail open
             logger.warning("[CONTEXT-ROUTE] cache_salt not applied after an internal error", exc_info=True)
         budget = RequestBudget.from_metadata(view.carried.budget_spent, self.settings.request_budget_ms / 1000)

@@ -35,7 +35,7 @@ from __future__ import annotations
 
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from enum import Enum
 
@@ -154,8 +154,7 @@ class LearnedLimits:
         key = (tenant, deployment.api_base, deployment.served_model)
         slot = self._entries.pop(key, {})
         now = self._clock()
-        held = slot.get(observed.kind)
-        fresh = held[0] if held is not None and now - held[1] < self._ttl_s else None
+        fresh = self._fresh(slot, observed.kind, now)
         if fresh is not None and (fresh == observed.tokens or (observed.bound and fresh < observed.tokens)):
             slot[observed.kind] = (fresh, now)
             self._entries[key] = slot
@@ -167,6 +166,18 @@ class LearnedLimits:
         if self._on_learn is not None:
             self._on_learn(deployment, observed.kind, observed.tokens, observed.family)
         return True
+
+    def adds(self, tenant: str, deployment: Deployment, observed: Observed, known: int | None) -> bool:
+        """Whether :meth:`observe` would store a new value (no change made): the checks that cost nothing, run before
+        the ones that read the request (a vLLM refusal that prints the advertised window, the same limit again)."""
+        if not tenant or (known is not None and observed.tokens >= known):
+            return False
+        fresh = self._fresh(self._entries.get((tenant, deployment.api_base, deployment.served_model), {}), observed.kind, self._clock())
+        return fresh is None or not (fresh == observed.tokens or (observed.bound and fresh < observed.tokens))
+
+    def _fresh(self, slot: Mapping[LimitKind, tuple[int, float]], kind: LimitKind, now: float) -> int | None:
+        held = slot.get(kind)
+        return held[0] if held is not None and now - held[1] < self._ttl_s else None
 
     def get(self, tenant: str | None, deployment: Deployment | None) -> Limits:
         """The fresh limits of ``tenant``'s use of ``deployment`` (no I/O); :data:`NONE` when none."""

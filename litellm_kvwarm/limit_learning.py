@@ -100,10 +100,14 @@ class LimitLearner:
             refused = await self.facts.exact_count(info.deployment, {"messages": request["messages"]}, None, budget,
                                                    tenant=state.tenant)
         observed = limit_from_error(error, refused)
-        if observed is None or not observed.explains(*self._size(request, state)) or echoes_client(observed, request):
+        if observed is None or not observed.explains(*self._size(request, state)):
             return None
-        known = self.facts.windows(router, state.tenant).known(info)
-        if not self.facts.services.learned.observe(state.tenant, info.deployment, observed, known):
+        known, learned = self.facts.windows(router, state.tenant).known(info), self.facts.services.learned
+        # the client's text is read only for a limit that would be new: it costs ~0.1 s on 20k characters of prose,
+        # and the usual refusal (vLLM printing the advertised window) teaches nothing
+        if learned.adds(state.tenant, info.deployment, observed, known) and echoes_client(observed, request):
+            return None
+        if not learned.observe(state.tenant, info.deployment, observed, known):
             return None
         logger.info("[CONTEXT-ROUTE] learned: %s limit of %r is %d tokens (%s; advertised %s)", observed.kind.value,
                     info.deployment.served_model, observed.tokens, observed.family, known)

@@ -13,6 +13,8 @@ the other had room. So :func:`pin_within_litellm` pins only where LiteLLM's choi
 * never where LiteLLM filters by tags for this request (``enable_tag_filtering`` on the router, on a deployment's
   ``model_info``, or on the request), nor where the group's ``rpm``/``tpm`` limits are enforced per minute
   (:func:`~litellm_kvwarm.limits.group_limited`; warms skip such groups too, so a pin would serve no warm);
+* never where LiteLLM's pre-call checks (``enable_pre_call_checks``) could keep some of them and not others (a
+  region of the request's own, context windows that differ: :func:`_pre_call_alike`);
 * only among the deployments LiteLLM's ``order`` filter keeps (its own ``get_order_filtered_deployments``, the
   request's ``_target_order`` included);
 * weighted as ``simple-shuffle`` weighs them (``weight``, else ``rpm``, else ``tpm`` of ``litellm_params``): a
@@ -47,6 +49,8 @@ def pin_within_litellm(router: object, group: str, healthy: list, request_kwargs
             or group_limited(router, group, warm_slots=0):
         return healthy
     preferred = _order_filtered(healthy, kwargs.get("_target_order"))
+    if not _pre_call_alike(router, group, preferred, kwargs):
+        return healthy
     pinned = identity.pin_deployments(key, preferred, failed, weights=_weights(router, preferred))
     return pinned if len(pinned) == 1 else healthy
 
@@ -57,6 +61,23 @@ def _tags_filter(router: object, healthy: list, kwargs: Mapping[str, Any]) -> bo
         return True
     return any(isinstance(d, Mapping) and isinstance(d.get("model_info"), Mapping)
                and d["model_info"].get("enable_tag_filtering") is True for d in healthy)
+
+
+def _pre_call_alike(router: object, group: str, deployments: list, kwargs: Mapping[str, Any]) -> bool:
+    """Whether LiteLLM's own pre-call checks (``enable_pre_call_checks``, run on the list this callback returns) keep
+    all of ``deployments`` or none: off, or no region of the request's own and one declared context window among them
+    (the Router's ``_deployment_max_input_tokens``). Otherwise a pin could leave only a deployment the check removes
+    (a breaker's proxies: a 37.7k-token prompt pinned to a 32,768-token replica, 400 where LiteLLM alone answered 200
+    from the 131,072 one). Unreadable: ``False`` (no pin)."""
+    if RouterView(router).setting("enable_pre_call_checks") is not True:
+        return True
+    limit = getattr(router, "_deployment_max_input_tokens", None)
+    if kwargs.get("allowed_model_region") is not None or not callable(limit):
+        return False
+    try:
+        return len({limit(group, d) for d in deployments}) <= 1
+    except Exception:
+        return False
 
 
 def _order_filtered(healthy: list, target_order: object) -> list:

@@ -12,8 +12,7 @@ settle while it is within 2× the window. Otherwise it goes to the first step of
 whose window fits (:func:`~litellm_kvwarm.chain.first_fitting`), unless proactive routing is off
 or no step fits. The backstop is armed whenever the serving group has steps left, the generic
 ``fallbacks`` only when an overflow is possible by the safe estimate and neither the operator nor
-the client set any. A warm goes to the group the session's next escalation would reach.
-"""
+the client set any. A warm goes to the group the session's next escalation would reach."""
 
 from __future__ import annotations
 
@@ -22,7 +21,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TYPE_CHECKING, Any
 
-from .chain import escalation_chain, first_fitting, next_step, rest_after
+from .chain import first_fitting, generic_chain, kept_entries, next_step, rest_after
 from .output_budget import OutputBudget, min_output, read_output_budget
 from .policy import clamp_output, decide_route, needs_exact_count
 from .reactive import BackstopPlan, fallback_chain
@@ -55,6 +54,7 @@ class Backstop:
     plan: BackstopPlan
     why: str  # why the generic fallbacks are armed or not (:attr:`reason`, formatted only when read)
     generic_retry: bool = True  # the generic ``fallbacks`` keep the retry slot on ``group``
+    kept_fallbacks: tuple[Any, ...] = ()  # the router's own generic entries for other groups (:func:`~.chain.kept_entries`)
 
     @property
     def reason(self) -> str:
@@ -82,6 +82,7 @@ class Escalation:
     origin: Mapping[str, Any]
     via_fallback: tuple[Any, ...] | None = None
     source_fallback: tuple[Any, ...] = ()
+    kept_fallbacks: tuple[Any, ...] = ()  # the router's own generic entries for other groups (:func:`~.chain.kept_entries`)
 
 
 @dataclass(frozen=True)
@@ -203,7 +204,8 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
         )
     return RoutePlan(
         Route.ESCALATE, "proactive", target, f"[CONTEXT-ROUTE] {decision.describe()}", "info",
-        escalation=Escalation(target, overrides, origin, source_fallback=_source_fallback(group, target, rest, overrides, sent, facts)),
+        escalation=Escalation(target, overrides, origin, source_fallback=_source_fallback(group, target, rest, overrides, sent, facts),
+                              kept_fallbacks=kept_entries(facts.operator_fallbacks, target)),
         backstop=_backstop(target, rest, target_window, estimate, output, facts, sent, floor, settings.keep_output_budget,
                            walks_chain=True),
         warm=warm, **common,
@@ -217,7 +219,7 @@ def _source_fallback(source: str, target: str, rest: tuple[str, ...], overrides:
     ``target`` fails for any reason), then ``source``."""
     if sent or overrides:
         return ()
-    operator = escalation_chain(target, overrides={}, context_window_fallbacks=facts.operator_fallbacks)  # type: ignore[arg-type]
+    operator = generic_chain(target, facts.operator_fallbacks)
     steps = [g for g in operator if g != source]
     later = fallback_chain(target, tuple(g for g in rest if g not in steps and g != source), None, facts.step_params)
     return (*steps, *later, source)
@@ -250,14 +252,14 @@ def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: 
     # budget can help); otherwise a 401/404 that put the deployment in cooldown would come back as the
     # Router's own 429 from that retry slot
     retry = need is not None and need > window  # type: ignore[operator]
-    operator_generic = escalation_chain(group, overrides={}, context_window_fallbacks=facts.operator_fallbacks)  # type: ignore[arg-type]
+    operator_generic = generic_chain(group, facts.operator_fallbacks)  # its own entry, else the operator's "*"
     generic = possible and not operator_generic and not generic_sent
     step_output = {g: out for g in chain if (out := read_output_budget(params.get(g, {})).effective) is not None}
     step_windows = {g: w for g, w in facts.windows if g in chain and w is not None} if keep_budget else {}
     plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=generic, step_output=step_output,
-                        step_windows=step_windows, walks_chain=walks_chain)
+                        step_windows=step_windows, walks_chain=walks_chain, generic_retry=generic and retry)
     why = ("overflow possible by the safe estimate" if possible else "no overflow possible by the safe estimate") if not operator_generic else "the operator's own"
-    return Backstop(group, entries, generic, plan, why, generic_retry=retry)
+    return Backstop(group, entries, generic, plan, why, generic_retry=retry, kept_fallbacks=kept_entries(facts.operator_fallbacks, group))
 
 
 def _warm(rest: Sequence[tuple[str, int | None]], current_window: int, tokens: int, routing: int, floor: int) -> WarmPlan | None:

@@ -178,6 +178,10 @@ def decide_hop(
             return HopDecision(HopAction.PASS)
         if plan.walks_chain and hop_group == plan.source:  # the retry slot: a retry with less cannot help a 5xx/429
             return HopDecision(HopAction.SKIP, reason="not a context-length error: no retry, on to the next step")
+        if plan.own_generic_fallbacks and hop_group == plan.source and not plan.generic_retry:
+            # no same-group entry of the plugin's: LiteLLM's own failover inside the group (``order`` levels,
+            # ``enable_weighted_failover``; never after a context error), which LiteLLM alone takes too
+            return HopDecision(HopAction.PASS)
         if plan.own_generic_fallbacks and (hop_group == plan.source or hop_group in plan.chain):
             return HopDecision(HopAction.ABORT, reason="not a context-length error")
         return HopDecision(HopAction.PASS)

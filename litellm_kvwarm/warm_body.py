@@ -9,7 +9,8 @@ Pure functions over plain mappings; no I/O.
   ``max_completion_tokens`` when the request had it), not streamed, no fallbacks or retries, and
   ``cooldown_time=0`` (LiteLLM's per-call cooldown, seconds): a warm the deployment refuses (a 404 from a
   server without that API, a 429, a 401) never makes LiteLLM's Router take the deployment out of
-  rotation for live requests, as it does for a failed live request.
+  rotation for live requests, as it does for a failed live request; :func:`keep_out_of_cooldown` extends that to a
+  deployment whose operator set ``model_info.cooldown_time`` (which LiteLLM reads before the call's own).
 * :func:`warm_metadata` is the warm's LiteLLM ``metadata``: the warm marker, the keyed hash of
   the session (never the raw id), the plugin's affinity and cache-salt keys, and the caller's
   identity as the proxy set it (:data:`SPEND_IDENTITY_KEYS`), so LiteLLM's spend tracking
@@ -157,3 +158,16 @@ def warm_metadata(data: Mapping[str, Any], *, session_hash: str, kind: str = "ch
             if meta.get(key) is not None:
                 out[key] = meta[key]
     return out
+
+
+def keep_out_of_cooldown(kwargs: dict[str, Any], metadata_field: str = "metadata") -> None:
+    """In a warm attempt's ``kwargs`` (its metadata carries the warm marker): the deployment's ``model_info`` with
+    ``cooldown_time`` 0 (seconds), a copy (the deployment's own dict is shared). LiteLLM 1.108.7's
+    ``Router.deployment_callback_on_failure`` takes the cooldown from the deployment's ``model_info`` before the
+    call's ``litellm_params`` (``cooldown_handlers._first_present``), so the warm body's ``cooldown_time=0`` alone
+    let a failed warm take such a deployment out of rotation for live requests (a breaker's proxies: every tenant's
+    requests answered 429 for the deployment's 60 s). The attempt's ``model_info`` is what that callback reads.
+    Anything else unchanged."""
+    meta, info = kwargs.get(metadata_field), kwargs.get("model_info")
+    if isinstance(meta, Mapping) and meta.get(WARM_MARKER) and isinstance(info, Mapping) and info.get("cooldown_time") not in (None, 0):
+        kwargs["model_info"] = {**info, "cooldown_time": 0}

@@ -100,3 +100,26 @@ def test_target_groups_memo_answers_for_a_second_then_reads_the_router_again():
     now[0] += 1.0
     assert memo.get(router, overrides) == {"big"}
     assert memo.get(Router(), overrides) == {"slow"}  # another router: read again
+
+
+def test_generic_chain_reads_the_group_s_entry_else_the_wildcard_as_litellm_does():
+    """``router_settings.default_fallbacks: ["slow"]`` is stored as ``[{"*": ["slow"]}]``. Before: the plugin read it as
+    "no generic fallbacks", armed its own for the request (which replace the router's) and a 503 from fast ended the
+    request where LiteLLM alone answered from slow (a breaker's proxies)."""
+    from litellm_kvwarm.chain import generic_chain
+
+    assert generic_chain("fast", [{"*": ["slow", "fast"]}]) == ("slow",)
+    assert generic_chain("fast", [{"*": ["backup"]}, {"fast": ["slow"]}]) == ("slow",)  # its own entry first, wherever it is
+    assert generic_chain("fast", [{"fast": []}, {"*": ["backup"]}]) == ()  # an empty entry of its own: no wildcard
+    assert generic_chain("fast", None) == () and generic_chain("fast", "slow") == () and generic_chain("fast", [{"x": ["y"]}]) == ()
+
+
+def test_kept_entries_are_the_router_s_generic_fallbacks_for_every_other_group():
+    from litellm_kvwarm.chain import fallbacks_with_source, kept_entries
+
+    router = [{"fast": ["slow"], "slow": ["backup"]}, {"*": ["backup"]}, {"backup": ["last"]}]
+    assert kept_entries(router, "fast") == ({"slow": ["backup"]}, {"*": ["backup"]}, {"backup": ["last"]})
+    assert kept_entries(router, "backup") == ({"fast": ["slow"], "slow": ["backup"]}, {"*": ["backup"]})
+    assert kept_entries(None, "fast") == () and kept_entries("x", "fast") == () and kept_entries([{"fast": ["slow"]}], "fast") == ()
+    # the plugin's own entry for the target is found wherever it sits among them
+    assert fallbacks_with_source([{"*": ["b"]}, {"slow": ["mid"]}], "slow", ("fast",)) == [{"slow": ["mid", "fast"]}]

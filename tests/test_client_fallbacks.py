@@ -33,6 +33,12 @@ def steps(body, operator_cwf=CWF, operator_fallbacks=None, chain=CHAIN):
     ({"context_window_fallbacks": None, "fallbacks": [{"*": ["mid"]}]}, ("mid",)),
     ({"context_window_fallbacks": None}, ()),  # nor the router's generic ones name a step
     ({"disable_fallbacks": True, "fallbacks": ["slow"]}, ()),
+    ({"max_fallbacks": 0}, ()),  # LiteLLM keeps the body's value: fallback depth 0 >= 0, the original error at once
+    ({"max_fallbacks": -1}, ()),
+    ({"max_fallbacks": 0.0}, ()),
+    ({"max_fallbacks": False}, ()),  # 0 >= False in Python, as LiteLLM compares it
+    ({"max_fallbacks": 1}, CHAIN),  # one level: the whole context-window list of the first
+    ({"max_fallbacks": None}, CHAIN),
 ])
 def test_permitted_steps(body, expected):
     assert steps(body) == expected
@@ -61,10 +67,11 @@ def test_the_view_reads_the_body_as_sent():
 
 from test_hook_adapters import CHAIN, FakeRouter, Key, body, decisions, handler  # noqa: E402
 
-OPT_OUTS = [{"disable_fallbacks": True}, {"fallbacks": ["fast"]}, {"context_window_fallbacks": []}]
+OPT_OUTS = [{"disable_fallbacks": True}, {"fallbacks": ["fast"]}, {"context_window_fallbacks": []}, {"max_fallbacks": 0}]
+OPT_OUT_IDS = ["disable_fallbacks", "client-side-fallbacks", "empty-cwf", "max_fallbacks-0"]
 
 
-@pytest.mark.parametrize("extra", OPT_OUTS, ids=["disable_fallbacks", "client-side-fallbacks", "empty-cwf"])
+@pytest.mark.parametrize("extra", OPT_OUTS, ids=OPT_OUT_IDS)
 @pytest.mark.parametrize("call_type, make", [
     ("acompletion", lambda chars, extra: body(chars, max_tokens=16, **extra)),
     ("aresponses", lambda chars, extra: {"model": "fast", "input": "word " * (chars // 5), "max_output_tokens": 16, **extra}),
@@ -82,7 +89,7 @@ async def test_an_opted_out_request_over_the_window_stays_as_sent(monkeypatch, e
     assert plain["model"] == "slow" or plain.get("context_window_fallbacks") == [{"fast": ["slow"]}]
 
 
-@pytest.mark.parametrize("extra", OPT_OUTS, ids=["disable_fallbacks", "client-side-fallbacks", "empty-cwf"])
+@pytest.mark.parametrize("extra", OPT_OUTS, ids=OPT_OUT_IDS)
 async def test_an_opted_out_request_in_the_warm_zone_queues_no_warm_and_arms_no_backstop(monkeypatch, extra):
     router = FakeRouter({"fast": 4096, "slow": 32768}, chains=CHAIN)
     h, registry = handler(router, monkeypatch, warm_ahead=True)

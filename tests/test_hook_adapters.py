@@ -134,7 +134,7 @@ async def test_stay_arms_the_backstop_without_generic_fallbacks(monkeypatch):
     assert "fallbacks" not in data
     plan = data["metadata"][PLAN_KEY]
     assert plan == {"source": "fast", "chain": ["slow"], "requested": 300, "own_generic_fallbacks": False, "step_output": {},
-                    "step_windows": {}, "walks_chain": False}  # KVWARM_KEEP_OUTPUT_BUDGET off: no step window carried
+                    "step_windows": {}, "walks_chain": False, "generic_retry": False}  # KVWARM_KEEP_OUTPUT_BUDGET off: no step window carried
     estimate = data["metadata"][ESTIMATE_KEY]
     assert estimate["group"] == "fast" and 1000 <= estimate["routing"] <= estimate["safe"] <= 1400
     assert decisions(registry) == {("stay", "fast", "slow"): 1}
@@ -171,6 +171,25 @@ async def test_target_too_small_keeps_local_and_arms_generic_fallbacks(monkeypat
     assert data["fallbacks"] == [{"fast": ["slow"]}]  # an overflow is possible and the operator set none
     assert data["metadata"][PLAN_KEY]["own_generic_fallbacks"] is True
     assert decisions(registry) == {("target_too_small", "fast", "slow"): 1}
+
+
+async def test_the_router_s_own_generic_fallbacks_are_kept_as_litellm_reads_them(monkeypatch):
+    """A breaker's proxies: ``default_fallbacks`` (``[{"*": [...]}]``) read as none, the plugin's own per-request
+    ``fallbacks`` then replaced the router's, and a 503 from fast, or from slow after an escalation, ended the request
+    where LiteLLM alone went on to slow, or to ``backup``."""
+    wildcard = FakeRouter({"fast": 4096, "slow": 8192, "backup": 8192}, chains=CHAIN, fallbacks=[{"*": ["backup"]}])
+    h, _ = handler(wildcard, monkeypatch)
+    near = await h.async_pre_call_hook(Key(), None, body(60000), "acompletion")
+    assert "fallbacks" not in near and near["metadata"][PLAN_KEY]["own_generic_fallbacks"] is False  # the operator's "*" stands
+    big = FakeRouter({"fast": 4096, "slow": 32768, "backup": 32768}, chains=CHAIN, fallbacks=[{"*": ["backup"]}])
+    h, _ = handler(big, monkeypatch)
+    escalated = await h.async_pre_call_hook(Key(), None, body(24000), "acompletion")
+    assert escalated["model"] == "slow"
+    assert escalated["fallbacks"] == [{"slow": ["backup", "fast"]}, {"*": ["backup"]}]  # slow's "*" step, then the source
+    others = FakeRouter({"fast": 4096, "slow": 8192}, chains=CHAIN, fallbacks=[{"slow": ["backup"]}, {"backup": ["last"]}])
+    h, _ = handler(others, monkeypatch)
+    own = await h.async_pre_call_hook(Key(), None, body(60000), "acompletion")
+    assert own["fallbacks"] == [{"fast": ["slow"]}, {"slow": ["backup"]}, {"backup": ["last"]}]  # the plugin's for fast, the router's for the rest
 
 
 async def test_forbidden_target_is_never_routed_to_or_armed(monkeypatch):
@@ -247,12 +266,20 @@ async def test_hop_skips_a_step_too_small_and_aborts_a_non_context_error(monkeyp
     kwargs["metadata"]["model_group"] = "mid"
     with pytest.raises(litellm.ContextWindowExceededError, match="litellm-kvwarm: prompt ≥3000tok"):
         await h.async_pre_call_deployment_hook(kwargs, "acompletion")
-    kwargs = attempt({PLAN_KEY: plan, "previous_models": [{"exception_string": "rate limited"}]}, fallback_depth=1)
+    kwargs = attempt({PLAN_KEY: plan, "previous_models": [{"exception_string": "rate limited"}], "model_group": "slow"}, fallback_depth=1,
+                     model="hosted_vllm/slow-model", api_base="http://slow.test/v1", model_info={"max_input_tokens": 32768})
     # a generic hop after a failure that is not about length ends as a plain 400 no client reads as a
     # context error (the client then gets the original error)
     with pytest.raises(litellm.BadRequestError, match="fallback not used") as declined:
         await h.async_pre_call_deployment_hook(kwargs, "acompletion")
     assert not isinstance(declined.value, litellm.ContextWindowExceededError)
+    # LiteLLM's own retry of that hop (a retry_policy retries a 400) is declined again, never sent to slow
+    kwargs["metadata"]["attempted_retries"] = 1
+    with pytest.raises(litellm.BadRequestError, match="fallback not used"):
+        await h.async_pre_call_deployment_hook(kwargs, "acompletion")
+    # a hop back to fast itself is LiteLLM's own failover inside the group (order levels, weighted): no slot of the plugin's
+    same_group = attempt({PLAN_KEY: plan, "previous_models": [{"exception_string": "rate limited"}]}, fallback_depth=1, max_tokens=77)
+    assert (await h.async_pre_call_deployment_hook(same_group, "acompletion"))["max_tokens"] == 77
 
 
 async def test_a_hop_after_a_passing_failure_is_decided_on_the_request_s_last_length_refusal(monkeypatch):
@@ -280,7 +307,8 @@ async def test_a_hop_after_a_passing_failure_is_decided_on_the_request_s_last_le
                     model_info={"max_input_tokens": 32768})
     await h.async_pre_call_deployment_hook(retry, "acompletion")
     assert decisions(registry) == {("reactive_escalation", "fast", "mid"): 1, ("reactive_escalation", "fast", "slow"): 1}
-    source = attempt({PLAN_KEY: plan, "previous_models": down}, fallback_depth=1)
+    source = attempt({PLAN_KEY: plan, "previous_models": down, "model_group": "mid"}, fallback_depth=1, model="hosted_vllm/mid-model",
+                     api_base="http://mid.test/v1", model_info={"max_input_tokens": 8192})
     with pytest.raises(litellm.BadRequestError, match="fallback not used"):
         await h.async_pre_call_deployment_hook(source, "acompletion")
     data = await h.async_pre_call_hook(Key(), None, body(6000, max_tokens=2000, metadata={REFUSAL_KEY: OVERFLOW}), "acompletion")

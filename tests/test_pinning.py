@@ -102,3 +102,31 @@ def test_weighted_rendezvous_keeps_sessions_when_a_replica_leaves():
     after = {k: identity.rendezvous_pick(k, ["a", "b"], weights) for k in KEYS}
     assert all(after[k] == before[k] for k in KEYS if before[k] != "c")
     assert identity.rendezvous_pick("k", ["a", "b"], {"a": 0.0, "b": 0.0}) is None
+
+
+def test_replicas_of_different_windows_under_pre_call_checks_are_not_pinned():
+    """``enable_pre_call_checks`` removes, after the pin, a replica whose window cannot hold the prompt. Before: a
+    session pinned to the 32,768-token replica got LiteLLM's "Context Window exceeded" 400 (a breaker's proxies: 4 of 6
+    sessions) where LiteLLM alone served it from the 131,072-token one. Replicas of one window are still pinned."""
+    deps = [_dep("big", model_info={"max_input_tokens": 131_072}), _dep("small", model_info={"max_input_tokens": 32_768})]
+    box: list = []
+    pin = _Pin(box)
+    router = litellm.Router(model_list=deps, enable_pre_call_checks=True)
+    box.append(router)
+    saved = list(litellm.callbacks)
+    litellm.callbacks = [*saved, pin]
+    long_prompt = [{"role": "user", "content": "hello " * 40_000}]  # ~40k tokens by LiteLLM's own count
+
+    async def pick(key: str) -> str:
+        pick_one = getattr(router, "select", None) or router.async_get_available_deployment
+        chosen = await pick_one(model="slow", messages=long_prompt, request_kwargs={"metadata": {"affinity": key}})
+        return chosen["model_info"]["id"]
+
+    try:
+        assert [asyncio.run(pick(k)) for k in KEYS[:8]] == ["big"] * 8
+    finally:
+        litellm.callbacks = saved
+    alike = [_dep("a", model_info={"max_input_tokens": 131_072}), _dep("b", model_info={"max_input_tokens": 131_072})]
+    same = litellm.Router(model_list=alike, enable_pre_call_checks=True)
+    assert len(pin_within_litellm(same, "slow", list(alike), {}, "tenant:s1")) == 1  # one window: pinned as before
+    assert pin_within_litellm(same, "slow", list(alike), {"allowed_model_region": "eu"}, "tenant:s1") == alike  # a region of its own

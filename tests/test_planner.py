@@ -130,7 +130,7 @@ def test_estimate_record_and_warm_numbers():
     # generic fallbacks are armed (for wordings LiteLLM does not classify)
     assert plan.backstop.plan.to_dict() == {"source": "fast", "chain": ["slow"], "requested": None,
                                             "own_generic_fallbacks": True, "step_output": {},
-                                            "step_windows": {}, "walks_chain": False}
+                                            "step_windows": {}, "walks_chain": False, "generic_retry": False}
     small = plan_route(pre_call_view(body, "acompletion", Key()), facts(routing=1000, safe=1200, raw_estimate=est(1000, 1200)), Settings())
     assert small.backstop.plan.own_generic_fallbacks is False  # 1,200 + 256 under half of 4,096
     # between half the window and the window the generic fallbacks skip the retry slot on the same

@@ -54,9 +54,20 @@ def test_prompt_over_window_skips_retry_then_escalates_with_original_budget():
 
 
 def test_non_context_error_aborts_own_fallbacks_and_passes_operator_ones():
-    assert hop("Rate limit reached for requests", prompt=10).action is HopAction.ABORT
+    assert hop("Rate limit reached for requests", group="slow", prompt=10).action is HopAction.ABORT
+    with_slot = BackstopPlan("fast", ("slow",), 4096, own_generic_fallbacks=True, generic_retry=True)
+    assert hop("Rate limit reached for requests", plan=with_slot, prompt=10).action is HopAction.ABORT
     operator = BackstopPlan("fast", ("slow",), 4096, own_generic_fallbacks=False)
     assert hop("Internal Server Error", plan=operator).action is HopAction.PASS
+
+
+def test_a_same_group_hop_the_plugin_did_not_arm_is_litellm_s_own_failover():
+    # own generic fallbacks without a retry slot on fast: a hop back to fast after a 503 is LiteLLM's order-level or
+    # weighted failover to another deployment of the group (never taken after a context error), as LiteLLM alone takes it
+    assert hop("Service Unavailable", prompt=10).action is HopAction.PASS
+    assert hop("Service Unavailable", group="slow", prompt=10).action is HopAction.ABORT  # the plugin's own step stays declined
+    assert BackstopPlan.from_dict({**PLAN.to_dict(), "generic_retry": True}).generic_retry is True
+    assert BackstopPlan.from_dict(PLAN.to_dict()).generic_retry is False
 
 
 def test_other_groups_are_not_ours():
@@ -105,7 +116,7 @@ CHAIN = BackstopPlan(source="fast", chain=("mid", "large"), requested=None, own_
 
 def test_output_below_one_is_the_clients_error_when_it_sent_a_budget():
     # the client sent max_tokens (requested is set): "got 0" is its own error, never an overflow
-    client_budget = BackstopPlan("fast", ("slow",), 4096, own_generic_fallbacks=True)
+    client_budget = BackstopPlan("fast", ("slow",), 4096, own_generic_fallbacks=True, generic_retry=True)
     assert hop(V025_ZERO, plan=client_budget, prompt=10).action is HopAction.ABORT
     assert hop(V025_ZERO, group="slow", plan=client_budget).action is HopAction.ABORT
     operator = BackstopPlan("fast", ("slow",), 4096, own_generic_fallbacks=False)

@@ -698,3 +698,24 @@ def test_every_name_of_the_old_warm_module_is_still_importable_from_it():
     SPEND_IDENTITY_KEYS Sender TEXT_PROMPT_KEYS WarmJob WarmOutcome WarmRunner _FairQueue _Memo
     warm_metadata warm_request""".split()
     assert [name for name in names if not hasattr(warm, name)] == []
+
+
+def test_a_warm_attempt_never_takes_the_operator_s_cooldown_time():
+    """LiteLLM reads a deployment's ``model_info.cooldown_time`` before the call's own ``cooldown_time=0``: a failed warm
+    (a 404 from a server without the API) put the target in cooldown for every tenant's live requests (a breaker's
+    proxies: 429 for the deployment's 60 s). A warm attempt carries the deployment's ``model_info`` with 0 (a copy)."""
+    from litellm_kvwarm.warm_body import keep_out_of_cooldown
+
+    shared = {"id": "slow-0", "cooldown_time": 60}
+    warm = {"metadata": {"kvwarm_warm": True}, "model_info": shared}
+    keep_out_of_cooldown(warm)
+    assert warm["model_info"] == {"id": "slow-0", "cooldown_time": 0} and shared["cooldown_time"] == 60
+    live = {"metadata": {}, "model_info": shared}
+    keep_out_of_cooldown(live)
+    assert live["model_info"] is shared  # a live request keeps the operator's cooldown
+    messages = {"litellm_metadata": {"kvwarm_warm": True}, "model_info": dict(shared)}
+    keep_out_of_cooldown(messages, "litellm_metadata")
+    assert messages["model_info"]["cooldown_time"] == 0
+    unset = {"metadata": {"kvwarm_warm": True}, "model_info": {"id": "slow-0"}}
+    keep_out_of_cooldown(unset)
+    assert unset["model_info"] == {"id": "slow-0"}  # nothing set: the call's own cooldown_time=0 applies

@@ -1,0 +1,176 @@
+"""LiteLLM Router features the plugin must leave as LiteLLM alone leaves them (a breaker's findings, 2026-12-07), each
+request sent to a proxy with the plugin and to one without it, over the same emulators:
+
+* ``order`` levels in a group: a 503 from the order-1 deployment goes to the order-2 one (before: the plugin refused that
+  hop as a fallback of its own after a non-context error: 400 where LiteLLM alone answered 200);
+* ``enable_weighted_failover``: a 503 re-picks another deployment of the group (before: 3 of 6 requests 503);
+* ``retry_policy`` retrying a 400: the plugin's declined hop is declined again on LiteLLM's retry (before: a client's own
+  400, or a 503, became a 200 from slow);
+* ``default_fallbacks`` (the router's ``"*"``): read as the operator's generic fallbacks, and kept for the walk's other
+  groups (before: a 503 from fast, or from slow after an escalation, ended the request where LiteLLM alone went on);
+* a client's ``max_fallbacks: 0``: no fallback at all, so no escalation either (before: 200 from slow where LiteLLM alone
+  answered fast's 400);
+* ``enable_pre_call_checks`` with replicas of different windows: no session pin LiteLLM's check then removes (before:
+  sessions pinned to the 32,768-token replica got a 400);
+* a deployment's ``model_info.cooldown_time``: a failed warm does not take it out of rotation (before: 429 for 60 s).
+
+Real processes: emulators, two ``litellm --config`` proxies per stack; nothing mocked."""
+
+from __future__ import annotations
+
+import json
+import time
+from typing import Any
+
+import httpx
+import pytest
+
+from e2e_support import backend_requests, clear_backends, long_text, post_read, stopped_at_exit
+from litellm_kvwarm.lab.processes import BackendSpec, ManagedProcess, proxy_config, start_emulator, start_proxy
+from litellm_kvwarm.lab.processes.emulators import clear_faults, set_faults
+
+pytestmark = pytest.mark.e2e
+
+NEAR, FAR = 56_000, 200_000  # ~11.8k tokens (the plugin arms generic fallbacks of its own), ~42k (escalated before dispatch)
+
+
+def _spec(emulator: ManagedProcess, served: str, **kwargs: Any) -> BackendSpec:
+    return BackendSpec(served_model_name=served, api_base=emulator.base_url + "/v1", **kwargs)
+
+
+def _stack(tmp_path_factory: Any, name: str, emulators: dict[str, dict[str, Any]], groups: Any, processes: dict[str, ManagedProcess],
+           router_settings: dict[str, Any] | None = None, env: dict[str, Any] | None = None) -> None:
+    """Into ``processes``: ``emulators`` (name → start_emulator kwargs, time scale 0, 16-token blocks), then ``"with"`` and
+    ``"without"`` proxies over ``groups(processes)`` (group → specs), fallbacks fast → slow, warm-ahead off unless ``env``."""
+    work = tmp_path_factory.mktemp(name)
+    for emu, kwargs in emulators.items():
+        processes[emu] = start_emulator(workdir=work, time_scale=0, block_size=16, **{"vllm_version": "0.31.0", **kwargs})
+    for proxy, callbacks in (("with", ["litellm_kvwarm.proxy_handler_instance"]), ("without", False)):
+        config = proxy_config(groups(processes), fallbacks=[{"fast": ["slow"]}], callbacks=callbacks, router_settings=router_settings,
+                              env_vars={"KVWARM_WARM_AHEAD": "false", "KVWARM_REQUEST_BUDGET_MS": 3000, **(env or {})})
+        processes[proxy] = start_proxy(config, workdir=tmp_path_factory.mktemp(f"{name}-{proxy}"))
+
+
+def _post(proxy: ManagedProcess, path: str, body: dict[str, Any], session: str) -> tuple[int, str]:
+    """``body`` to ``path`` with the master key, in LiteLLM's session ``x-litellm-session-id``: (status, text)."""
+    headers = {"Authorization": f"Bearer {proxy.master_key}", "x-litellm-session-id": session}
+    response = httpx.post(proxy.base_url + path, json=body, headers=headers, timeout=90)
+    return response.status_code, response.text
+
+
+def _chat(chars: int, **extra: Any) -> dict[str, Any]:
+    return {"model": "fast", "max_tokens": 64, "messages": [{"role": "user", "content": long_text(chars)}], **extra}
+
+
+def _both(processes: dict[str, ManagedProcess], body: dict[str, Any], emulators: tuple[str, ...], faults: dict[str, Any] | None = None,
+          path: str = "/v1/chat/completions") -> dict[str, tuple[int, dict[str, list[int]]]]:
+    """``body`` through each proxy: (status, emulator → statuses of the completions it answered)."""
+    out = {}
+    for proxy in ("without", "with"):
+        clear_backends(*(processes[e] for e in emulators))
+        for emu, fault in (faults or {}).items():
+            set_faults(processes[emu], fault)
+        try:
+            status, _ = post_read(processes[proxy], path, body, timeout=90)
+        finally:
+            for emu in faults or {}:
+                clear_faults(processes[emu])
+        out[proxy] = (status, {e: [r["status"] for r in backend_requests(processes[e])] for e in emulators})
+    return out
+
+
+SERVICE_DOWN = {"completions": {"status": 503}}
+
+
+def test_order_levels_and_weighted_failover_inside_a_group_are_litellm_s(tmp_path_factory):
+    order = {}
+    with stopped_at_exit(order):
+        _stack(tmp_path_factory, "order", {"f1": {"served_model_name": "fast-8b", "max_model_len": 16384},
+                                           "f2": {"served_model_name": "fast-8b", "max_model_len": 16384},
+                                           "slow": {"served_model_name": "slow-27b", "max_model_len": 131072}},
+               lambda p: {"fast": [_spec(p["f1"], "fast-8b", extra_params={"order": 1}), _spec(p["f2"], "fast-8b", extra_params={"order": 2})],
+                          "slow": [_spec(p["slow"], "slow-27b")]}, order, router_settings={"num_retries": 0})
+        for chars in (8_000, NEAR):
+            got = _both(order, _chat(chars), ("f1", "f2", "slow"), faults={"f1": SERVICE_DOWN})
+            assert got["without"] == got["with"] == (200, {"f1": [503], "f2": [200], "slow": []}), (chars, got)
+    weighted = {}
+    with stopped_at_exit(weighted):
+        _stack(tmp_path_factory, "weighted", {"fa": {"served_model_name": "fast-8b", "max_model_len": 16384, "faults": SERVICE_DOWN},
+                                              "fb": {"served_model_name": "fast-8b", "max_model_len": 16384},
+                                              "slow": {"served_model_name": "slow-27b", "max_model_len": 131072}},
+               lambda p: {"fast": [_spec(p["fa"], "fast-8b"), _spec(p["fb"], "fast-8b")], "slow": [_spec(p["slow"], "slow-27b")]}, weighted,
+               router_settings={"num_retries": 0, "enable_weighted_failover": True, "disable_cooldowns": True})
+        statuses = {"without": [], "with": []}
+        for i in range(6):  # simple-shuffle: some land on fa first
+            for proxy, (status, served) in _both(weighted, _chat(NEAR), ("fa", "fb", "slow")).items():
+                statuses[proxy].append((status, served["fb"], served["slow"]))
+        assert statuses["without"] == statuses["with"] == [(200, [200], [])] * 6
+
+
+def test_a_retry_policy_never_retries_a_declined_hop_through(tmp_path_factory):
+    processes = {}
+    with stopped_at_exit(processes):
+        _stack(tmp_path_factory, "policy", {"fast": {"served_model_name": "fast-8b", "max_model_len": 16384, "strict_fields": True},
+                                            "slow": {"served_model_name": "slow-27b", "max_model_len": 131072}},
+               lambda p: {"fast": [_spec(p["fast"], "fast-8b")], "slow": [_spec(p["slow"], "slow-27b")]}, processes,
+               router_settings={"num_retries": 0, "disable_cooldowns": True, "retry_policy": {"BadRequestErrorRetries": 1}})
+        client_error = _both(processes, _chat(NEAR, extra_body={"bogus_field": 1}), ("fast", "slow"))
+        assert client_error["with"] == client_error["without"] == (400, {"fast": [400, 400], "slow": []})  # the client's own 400
+        down = _both(processes, _chat(NEAR), ("fast", "slow"), faults={"fast": SERVICE_DOWN})
+        assert down["with"] == down["without"] == (503, {"fast": [503], "slow": []})
+
+
+def test_the_router_s_wildcard_fallbacks_and_a_client_s_max_fallbacks_are_honoured(tmp_path_factory):
+    processes = {}
+    with stopped_at_exit(processes):
+        _stack(tmp_path_factory, "wildcard", {"fast": {"served_model_name": "fast-8b", "max_model_len": 16384},
+                                              "slow": {"served_model_name": "slow-27b", "max_model_len": 131072},
+                                              "backup": {"served_model_name": "backup-27b", "max_model_len": 131072}},
+               lambda p: {"fast": [_spec(p["fast"], "fast-8b")], "slow": [_spec(p["slow"], "slow-27b")],
+                          "backup": [_spec(p["backup"], "backup-27b")]}, processes,
+               router_settings={"num_retries": 0, "disable_cooldowns": True, "default_fallbacks": ["backup"]})
+        names = ("fast", "slow", "backup")
+        near = _both(processes, _chat(NEAR), names, faults={"fast": SERVICE_DOWN})
+        assert near["with"] == near["without"] == (200, {"fast": [503], "slow": [], "backup": [200]})
+        far = _both(processes, _chat(FAR), names, faults={"slow": SERVICE_DOWN})
+        assert far["without"] == (200, {"fast": [400], "slow": [503], "backup": [200]})
+        assert far["with"] == (200, {"fast": [], "slow": [503], "backup": [200]})  # escalated before dispatch, then as LiteLLM alone
+        for chars in (80_000, FAR):  # over fast's window: LiteLLM alone answers fast's 400, no fallback tried
+            capped = _both(processes, _chat(chars, max_fallbacks=0), names)
+            assert capped["without"] == capped["with"] == (400, {"fast": [400], "slow": [], "backup": []}), (chars, capped)
+
+
+def test_pins_stay_within_pre_call_checks_and_failed_warms_never_cool_a_deployment_down(tmp_path_factory):
+    processes = {}
+    with stopped_at_exit(processes):
+        _stack(tmp_path_factory, "pin", {"fast": {"served_model_name": "fast-8b", "max_model_len": 16384},
+                                         "slow_a": {"served_model_name": "slow-27b", "max_model_len": 131072},
+                                         "slow_b": {"served_model_name": "slow-27b", "max_model_len": 32768}},
+               lambda p: {"fast": [_spec(p["fast"], "fast-8b")],
+                          "slow": [_spec(p["slow_a"], "slow-27b", model_info={"id": "slow-a"}), _spec(p["slow_b"], "slow-27b", model_info={"id": "slow-b"})]},
+               processes, router_settings={"enable_pre_call_checks": True})
+        body = _chat(180_000)  # ~37.7k tokens: only slow-a holds it
+        statuses = {"without": [], "with": []}
+        for i in range(6):
+            for proxy in statuses:
+                status, _ = _post(processes[proxy], "/v1/chat/completions", body, f"pin-{i}")
+                statuses[proxy].append(status)
+        assert statuses["without"] == statuses["with"] == [200] * 6
+    cooled = {}
+    with stopped_at_exit(cooled):
+        _stack(tmp_path_factory, "cooldown", {"fast": {"served_model_name": "fast-8b", "max_model_len": 16384},
+                                              "slow": {"served_model_name": "slow-27b", "max_model_len": 131072, "vllm_version": "0.32.0"}},
+               lambda p: {"fast": [_spec(p["fast"], "fast-8b")], "slow": [_spec(p["slow"], "slow-27b", model_info={"cooldown_time": 60})]},
+               cooled, env={"KVWARM_WARM_AHEAD": "true"})
+        set_faults(cooled["slow"], {"responses": "status:404"})  # a server without the Responses API refuses the warm
+        for proxy in ("without", "with"):
+            session = {"model": "fast", "max_output_tokens": 64, "input": long_text(48_000)}
+            assert _post(cooled[proxy], "/v1/responses", session, f"cool-{proxy}")[0] == 200
+        deadline = time.monotonic() + 20
+        while not backend_requests(cooled["slow"], "/v1/responses") and time.monotonic() < deadline:
+            time.sleep(0.2)
+        assert [r["status"] for r in backend_requests(cooled["slow"], "/v1/responses")][:1] == [404]  # the warm failed
+        time.sleep(1)
+        for proxy in ("without", "with"):
+            status, text = post_read(cooled[proxy], "/v1/chat/completions", _chat(80_000), timeout=90)
+            assert status == 200, (proxy, json.loads(text).get("error", text) if text.startswith("{") else text[:300])
