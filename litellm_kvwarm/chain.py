@@ -39,16 +39,18 @@ def escalation_chain(
     return ()
 
 
-def generic_chain(group: str, fallbacks: object) -> tuple[str, ...]:
-    """The groups the router's generic ``fallbacks`` send a failed request of ``group`` to, as LiteLLM 1.108.7 reads
-    them (``get_fallback_model_group_for_lookup_groups``): the first entry that names ``group``, else the ``"*"``
-    entry (``router_settings.default_fallbacks`` is stored as one); the group itself and repeats left out."""
+def generic_chain(group: str, fallbacks: object, original: str | None = None) -> tuple[str, ...]:
+    """The groups the generic ``fallbacks`` send a failed request of ``group`` to, as LiteLLM 1.108.7 reads them
+    (``get_fallback_model_group_for_lookup_groups``): the first entry that names ``group``, else (on a hop, whose lookup
+    groups end with the group the request was for: ``fallback_lookup_groups``) one that names ``original``, else the
+    ``"*"`` entry (``router_settings.default_fallbacks`` is stored as one); ``group`` itself and repeats left out."""
     if not isinstance(fallbacks, Sequence) or isinstance(fallbacks, str):
         return ()
     maps = [item for item in fallbacks if isinstance(item, Mapping)]
-    for item in maps:
-        if group in item:
-            return _chain_of(group, item[group])
+    for name in (group, original) if original is not None else (group,):
+        for item in maps:
+            if name in item:
+                return _chain_of(group, item[name])
     return next((_chain_of(group, item["*"]) for item in maps if "*" in item), ())
 
 

@@ -28,7 +28,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-__all__ = ["ABSENT", "FallbackChoice", "client_side_format", "permitted_steps"]
+__all__ = ["ABSENT", "FallbackChoice", "client_side_format", "operator_lists", "permitted_steps"]
 
 
 class _Absent:
@@ -66,6 +66,20 @@ def _no_fallback_depth(max_fallbacks: object) -> bool:
     ``run_async_fallback`` raises the original error at once when ``fallback_depth (0) >= max_fallbacks``: any number
     ``<= 0`` (``false`` included, as Python compares it)."""
     return isinstance(max_fallbacks, (int, float)) and max_fallbacks <= 0
+
+
+def operator_lists(data: Mapping[str, Any], router_cwf: object, router_fallbacks: object) -> tuple[object, object]:
+    """``(context_window_fallbacks, fallbacks)`` the operator set for this request: the caller's key's or team's
+    ``router_settings`` where they set one (LiteLLM 1.108.7 carries them as ``data["router_settings_override"]`` and
+    ``route_llm_request`` applies each that is not ``None`` and not already in the body), else the router's. A key
+    whose ``router_settings`` give ``context_window_fallbacks: []`` escalates nowhere through LiteLLM alone; one naming
+    ``backup`` escalates there (a breaker's proxies: the plugin read only the router's lists, then wrote its own into
+    the body, which shut the key's out)."""
+    override = data.get("router_settings_override")
+    if not isinstance(override, Mapping):
+        return router_cwf, router_fallbacks
+    cwf, generic = override.get("context_window_fallbacks"), override.get("fallbacks")
+    return (router_cwf if cwf is None else cwf), (router_fallbacks if generic is None else generic)
 
 
 def client_side_format(fallbacks: object) -> bool:

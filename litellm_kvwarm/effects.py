@@ -101,7 +101,7 @@ class Effects:
             meta[ESCALATED_KEY] = "proactive"
             meta[ORIGIN_KEY] = dict(esc.origin)
             if esc.via_fallback is not None:  # keep the group, skip its first attempt (see Escalation)
-                data["context_window_fallbacks"] = [{esc.origin["source"]: list(esc.via_fallback)}]
+                data["context_window_fallbacks"] = [{esc.origin["source"]: list(esc.via_fallback)}, *esc.kept.get("context_window_fallbacks", ())]
                 meta[SKIP_SOURCE_KEY] = esc.target
             else:
                 data["model"] = esc.target
@@ -111,7 +111,7 @@ class Effects:
             self.arm(data, plan.backstop, _field(view), arrival)
         if plan.escalation is not None and plan.escalation.via_fallback is None and plan.escalation.source_fallback:
             data["fallbacks"] = [*fallbacks_with_source(data.get("fallbacks"), plan.escalation.target, plan.escalation.source_fallback),
-                                 *plan.escalation.kept_fallbacks]
+                                 *plan.escalation.kept.get("fallbacks", ())]
         if plan.warm is not None and view.kind is not None:
             w = plan.warm
             candidate = WarmCandidate(w.target, True, w.target_window, w.tokens, w.source_window, view.session, w.growth_tokens, view.key)
@@ -214,12 +214,12 @@ class Effects:
     def arm(data: dict, backstop: Backstop, metadata_field: str = "metadata", arrival: tuple[str, int] | None = None) -> None:
         """Arm LiteLLM's fallbacks; record the plan the hops read and the session's (hash, items), if any (``data[metadata_field]``)."""
         entries = list(backstop.entries)
-        data["context_window_fallbacks"] = [{backstop.group: entries}]
+        data["context_window_fallbacks"] = [{backstop.group: entries}, *backstop.kept.get("context_window_fallbacks", ())]
         if backstop.generic:
             # without the retry slot unless the window itself may be overflowed: the group's deployment
             # may just have been put in cooldown (a 401/404 would come back as the Router's own 429)
             steps = entries if backstop.generic_retry else [e for e in entries if not _same_group(e, backstop.group)]
-            data["fallbacks"] = [{backstop.group: steps}, *backstop.kept_fallbacks]
+            data["fallbacks"] = [{backstop.group: steps}, *backstop.kept.get("fallbacks", ())]
         request_metadata(data, metadata_field)[PLAN_KEY] = backstop.plan.to_dict()
         if arrival is not None:
             request_metadata(data, metadata_field)[ARRIVAL_KEY] = {"hash": arrival[0], "items": arrival[1]}

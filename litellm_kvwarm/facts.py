@@ -1,18 +1,16 @@
 """Facts of one request, gathered once before anything is decided (async; I/O through injected services).
 
-Pre-call (:meth:`Facts.route`): the group's deployments (one router read per group), the
-escalation chain and the steps the caller may use (LiteLLM's access check), the windows of the
-group and of those steps, the estimate, and an exact ``/tokenize`` count where
-:func:`~litellm_kvwarm.planner.wants_exact_count` asks for one. Per attempt
-(:class:`AttemptFacts`): the chosen deployment, its window, the estimate and exact counts.
+Pre-call (:meth:`Facts.route`): the group's deployments (one router read per group), the escalation chain and the
+steps the caller may use (LiteLLM's access and fallback budget checks), the windows of the group and of those steps,
+the estimate, and an exact ``/tokenize`` count where :func:`~litellm_kvwarm.planner.wants_exact_count` asks for one.
+Per attempt (:class:`AttemptFacts`): the chosen deployment, its window, the estimate and exact counts.
 
 The router is read through :class:`~litellm_kvwarm.router_view.RouterView` (LiteLLM 1.109's entry
 points where it has them, the 1.108 members before). The window of a deployment is read in one
 place, :class:`~litellm_kvwarm.facts_windows.DeploymentWindows` (operator → learned → the plugin's
 cache → LiteLLM's discovered window → the plugin's own fetch); the estimator in one place too,
 :mod:`~litellm_kvwarm.facts_estimator`. Nothing here imports LiteLLM: its access check, secret
-resolver and message translation are injected.
-"""
+resolver and message translation are injected."""
 
 from __future__ import annotations
 
@@ -33,7 +31,7 @@ from .facts_windows import DeploymentWindows
 from .litellm_window_memo import LiteLLMWindowMemo
 from .output_budget import OUTPUT_FIELDS
 from .planner import wants_exact_count
-from .client_fallbacks import permitted_steps
+from .client_fallbacks import ABSENT, operator_lists, permitted_steps
 from .router_view import RouterView
 from .runtime import Services
 from .token_responses_items import vllm_served
@@ -61,10 +59,11 @@ class RouteFacts:
     client's output budget is invalid). ``chain``: the operator's escalation chain; ``chain_missing``:
     none of its steps is in the model list; ``usable``: the steps that are, that the key may use and the client's own
     fallback choice leaves (:mod:`.client_fallbacks`; ``client_ruled_out``: it left none of some); ``step_params``: each
-    step's overrides; ``operator_fallbacks``: the router's generic ``fallbacks``. From ``source_window`` on: ``None``
-    when the group's window is unknown. ``estimate`` is ``raw`` after the tenant's learned correction; ``exact_asked``:
-    an exact count was wanted, ``exact``: its answer (``None``: not countable or no answer);
-    ``windows``: ``(step, window)`` of ``usable``, in order."""
+    step's overrides; ``operator_fallbacks``: the generic ``fallbacks`` (the key's or team's, else the router's:
+    :func:`~.client_fallbacks.operator_lists`), ``request_cwf``: the ``context_window_fallbacks`` LiteLLM alone reads
+    for it (the body's, else the operator's). From ``source_window`` on: ``None`` when the group's window is unknown.
+    ``estimate`` is ``raw`` after the tenant's learned correction; ``exact_asked``: an exact count was wanted,
+    ``exact``: its answer (``None``: not countable or no answer); ``windows``: ``(step, window)`` of ``usable``, in order."""
 
     listed: bool
     chain: tuple[str, ...] = ()
@@ -72,6 +71,7 @@ class RouteFacts:
     usable: tuple[str, ...] = ()
     step_params: Mapping[str, Mapping[str, Any]] = field(default_factory=dict)
     operator_fallbacks: object = None
+    request_cwf: object = None
     client_ruled_out: bool = False
     source_window: int | None = None
     estimate: TokenEstimate | None = None
@@ -180,16 +180,17 @@ class Facts:
             return RouteFacts(listed=False)
         if not view.output.valid:
             return RouteFacts(listed=True)
-        operator_cwf = rv.context_window_fallbacks()
+        operator_cwf, operator_fallbacks = operator_lists(view.payload, rv.context_window_fallbacks(), rv.fallbacks())
         chain = escalation_chain(group, overrides=s.escalation_targets, context_window_fallbacks=operator_cwf)
-        allowed, operator_fallbacks = [g for g in chain if g in names and await self._key_may_use(view.key, g, router)], rv.fallbacks()
+        allowed = [g for g in chain if g in names and await self._key_may_use(view.key, g, router)]
+        request_cwf = operator_cwf if (own := view.fallback_choice.context_window_fallbacks) is ABSENT else own
         usable = permitted_steps(view.fallback_choice, group, allowed, operator_cwf, operator_fallbacks)  # as LiteLLM alone reads it
         chain_missing, params = all(g not in names for g in chain), self._step_params(group, view.client_fallbacks, operator_cwf)
         tenant = self._hash_key(view.tenant) if view.tenant else None
         source, windows = self.group(router, group), self.windows(router, tenant)
         window = await windows.route_window(source.infos, budget, s.output_floor_tokens)
         if window is None:
-            return RouteFacts(listed=True, chain=chain, chain_missing=chain_missing, usable=usable, step_params=params,
+            return RouteFacts(listed=True, chain=chain, chain_missing=chain_missing, usable=usable, step_params=params, request_cwf=request_cwf,
                               operator_fallbacks=operator_fallbacks, client_ruled_out=bool(allowed) and not usable)
         raw = estimate_request(view.payload, call_kind=view.kind, estimator=self.estimator(source.served_models),
                                bridged=source.bridged(view.kind))
@@ -201,7 +202,7 @@ class Facts:
         exact = await self._exact_for_group(source, windows, countable, budget, tenant) if countable is not None else None
         steps = await self._step_windows(router, windows, usable, budget)
         # one RouteFacts, built once (not a base then ``dataclasses.replace``: that built it twice, per request)
-        return RouteFacts(listed=True, chain=chain, chain_missing=chain_missing, usable=usable, step_params=params,
+        return RouteFacts(listed=True, chain=chain, chain_missing=chain_missing, usable=usable, step_params=params, request_cwf=request_cwf,
                           operator_fallbacks=operator_fallbacks, client_ruled_out=bool(allowed) and not usable,
                           source_window=window, estimate=estimate, raw_estimate=raw,
                           tenant_hash=tenant, exact_asked=asked, exact=exact, windows=tuple(zip(usable, steps)))

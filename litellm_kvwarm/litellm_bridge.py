@@ -133,8 +133,12 @@ async def key_may_use(user_api_key_dict: Any, group: str, router: Any) -> bool:
     """LiteLLM's own model-access check (``can_key_call_resolved_model``) of the caller's key and
     team for ``group``, handed the router's model list as the proxy hands it (read through
     :class:`~litellm_kvwarm.router_view.RouterView`: ``registry().all()`` on 1.109, whose old
-    ``model_list`` attribute warns). ``False`` on a denial and on a check that cannot complete
-    (fails closed)."""
+    ``model_list`` attribute warns), then the budget check the proxy gives its Router for every
+    fallback target (``fallback_budget_check``, ``proxy/auth/fallback_budget.py``: the key's and the user's
+    ``max_budget``, a team member's per-model caps; a free group always passes): LiteLLM alone reaches ``group``
+    only by a fallback, which it skips for a caller over budget, so the plugin's own escalation must not take an
+    over-budget key from a free group to a paid one (a breaker's proxies: 200 billed on slow where LiteLLM alone
+    answered fast's 400). ``False`` on a denial and on a check that cannot complete (fails closed)."""
     if user_api_key_dict is None:
         return False
     try:
@@ -143,6 +147,11 @@ async def key_may_use(user_api_key_dict: Any, group: str, router: Any) -> bool:
         await can_key_call_resolved_model(
             model=group, llm_model_list=RouterView(router).model_list(), valid_token=user_api_key_dict, llm_router=router
         )
+        budget_check = RouterView(router).setting("fallback_budget_check")
+        if budget_check is not None and not await budget_check(
+                model=group, request_kwargs={"metadata": {"user_api_key_auth": user_api_key_dict}}, llm_router=router):
+            logger.debug("budget check for %r: the caller is over budget", group)
+            return False
     except Exception as exc:  # a denial is an exception; so is a check that cannot complete
         logger.debug("access check for %r denied or failed: %r", group, exc)
         return False

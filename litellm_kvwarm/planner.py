@@ -1,18 +1,16 @@
 """The plan of one request, decided from its view and its facts (pure: no I/O, no LiteLLM).
 
-:func:`plan_route` turns a :class:`~litellm_kvwarm.view.PreCallView` and its
-:class:`~litellm_kvwarm.facts.RouteFacts` into one :class:`RoutePlan`: stay, escalate or keep
-local (each with the counter label and the log line that say why), which fallbacks to arm, what
-to record in the request's metadata, and which group to warm. :func:`plan_clamp` decides an
+:func:`plan_route` turns a :class:`~litellm_kvwarm.view.PreCallView` and its :class:`~litellm_kvwarm.facts.RouteFacts`
+into one :class:`RoutePlan`: stay, escalate or keep local (each with the counter label and the log line that say why),
+which fallbacks to arm, what to record in the request's metadata, and which group to warm. :func:`plan_clamp` decides an
 attempt's output clamp. Units: tokens; windows are ``max_model_len``.
 
-The rules (unchanged from the hook they came from): a request whose routing estimate (or exact
-count) plus the output floor fits its group's window stays; so does one an exact count could not
-settle while it is within 2× the window. Otherwise it goes to the first step of its usable chain
-whose window fits (:func:`~litellm_kvwarm.chain.first_fitting`), unless proactive routing is off
-or no step fits. The backstop is armed whenever the serving group has steps left, the generic
-``fallbacks`` only when an overflow is possible by the safe estimate and neither the operator nor
-the client set any. A warm goes to the group the session's next escalation would reach."""
+The rules (unchanged from the hook they came from): a request whose routing estimate (or exact count) plus the output
+floor fits its group's window stays; so does one an exact count could not settle while it is within 2× the window.
+Otherwise it goes to the first step of its usable chain whose window fits (:func:`~litellm_kvwarm.chain.first_fitting`),
+unless proactive routing is off or no step fits. The backstop is armed whenever the serving group has steps left, the
+generic ``fallbacks`` only when an overflow is possible by the safe estimate and neither the operator nor the client set
+any. A warm goes to the group the session's next escalation would reach."""
 
 from __future__ import annotations
 
@@ -44,9 +42,8 @@ class Route(str, Enum):
 
 @dataclass(frozen=True)
 class Backstop:
-    """LiteLLM fallbacks to arm for ``group`` (``entries``: its ``context_window_fallbacks`` list,
-    also set as ``fallbacks`` when ``generic``, without the retry slot unless ``generic_retry``) and
-    the :class:`BackstopPlan` the hops read."""
+    """LiteLLM fallbacks to arm for ``group`` (``entries``: its ``context_window_fallbacks`` list, also set as ``fallbacks``
+    when ``generic``, without the retry slot unless ``generic_retry``) and the :class:`BackstopPlan` the hops read."""
 
     group: str
     entries: tuple[Any, ...]
@@ -54,7 +51,7 @@ class Backstop:
     plan: BackstopPlan
     why: str  # why the generic fallbacks are armed or not (:attr:`reason`, formatted only when read)
     generic_retry: bool = True  # the generic ``fallbacks`` keep the retry slot on ``group``
-    kept_fallbacks: tuple[Any, ...] = ()  # the router's own generic entries for other groups (:func:`~.chain.kept_entries`)
+    kept: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)  # the operator's entries for other groups (:func:`_kept`)
 
     @property
     def reason(self) -> str:
@@ -63,26 +60,24 @@ class Backstop:
 
 @dataclass(frozen=True)
 class Escalation:
-    """Send the request to ``target`` with the step's own ``overrides`` (as LiteLLM's fallback
-    would merge them); ``origin``: ``{"source", "window", "tokens"}`` for the failure hook.
-    ``via_fallback``: the LiteLLM ``context_window_fallbacks`` entries of the source group (the
-    target first, then the rest of the chain) when the request keeps its group and the source's
-    first attempt is skipped instead (Anthropic Messages: LiteLLM 1.108's ``/v1/messages``
-    endpoint ignores what the failure hook returns, so a target that fails must leave the
-    source's context-length 400 as the request's original error, as LiteLLM alone would);
-    ``None``: ``model`` is rewritten to ``target``. ``source_fallback``: LiteLLM's generic
-    ``fallbacks`` steps for ``target`` ending with the source group (the operator's own steps for
-    ``target`` first), so a target that fails (down, overloaded, rate-limited) leaves the request to the
-    group LiteLLM alone would have sent it to, as sent: a prompt that fits there but not with the
-    output floor is served there as LiteLLM alone serves it; ``()`` when the client sent its own
-    ``fallbacks`` or the step overrides the request."""
+    """Send the request to ``target`` with the step's own ``overrides`` (as LiteLLM's fallback would merge them);
+    ``origin``: ``{"source", "window", "tokens"}`` for the failure hook. ``via_fallback``: the LiteLLM
+    ``context_window_fallbacks`` entries of the source group (the target first, then the rest of the chain) when the
+    request keeps its group and the source's first attempt is skipped instead (Anthropic Messages: LiteLLM 1.108's
+    ``/v1/messages`` endpoint ignores what the failure hook returns, so a target that fails must leave the source's
+    context-length 400 as the request's original error, as LiteLLM alone would); ``None``: ``model`` is rewritten to
+    ``target``. ``source_fallback``: LiteLLM's generic ``fallbacks`` steps for ``target`` ending with the source group
+    (the operator's own steps for ``target`` first), so a target that fails (down, overloaded, rate-limited) leaves the
+    request to the group LiteLLM alone would have sent it to, as sent: a prompt that fits there but not with the output
+    floor is served there as LiteLLM alone serves it; ``()`` when the client sent its own ``fallbacks`` or the step
+    overrides the request."""
 
     target: str
     overrides: Mapping[str, Any]
     origin: Mapping[str, Any]
     via_fallback: tuple[Any, ...] | None = None
     source_fallback: tuple[Any, ...] = ()
-    kept_fallbacks: tuple[Any, ...] = ()  # the router's own generic entries for other groups (:func:`~.chain.kept_entries`)
+    kept: Mapping[str, tuple[Any, ...]] = field(default_factory=dict)  # the operator's entries for other groups (:func:`_kept`)
 
 
 @dataclass(frozen=True)
@@ -200,12 +195,12 @@ def plan_route(view: PreCallView, facts: RouteFacts, settings: Settings) -> Rout
         entries = tuple(fallback_chain(group, (target, *rest), None, facts.step_params))
         return RoutePlan(
             Route.ESCALATE, "proactive", target, f"[CONTEXT-ROUTE] {decision.describe()} (by skipping {group!r})", "info",
-            escalation=Escalation(target, {}, origin, entries), warm=warm, **common,
+            escalation=Escalation(target, {}, origin, entries, kept=_kept(facts, group)), warm=warm, **common,
         )
     return RoutePlan(
         Route.ESCALATE, "proactive", target, f"[CONTEXT-ROUTE] {decision.describe()}", "info",
         escalation=Escalation(target, overrides, origin, source_fallback=_source_fallback(group, target, rest, overrides, sent, facts),
-                              kept_fallbacks=kept_entries(facts.operator_fallbacks, target)),
+                              kept=_kept(facts, target)),
         backstop=_backstop(target, rest, target_window, estimate, output, facts, sent, floor, settings.keep_output_budget,
                            walks_chain=True),
         warm=warm, **common,
@@ -219,7 +214,7 @@ def _source_fallback(source: str, target: str, rest: tuple[str, ...], overrides:
     ``target`` fails for any reason), then ``source``."""
     if sent or overrides:
         return ()
-    operator = generic_chain(target, facts.operator_fallbacks)
+    operator = generic_chain(target, facts.operator_fallbacks, original=source)  # LiteLLM alone reached target on a hop of source
     steps = [g for g in operator if g != source]
     later = fallback_chain(target, tuple(g for g in rest if g not in steps and g != source), None, facts.step_params)
     return (*steps, *later, source)
@@ -233,15 +228,14 @@ HIDDEN_LIMIT_FRACTION = 0.5
 
 def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: TokenEstimate | None, output: OutputBudget,
               facts: RouteFacts, generic_sent: bool, floor: int, keep_budget: bool = False, walks_chain: bool = False) -> Backstop | None:
-    """LiteLLM's fallbacks for ``group``, only when it has escalation steps left (``chain``: in the
-    model list, allowed for the key, not ruled out by the client): a retry slot on ``group`` when
-    the client sent an output budget, then every step. The generic ``fallbacks`` (for context
-    errors LiteLLM does not recognise, e.g. LM Studio's in-stream "tokens to keep"; the deployment
-    hook aborts any such hop that is not a context error) only when an overflow is possible by the
-    safe estimate (against :data:`HIDDEN_LIMIT_FRACTION` of the window: a server may hold less than it
-    advertises) and the operator set none for the group; otherwise non-context failures go exactly
-    as they would without the plugin. ``keep_budget`` (``KVWARM_KEEP_OUTPUT_BUDGET``): the plan carries the
-    steps' known windows, so no hop or clamp cuts a budget a step could serve whole."""
+    """LiteLLM's fallbacks for ``group``, only when it has escalation steps left (``chain``: in the model list, allowed
+    for the key, not ruled out by the client): a retry slot on ``group`` when the client sent an output budget, then every
+    step. The generic ``fallbacks`` (for context errors LiteLLM does not recognise, e.g. LM Studio's in-stream "tokens to
+    keep"; the deployment hook aborts any such hop that is not a context error) only when an overflow is possible by the
+    safe estimate (against :data:`HIDDEN_LIMIT_FRACTION` of the window: a server may hold less than it advertises) and the
+    operator set none for the group; otherwise non-context failures go exactly as they would without the plugin. The
+    operator's entries for other groups follow the plugin's (:func:`_kept`). ``keep_budget`` (``KVWARM_KEEP_OUTPUT_BUDGET``):
+    the plan carries the steps' known windows, so no hop or clamp cuts a budget a step could serve whole."""
     if not chain:
         return None
     params = facts.step_params
@@ -259,7 +253,13 @@ def _backstop(group: str, chain: tuple[str, ...], window: int | None, estimate: 
     plan = BackstopPlan(source=group, chain=chain, requested=output.effective, own_generic_fallbacks=generic, step_output=step_output,
                         step_windows=step_windows, walks_chain=walks_chain, generic_retry=generic and retry)
     why = ("overflow possible by the safe estimate" if possible else "no overflow possible by the safe estimate") if not operator_generic else "the operator's own"
-    return Backstop(group, entries, generic, plan, why, generic_retry=retry, kept_fallbacks=kept_entries(facts.operator_fallbacks, group))
+    return Backstop(group, entries, generic, plan, why, generic_retry=retry, kept=_kept(facts, group))
+
+
+def _kept(facts: RouteFacts, group: str) -> dict[str, tuple[Any, ...]]:
+    """By the body key the plugin writes for ``group``: the entries for every other group of the list LiteLLM alone
+    would read for the request (:func:`~.chain.kept_entries`): the walk's later hops (another group failing) keep them."""
+    return {"fallbacks": kept_entries(facts.operator_fallbacks, group), "context_window_fallbacks": kept_entries(facts.request_cwf, group)}
 
 
 def _warm(rest: Sequence[tuple[str, int | None]], current_window: int, tokens: int, routing: int, floor: int) -> WarmPlan | None:

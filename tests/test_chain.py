@@ -123,3 +123,13 @@ def test_kept_entries_are_the_router_s_generic_fallbacks_for_every_other_group()
     assert kept_entries(None, "fast") == () and kept_entries("x", "fast") == () and kept_entries([{"fast": ["slow"]}], "fast") == ()
     # the plugin's own entry for the target is found wherever it sits among them
     assert fallbacks_with_source([{"*": ["b"]}, {"slow": ["mid"]}], "slow", ("fast",)) == [{"slow": ["mid", "fast"]}]
+
+
+def test_a_hop_s_generic_chain_falls_back_to_the_entry_of_the_group_the_request_was_for():
+    """LiteLLM's lookup groups on a hop end with the original group: its own entry wins over ``"*"``, after the hop's."""
+    from litellm_kvwarm.chain import generic_chain
+
+    fallbacks = [{"fast": ["backup"]}, {"*": ["other"]}]
+    assert generic_chain("slow", fallbacks) == ("other",)
+    assert generic_chain("slow", fallbacks, original="fast") == ("backup",)
+    assert generic_chain("slow", [{"slow": ["x"]}, *fallbacks], original="fast") == ("x",)

@@ -110,3 +110,16 @@ async def test_a_client_side_list_naming_the_target_still_routes(monkeypatch):
     h, registry = handler(router, monkeypatch)
     data = await h.async_pre_call_hook(Key(), None, body(24000, max_tokens=16, fallbacks=["slow"]), "acompletion")
     assert data["model"] == "slow" and decisions(registry) == {("proactive", "fast", "slow"): 1}
+
+
+def test_the_operator_s_lists_are_the_key_s_or_team_s_router_settings_where_set():
+    """LiteLLM carries a key's (else its team's) ``router_settings`` as ``router_settings_override`` and applies each list
+    that is not None; the router's otherwise (a breaker's proxies: the plugin read only the router's)."""
+    from litellm_kvwarm.client_fallbacks import operator_lists
+
+    router = ([{"fast": ["slow"]}], [{"*": ["backup"]}])
+    assert operator_lists({}, *router) == router
+    assert operator_lists({"router_settings_override": {"context_window_fallbacks": []}}, *router) == ([], router[1])
+    assert operator_lists({"router_settings_override": {"fallbacks": [{"fast": ["b"]}], "context_window_fallbacks": None}}, *router) \
+        == (router[0], [{"fast": ["b"]}])
+    assert operator_lists({"router_settings_override": "junk"}, *router) == router

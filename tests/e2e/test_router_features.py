@@ -12,7 +12,14 @@ request sent to a proxy with the plugin and to one without it, over the same emu
   answered fast's 400);
 * ``enable_pre_call_checks`` with replicas of different windows: no session pin LiteLLM's check then removes (before:
   sessions pinned to the 32,768-token replica got a 400);
-* a deployment's ``model_info.cooldown_time``: a failed warm does not take it out of rotation (before: 429 for 60 s).
+* a deployment's ``model_info.cooldown_time``: a failed warm does not take it out of rotation (before: 429 for 60 s);
+* a key over its ``max_budget``, on a free fast group: no escalation to a paid group, which LiteLLM alone's fallback budget
+  check skips (before: served and billed on slow where LiteLLM alone answered fast's 400);
+* a key's ``router_settings`` (``context_window_fallbacks``, ``fallbacks``): read as the operator's lists for its
+  requests (before: a key with no escalation was escalated, one naming ``backup`` went to ``slow``, and a key's own
+  generic step was lost after a 503);
+* a chain that goes on through another group's entry (``[{"fast": ["mid"]}, {"mid": ["slow"]}]``): kept in the list the
+  plugin writes (before: 400 where LiteLLM alone answered from slow).
 
 Real processes: emulators, two ``litellm --config`` proxies per stack; nothing mocked."""
 
@@ -25,7 +32,7 @@ from typing import Any
 import httpx
 import pytest
 
-from e2e_support import backend_requests, clear_backends, long_text, post_read, stopped_at_exit
+from e2e_support import CUSTOM_AUTH, backend_requests, clear_backends, long_text, post_read, start_proxy_with_keys, stopped_at_exit
 from litellm_kvwarm.lab.processes import BackendSpec, ManagedProcess, proxy_config, start_emulator, start_proxy
 from litellm_kvwarm.lab.processes.emulators import clear_faults, set_faults
 
@@ -174,3 +181,55 @@ def test_pins_stay_within_pre_call_checks_and_failed_warms_never_cool_a_deployme
         for proxy in ("without", "with"):
             status, text = post_read(cooled[proxy], "/v1/chat/completions", _chat(80_000), timeout=90)
             assert status == 200, (proxy, json.loads(text).get("error", text) if text.startswith("{") else text[:300])
+
+
+KEYS = {
+    "k-plain": {"team_id": "t1", "models": []},
+    "k-broke": {"team_id": "t1", "user_id": "u1", "models": [], "max_budget": 1.0, "spend": 5.0},
+    "k-cwf-none": {"team_id": "t1", "models": [], "router_settings": {"context_window_fallbacks": []}},
+    "k-cwf-backup": {"team_id": "t1", "models": [], "router_settings": {"context_window_fallbacks": [{"fast": ["backup"]}]}},
+    "k-fb": {"team_id": "t1", "models": [], "router_settings": {"fallbacks": [{"fast": ["backup"]}]}},
+}
+
+
+def test_keys_budgets_key_router_settings_and_chains_through_other_entries(tmp_path_factory):
+    processes: dict[str, ManagedProcess] = {}
+    free, paid = {"input_cost_per_token": 0.0, "output_cost_per_token": 0.0}, {"input_cost_per_token": 1e-6, "output_cost_per_token": 2e-6}
+    with stopped_at_exit(processes):
+        work = tmp_path_factory.mktemp("keys")
+        for name, served, window in (("fast", "fast-8b", 16384), ("mid", "mid-14b", 32768), ("slow", "slow-27b", 131072),
+                                     ("backup", "backup-27b", 131072)):
+            processes[name] = start_emulator(served, window, workdir=work, time_scale=0, block_size=16, vllm_version="0.31.0")
+        groups = {"fast": [_spec(processes["fast"], "fast-8b", model_info=free)], "mid": [_spec(processes["mid"], "mid-14b", model_info=free)],
+                  "slow": [_spec(processes["slow"], "slow-27b", model_info=paid)], "backup": [_spec(processes["backup"], "backup-27b", model_info=paid)]}
+        for proxy, callbacks in (("with", ["litellm_kvwarm.proxy_handler_instance"]), ("without", False)):
+            config = proxy_config(groups, fallbacks=[{"fast": ["mid"]}, {"mid": ["slow"]}], callbacks=callbacks, general_settings=CUSTOM_AUTH,
+                                  router_settings={"num_retries": 0, "disable_cooldowns": True},
+                                  env_vars={"KVWARM_WARM_AHEAD": "false", "KVWARM_REQUEST_BUDGET_MS": 3000})
+            processes[proxy] = start_proxy_with_keys(config, tmp_path_factory.mktemp(f"keys-{proxy}"), KEYS)
+        names = ("fast", "mid", "slow", "backup")
+
+        def both(key: str, chars: int, faults: dict[str, Any] | None = None) -> dict[str, tuple[int, str | None]]:
+            """(status, the group that answered: the one emulator that returned 200) through each proxy."""
+            out = {}
+            for proxy in ("without", "with"):
+                clear_backends(*(processes[n] for n in names))
+                for emu, fault in (faults or {}).items():
+                    set_faults(processes[emu], fault)
+                try:
+                    response = httpx.post(processes[proxy].base_url + "/v1/chat/completions", json=_chat(chars),
+                                          headers={"Authorization": f"Bearer {key}"}, timeout=90)
+                finally:
+                    for emu in faults or {}:
+                        clear_faults(processes[emu])
+                answered = [n for n in names if any(r["status"] == 200 for r in backend_requests(processes[n]))]
+                out[proxy] = (response.status_code, answered[0] if answered else None)
+            return out
+
+        assert both("k-plain", FAR) == {"without": (200, "slow"), "with": (200, "slow")}  # fast → mid → (mid's own entry) slow
+        assert both("k-broke", FAR) == {"without": (400, None), "with": (400, None)}  # slow is paid, the key over budget
+        assert both("k-broke", 80_000) == {"without": (200, "mid"), "with": (200, "mid")}  # mid is free: no budget gate
+        assert both("k-cwf-none", 80_000) == {"without": (400, None), "with": (400, None)}
+        assert both("k-cwf-backup", 80_000) == {"without": (200, "backup"), "with": (200, "backup")}
+        assert both("k-fb", FAR, faults={"slow": SERVICE_DOWN}) == {"without": (200, "backup"), "with": (200, "backup")}
+        assert both("k-fb", NEAR, faults={"fast": SERVICE_DOWN}) == {"without": (200, "backup"), "with": (200, "backup")}
