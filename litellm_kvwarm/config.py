@@ -120,7 +120,7 @@ class Settings(BaseSettings):
         ),
     )
     warm_ahead: bool = Field(
-        True, description="Warm the escalation target's prefix cache once a session nears the window (0 turns it off)."
+        True, description="Warm the escalation target's prefix cache once a session nears the window (0 turns off every warm: ahead, reply and decode warms)."
     )
     warm_threshold: float = Field(DEFAULT_WARM_THRESHOLD, gt=0, le=1, description=(
         "Fraction of the group's window at which a session's routing estimate triggers a warm."))
