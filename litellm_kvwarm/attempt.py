@@ -27,6 +27,7 @@ from .deadline import RequestBudget
 from .effects import Effects
 from .facts import AttemptFacts, Facts
 from .limit_learning import LimitLearner
+from .litellm_model_info import model_id_of
 from .meta import ESCALATED_KEY, REFUSAL_KEY, request_metadata
 from .output_budget import OutputBudget, cap_output, least_output, set_output
 from .planner import plan_clamp
@@ -143,6 +144,7 @@ class Attempts:
             output_floor_tokens=max(self.settings.output_floor_tokens, least_output(kwargs, kwargs.get(view.metadata_field))),
             margin_tokens=self.settings.clamp_margin_tokens,
             hop_window=hop_window,
+            failover=_failover(view, hop_group == plan.source),
         )
         if decision.action is HopAction.PASS:
             return view.output
@@ -227,3 +229,10 @@ class Attempts:
             cap_output(kwargs, plan.max_tokens)
             logger.info("[CONTEXT-ROUTE] clamp on %s: %s", view.model, plan.reason)
             self.effects.metrics.output_clamps.labels(view.group_label, "exact").inc()
+
+
+def _failover(view: AttemptView, same_group: bool) -> bool:
+    """A same-group hop that reached another deployment than the one LiteLLM recorded as failing (``previous_models``'
+    last ``deployment_id`` against the attempt's ``model_info.id``)."""
+    failed = view.carried.previous_attempt.get("deployment_id") if view.carried.previous_attempt is not None else None
+    return same_group and isinstance(failed, str) and failed != model_id_of(view.model_info)

@@ -87,11 +87,12 @@ def escalation_targets(groups: Collection[str], *, overrides: Mapping[str, str],
 
 
 def _chain_of(group: str, targets: object) -> tuple[str, ...]:
-    """The steps of one ``context_window_fallbacks`` entry's list for ``group`` (see :func:`escalation_chain`)."""
-    if isinstance(targets, str):
-        targets = [targets]
+    """The steps of one ``context_window_fallbacks`` entry's list for ``group`` (see :func:`escalation_chain`). A string
+    (``{"fast": "slow"}``) has none: LiteLLM 1.108.7 iterates it character by character (``run_async_fallback``), so
+    LiteLLM alone never reaches ``slow`` through it (a breaker's proxies: the plugin read it as a step and served a
+    key's requests on a paid group where LiteLLM alone answered fast's 400)."""
     out: list[str] = []
-    for target in targets if isinstance(targets, Sequence) else ():
+    for target in targets if isinstance(targets, Sequence) and not isinstance(targets, str) else ():
         if isinstance(target, Mapping):
             target = target.get("model")
         if isinstance(target, str) and target and target != group and target not in out:

@@ -94,10 +94,9 @@ def client_side_format(fallbacks: object) -> bool:
 
 
 def _named(entries: object) -> list[object]:
-    """The groups one fallback list names (``"g"`` or ``{"model": "g", ...}`` entries)."""
-    if isinstance(entries, str):
-        return [entries]
-    if not isinstance(entries, Sequence):
+    """The groups one fallback list names (``"g"`` or ``{"model": "g", ...}`` entries). A string names none: LiteLLM
+    iterates its characters (see :func:`~litellm_kvwarm.chain.escalation_chain`)."""
+    if not isinstance(entries, Sequence) or isinstance(entries, str):
         return []
     return [e.get("model") if isinstance(e, Mapping) else e for e in entries]
 

@@ -21,14 +21,19 @@ error not about length (vLLM's "Unsupported input item type", "Stream options ca
 an unsupported ``background``) and fast, tried next, refuses it too, not on length, LiteLLM writes slow's error and
 "Fallback to fast also failed: <fast's>". LiteLLM alone tries only fast: :func:`as_source_answered` gives its message,
 fast's error and "No fallback was attempted.", where the two errors are of one class (so one HTTP status).
+
+LiteLLM's failover across ``order`` levels of a group raises its last hop's error as it is (``run_async_fallback``,
+outside the Router's re-raise of the request's first error), so where the plugin declined that hop the client read the
+decline, a 400, where LiteLLM alone answered the last replica's 503 (a breaker's proxies): :func:`declined_answer`.
 """
 
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 
 from .context_errors import parse_context_error
+from .reactive import SKIP_MESSAGE_PREFIX, status_of
 
 #: LiteLLM's sentence after a failed request's own error (both versions above); ``group``: the request's model group.
 OUTCOME_LEAD = re.compile(r"\n\nLiteLLM: model group '(?P<group>[^'\n]{0,512})' failed with the error above\.")
@@ -103,3 +108,26 @@ def restore(exc: BaseException, plan: object, origin: object = None, group: obje
         return True
     except Exception:  # an exception class whose message cannot be set: LiteLLM's text stands
         return False
+
+
+#: The text of the plugin's own decline of a hop (:class:`~litellm_kvwarm.attempt.DeclineHop`).
+DECLINED = f"{SKIP_MESSAGE_PREFIX} fallback not used"
+#: Statuses of LiteLLM's server-error classes that :func:`~litellm_kvwarm.reactive.status_of` leaves out.
+_SERVER_ERRORS = {"InternalServerError": 500, "APIError": 500}
+
+
+def declined_answer(exc: BaseException, previous_models: object) -> tuple[int, str] | None:
+    """``(status, text)`` of the last real attempt's error (LiteLLM's ``previous_models`` record, the plugin's own skips
+    left out) when the error a request ends with is the plugin's decline of a hop; ``None`` otherwise, or when that
+    record's class names no status. Never raises."""
+    try:
+        if DECLINED not in str(getattr(exc, "message", None) or exc) or not isinstance(previous_models, Sequence):
+            return None
+        for record in reversed(list(previous_models)):
+            text, kind = (record.get("exception_string"), record.get("exception_type")) if isinstance(record, Mapping) else (None, None)
+            if isinstance(text, str) and SKIP_MESSAGE_PREFIX not in text:
+                status = status_of(kind) or _SERVER_ERRORS.get(kind) if isinstance(kind, str) else None
+                return (status, text) if status is not None else None
+        return None
+    except Exception:  # an exception whose text cannot be read: LiteLLM's answer stands
+        return None

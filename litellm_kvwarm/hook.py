@@ -3,11 +3,10 @@
 Each hook: **view** (:mod:`.view`: the inputs validated once) → **facts** (:mod:`.facts`: gathered
 once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: applied to the request).
 
-1. ``async_pre_call_hook`` (proxy, before the Router picks a group): strip client-sent plugin
-   metadata → tenant salt (fail closed) → route: stay, escalate to the first fitting step of the
-   chain, or keep local; arm the backstop; queue a warm for the group the next escalation reaches.
-2. ``async_pre_call_deployment_hook`` (every attempt): the tenant's ``cache_salt`` → on a fallback
-   hop, retry clamped / skip / escalate / abort → clamp the output on an exact count (:mod:`.attempt`).
+1. ``async_pre_call_hook`` (proxy, before the Router picks a group): strip client-sent plugin metadata → tenant salt (fail
+   closed) → route: stay, escalate to the first fitting step of the chain, or keep local; arm the backstop; queue a warm.
+2. ``async_pre_call_deployment_hook`` (every attempt): the tenant's ``cache_salt`` → on a fallback hop, retry clamped / skip /
+   escalate / abort → clamp the output on an exact count (:mod:`.attempt`).
 3. ``async_post_call_failure_hook``: drop the kept reply-warm body; learn from a one-attempt refusal; answer as LiteLLM alone
    would a failed proactive target (:func:`~.litellm_bridge.target_failed`) and fallbacks it armed and declined (:mod:`.fallback_outcome`).
 4. ``async_filter_deployments``: pin a session to one deployment of an escalation target (a retry: the next one).
@@ -15,8 +14,7 @@ once) → **plan** (:mod:`.planner`, pure) → **effects** (:mod:`.effects`: app
 6. ``async_post_call_streaming_iterator_hook``: count error frames in 200 streams (:mod:`.stream_errors`), decode warms.
 
 Each hook's own time: ``kvwarm_plugin_seconds{hook}``. Fail open for speed: an internal error is logged, the request goes on
-as LiteLLM alone would send it. Fail closed for security: no unchecked escalation; no request without a tenant.
-"""
+as LiteLLM alone would send it. Fail closed for security: no unchecked escalation; no request without a tenant."""
 
 from __future__ import annotations
 
@@ -151,7 +149,9 @@ class KVWarmHandler(CustomLogger):
         with self.metrics.plugin_seconds.labels("failure").time():
             self.effects.forget_reply(request_data)  # never raises
             try:
-                await self.attempts.learner.learn_final(request_data, original_exception, find_metadata(request_data) or {})
+                await self.attempts.learner.learn_final(request_data, original_exception, meta := find_metadata(request_data) or {})
+                if (answer := fallback_outcome.declined_answer(original_exception, meta.get("previous_models"))) is not None:
+                    return bridge.http_error(*answer)  # its own decline surfaced as the final error: the last real one's
                 view = failure_view(request_data)
                 if fallback_outcome.restore(original_exception, (state := view.carried).plan, state.origin, view.model):
                     return None  # fallbacks it armed and declined, a target and source that refused alike: LiteLLM alone's text

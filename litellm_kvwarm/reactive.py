@@ -150,6 +150,7 @@ def decide_hop(
     margin_tokens: int = 0,
     hop_window: int | None = None,
     prompt_lower_bound: int | None = None,
+    failover: bool = False,
 ) -> HopDecision:
     """Decide one fallback hop.
 
@@ -166,6 +167,8 @@ def decide_hop(
             code and JSON high, and a step tried in vain costs one attempt, a step skipped in vain
             costs the answer.
         prompt_lower_bound: another count the prompt is known to be at least (tokens), if any.
+        failover: the hop reached another deployment of ``hop_group`` than the one whose failure it follows
+            (LiteLLM's ``order``-level or weighted failover inside the group, or its retry routed elsewhere).
 
     "max_tokens must be at least 1, got N" is a context overflow only when the server computed
     N itself (the client sent no output budget, so N = window − prompt); with a client budget it
@@ -178,9 +181,10 @@ def decide_hop(
             return HopDecision(HopAction.PASS)
         if plan.walks_chain and hop_group == plan.source:  # the retry slot: a retry with less cannot help a 5xx/429
             return HopDecision(HopAction.SKIP, reason="not a context-length error: no retry, on to the next step")
-        if plan.own_generic_fallbacks and hop_group == plan.source and not plan.generic_retry:
-            # no same-group entry of the plugin's: LiteLLM's own failover inside the group (``order`` levels,
-            # ``enable_weighted_failover``; never after a context error), which LiteLLM alone takes too
+        if plan.own_generic_fallbacks and hop_group == plan.source and (failover or not plan.generic_retry):
+            # no same-group entry of the plugin's, or another replica than the one that failed: LiteLLM's own failover
+            # inside the group (``order`` levels, ``enable_weighted_failover``; never after a context error), which
+            # LiteLLM alone takes too (a plain retry elsewhere when it is the plugin's slot: the same request)
             return HopDecision(HopAction.PASS)
         if plan.own_generic_fallbacks and (hop_group == plan.source or hop_group in plan.chain):
             return HopDecision(HopAction.ABORT, reason="not a context-length error")

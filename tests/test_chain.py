@@ -8,7 +8,7 @@ def test_chain_in_operator_order_without_self_or_repeats():
     assert escalation_chain("mid", overrides={}, context_window_fallbacks=CWF) == ("large",)
     assert escalation_chain("large", overrides={}, context_window_fallbacks=CWF) == ()
     assert escalation_chain("fast", overrides={"fast": "cloud"}, context_window_fallbacks=CWF) == ("cloud",)
-    assert escalation_chain("fast", overrides={}, context_window_fallbacks=[{"fast": "slow"}]) == ("slow",)
+    assert escalation_chain("fast", overrides={}, context_window_fallbacks=[{"fast": "slow"}]) == ()  # LiteLLM iterates its characters
     assert escalation_chain("fast", overrides={}, context_window_fallbacks=None) == ()
     assert escalation_chain("fast", overrides={}, context_window_fallbacks=["junk", {"fast": 3}]) == ()
 

@@ -39,6 +39,7 @@ def steps(body, operator_cwf=CWF, operator_fallbacks=None, chain=CHAIN):
     ({"max_fallbacks": False}, ()),  # 0 >= False in Python, as LiteLLM compares it
     ({"max_fallbacks": 1}, CHAIN),  # one level: the whole context-window list of the first
     ({"max_fallbacks": None}, CHAIN),
+    ({"context_window_fallbacks": [{"fast": "slow"}]}, ()),  # a string: LiteLLM iterates its characters, no group named
 ])
 def test_permitted_steps(body, expected):
     assert steps(body) == expected

@@ -107,3 +107,21 @@ def test_other_escalated_failures_stay_as_litellm_wrote_them(message):
     assert as_source_answered(message, "slow", "fast") is None
     error = _Error(message)
     assert restore(error, None, {"source": "fast"}, "slow") is False and error.message == message
+
+
+def test_a_decline_that_surfaces_as_the_final_error_answers_with_the_last_real_error():
+    """LiteLLM's failover across order levels raises its last hop's error as is: after both replicas of fast answered
+    503, the plugin's decline of the next hop reached the client as a 400 where LiteLLM alone answered 503."""
+    from litellm_kvwarm.fallback_outcome import declined_answer
+
+    class Declined(Exception):
+        message = "litellm.BadRequestError: litellm-kvwarm: fallback not used: the original error is not about the request's length"
+
+    records = [{"exception_type": "ServiceUnavailableError", "exception_string": "f1 down"},
+               {"exception_type": "ServiceUnavailableError", "exception_string": "f2 down"},
+               {"exception_type": "BadRequestError", "exception_string": "litellm-kvwarm: fallback not used: ..."}]
+    assert declined_answer(Declined(), records) == (503, "f2 down")
+    assert declined_answer(Declined(), [{"exception_type": "InternalServerError", "exception_string": "boom"}]) == (500, "boom")
+    assert declined_answer(Declined(), [{"exception_type": "BadRequestError", "exception_string": "client's own"}]) is None  # no status: LiteLLM's stands
+    assert declined_answer(Exception("f2 down"), records) is None  # not the plugin's decline
+    assert declined_answer(Declined(), None) is None and declined_answer(Declined(), ["junk", 3]) is None

@@ -66,6 +66,10 @@ def test_a_same_group_hop_the_plugin_did_not_arm_is_litellm_s_own_failover():
     # weighted failover to another deployment of the group (never taken after a context error), as LiteLLM alone takes it
     assert hop("Service Unavailable", prompt=10).action is HopAction.PASS
     assert hop("Service Unavailable", group="slow", prompt=10).action is HopAction.ABORT  # the plugin's own step stays declined
+    with_slot = BackstopPlan("fast", ("slow",), 4096, own_generic_fallbacks=True, generic_retry=True)
+    failed_over = decide_hop(plan=with_slot, hop_group="fast", error=None, prompt_count=None, known_window=None,
+                             output_floor_tokens=256, failover=True)
+    assert failed_over.action is HopAction.PASS  # another replica than the failed one: LiteLLM's failover, even with a slot of the plugin's
     assert BackstopPlan.from_dict({**PLAN.to_dict(), "generic_retry": True}).generic_retry is True
     assert BackstopPlan.from_dict(PLAN.to_dict()).generic_retry is False
 

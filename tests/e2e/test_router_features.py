@@ -97,9 +97,11 @@ def test_order_levels_and_weighted_failover_inside_a_group_are_litellm_s(tmp_pat
                                            "slow": {"served_model_name": "slow-27b", "max_model_len": 131072}},
                lambda p: {"fast": [_spec(p["f1"], "fast-8b", extra_params={"order": 1}), _spec(p["f2"], "fast-8b", extra_params={"order": 2})],
                           "slow": [_spec(p["slow"], "slow-27b")]}, order, router_settings={"num_retries": 0})
-        for chars in (8_000, NEAR):
-            got = _both(order, _chat(chars), ("f1", "f2", "slow"), faults={"f1": SERVICE_DOWN})
-            assert got["without"] == got["with"] == (200, {"f1": [503], "f2": [200], "slow": []}), (chars, got)
+        for body in (_chat(8_000), _chat(NEAR), _chat(NEAR, max_tokens=4000)):  # the last: over the window with its budget (a retry slot of the plugin's)
+            got = _both(order, body, ("f1", "f2", "slow"), faults={"f1": SERVICE_DOWN})
+            assert got["without"] == got["with"] == (200, {"f1": [503], "f2": [200], "slow": []}), (len(str(body)), got)
+        down = _both(order, _chat(NEAR), ("f1", "f2", "slow"), faults={"f1": SERVICE_DOWN, "f2": SERVICE_DOWN})
+        assert down["without"] == down["with"] == (503, {"f1": [503], "f2": [503], "slow": []})  # before: the plugin's decline, a 400
     weighted = {}
     with stopped_at_exit(weighted):
         _stack(tmp_path_factory, "weighted", {"fa": {"served_model_name": "fast-8b", "max_model_len": 16384, "faults": SERVICE_DOWN},
