@@ -118,10 +118,13 @@ _SERVER_ERRORS = {"InternalServerError": 500, "APIError": 500}
 
 def declined_answer(exc: BaseException, previous_models: object) -> tuple[int, str] | None:
     """``(status, text)`` of the last real attempt's error (LiteLLM's ``previous_models`` record, the plugin's own skips
-    left out) when the error a request ends with is the plugin's decline of a hop; ``None`` otherwise, or when that
-    record's class names no status. Never raises."""
+    left out) when the error a request ends with is the plugin's decline of a hop (its own text, not the outcome
+    sentence LiteLLM appends to the request's first error: :func:`restore` rewrites that one); ``None`` otherwise, or
+    when that record's class names no status. Never raises."""
     try:
-        if DECLINED not in str(getattr(exc, "message", None) or exc) or not isinstance(previous_models, Sequence):
+        message = str(getattr(exc, "message", None) or exc)
+        lead = OUTCOME_LEAD.search(message)  # the error itself, not LiteLLM's account of the hops after it (restore's)
+        if DECLINED not in (message[: lead.start()] if lead else message) or not isinstance(previous_models, Sequence):
             return None
         for record in reversed(list(previous_models)):
             text, kind = (record.get("exception_string"), record.get("exception_type")) if isinstance(record, Mapping) else (None, None)

@@ -124,4 +124,7 @@ def test_a_decline_that_surfaces_as_the_final_error_answers_with_the_last_real_e
     assert declined_answer(Declined(), [{"exception_type": "InternalServerError", "exception_string": "boom"}]) == (500, "boom")
     assert declined_answer(Declined(), [{"exception_type": "BadRequestError", "exception_string": "client's own"}]) is None  # no status: LiteLLM's stands
     assert declined_answer(Exception("f2 down"), records) is None  # not the plugin's decline
+    first = Exception("rate limited\n\nLiteLLM: model group 'fast' failed with the error above. Fallback to fast, slow also failed: "
+                      "litellm.BadRequestError: litellm-kvwarm: fallback not used: the original error is not about the request's length")
+    assert declined_answer(first, records) is None  # the request's own error, the decline only in LiteLLM's account: restore's
     assert declined_answer(Declined(), None) is None and declined_answer(Declined(), ["junk", 3]) is None
