@@ -147,11 +147,15 @@ async def key_may_use(user_api_key_dict: Any, group: str, router: Any) -> bool:
         await can_key_call_resolved_model(
             model=group, llm_model_list=RouterView(router).model_list(), valid_token=user_api_key_dict, llm_router=router
         )
-        budget_check = RouterView(router).setting("fallback_budget_check")
-        if budget_check is not None and not await budget_check(
-                model=group, request_kwargs={"metadata": {"user_api_key_auth": user_api_key_dict}}, llm_router=router):
-            logger.debug("budget check for %r: the caller is over budget", group)
-            return False
+        request = {"metadata": {"user_api_key_auth": user_api_key_dict}}
+        allowed = getattr(getattr(router, "_core_ctx", None), "fallback_budget_allowed", None)
+        if callable(allowed):  # LiteLLM 1.109: its routing context runs the check (which takes ``ctx=``, not ``llm_router=``)
+            within = await allowed(model=group, request_kwargs=request)
+        else:
+            budget_check = RouterView(router).setting("fallback_budget_check")
+            within = budget_check is None or await budget_check(model=group, request_kwargs=request, llm_router=router)
+        if not within:
+            return False  # the caller is over budget for group
     except Exception as exc:  # a denial is an exception; so is a check that cannot complete
         logger.debug("access check for %r denied or failed: %r", group, exc)
         return False
