@@ -27,6 +27,8 @@ from __future__ import annotations
 
 import json
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import httpx
@@ -69,19 +71,26 @@ def _chat(chars: int, **extra: Any) -> dict[str, Any]:
     return {"model": "fast", "max_tokens": 64, "messages": [{"role": "user", "content": long_text(chars)}], **extra}
 
 
+@contextmanager
+def _faulted(processes: dict[str, ManagedProcess], emulators: tuple[str, ...], faults: dict[str, Any] | None) -> Iterator[None]:
+    """``emulators``' request logs cleared and ``faults`` (emulator → fault) set for the block, cleared after it."""
+    clear_backends(*(processes[e] for e in emulators))
+    for emu, fault in (faults or {}).items():
+        set_faults(processes[emu], fault)
+    try:
+        yield
+    finally:
+        for emu in faults or {}:
+            clear_faults(processes[emu])
+
+
 def _both(processes: dict[str, ManagedProcess], body: dict[str, Any], emulators: tuple[str, ...], faults: dict[str, Any] | None = None,
           path: str = "/v1/chat/completions") -> dict[str, tuple[int, dict[str, list[int]]]]:
     """``body`` through each proxy: (status, emulator → statuses of the completions it answered)."""
     out = {}
     for proxy in ("without", "with"):
-        clear_backends(*(processes[e] for e in emulators))
-        for emu, fault in (faults or {}).items():
-            set_faults(processes[emu], fault)
-        try:
+        with _faulted(processes, emulators, faults):
             status, _ = post_read(processes[proxy], path, body, timeout=90)
-        finally:
-            for emu in faults or {}:
-                clear_faults(processes[emu])
         out[proxy] = (status, {e: [r["status"] for r in backend_requests(processes[e])] for e in emulators})
     return out
 
@@ -215,15 +224,9 @@ def test_keys_budgets_key_router_settings_and_chains_through_other_entries(tmp_p
             """(status, the group that answered: the one emulator that returned 200) through each proxy."""
             out = {}
             for proxy in ("without", "with"):
-                clear_backends(*(processes[n] for n in names))
-                for emu, fault in (faults or {}).items():
-                    set_faults(processes[emu], fault)
-                try:
+                with _faulted(processes, names, faults):
                     response = httpx.post(processes[proxy].base_url + "/v1/chat/completions", json=_chat(chars),
                                           headers={"Authorization": f"Bearer {key}"}, timeout=90)
-                finally:
-                    for emu in faults or {}:
-                        clear_faults(processes[emu])
                 answered = [n for n in names if any(r["status"] == 200 for r in backend_requests(processes[n]))]
                 out[proxy] = (response.status_code, answered[0] if answered else None)
             return out
