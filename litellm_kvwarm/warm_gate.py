@@ -179,7 +179,7 @@ class WarmGate:
         self._count(outcome, candidate.target, trigger.value)
         if outcome is WarmOutcome.QUEUED:
             logger.info(
-                "[KV-WARM] queued (%s): est≈%dtok%s, window %d → warm of %r", trigger.value, candidate.tokens,
+                "[KV-WARM] queued (%s): %s%dtok%s, window %d → warm of %r", trigger.value, _size_name(trigger), candidate.tokens,
                 " (the session's head)" if trigger is WarmTrigger.HEAD
                 else f" + largest step {largest}" if candidate.tokens < self._settings.warm_threshold * candidate.source_window
                 else f" ≥ {self._settings.warm_threshold:.0%} (largest step {largest})",
@@ -187,8 +187,8 @@ class WarmGate:
             )
         elif outcome not in (WarmOutcome.SKIPPED_BELOW_THRESHOLD, WarmOutcome.SKIPPED_FAR):
             logger.info(
-                "[KV-WARM] %s (%s): est≈%dtok, window %d, target %r",
-                outcome.value, trigger.value, candidate.tokens, candidate.source_window, candidate.target,
+                "[KV-WARM] %s (%s): %s%dtok, window %d, target %r",
+                outcome.value, trigger.value, _size_name(trigger), candidate.tokens, candidate.source_window, candidate.target,
             )
         return outcome
 
@@ -289,3 +289,9 @@ def _on_window_scale(step: int, c: WarmCandidate) -> int:
     if step <= 0 or growth is None or growth <= 0 or c.tokens <= growth:
         return step
     return -(-step * c.tokens // growth)
+
+
+def _size_name(trigger: WarmTrigger) -> str:
+    """How a log line names a candidate's tokens: ``est≈`` (the routing estimate, or an exact count), or for a reply or
+    decode warm ``prompt+reply≈`` (the server's own prompt count where its usage gave one, plus the reply's tokens)."""
+    return "prompt+reply≈" if trigger in (WarmTrigger.REPLY, WarmTrigger.DECODE) else "est≈"

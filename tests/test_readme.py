@@ -79,7 +79,7 @@ def test_try_it_locally_recipe_fits_the_example_config_and_the_emulator():
     assert [name for name, _, _ in emulators] == [served["fast"], served["slow"]]
     fast_port, slow_port = emulators[0][2], emulators[1][2]
     assert f"FAST_API_BASE=http://127.0.0.1:{fast_port}/v1" in recipe and f"SLOW_API_BASE=http://127.0.0.1:{slow_port}/v1" in recipe
-    assert "export LITELLM_MASTER_KEY=" in recipe and "litellm --config litellm_config.yaml --port 4000" in recipe
+    assert "export LITELLM_MASTER_KEY=" in recipe and "litellm --config litellm_config.yaml --host 127.0.0.1 --port 4000" in recipe  # its key is published: local only
     assert "http://127.0.0.1:4000/v1/chat/completions" in recipe and "x-litellm-model-group" in recipe
     assert "http://127.0.0.1:4000/v1/messages" in recipe and "http://127.0.0.1:4000/v1/responses" in recipe
     # the emulator accepts every flag the recipe passes

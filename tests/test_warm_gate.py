@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import asyncio
 import json
+import logging
 from collections import Counter
 
 import pytest
@@ -242,13 +243,18 @@ async def test_a_session_that_jumps_warms_below_the_threshold():
         assert await gate.consider(replace(base, tokens=tokens), data) is WarmOutcome.SKIPPED_BELOW_THRESHOLD
 
 
-async def test_reply_warm_uses_its_own_body_trigger_and_cooldown_per_state():
+async def test_reply_warm_uses_its_own_body_trigger_and_cooldown_per_state(caplog):
     gate, counted = gate_with(Settings(), runner := Captured())
     s = session("replier")
     body = {"model": "slow", "messages": [{"role": "user", "content": "q"}, {"role": "assistant", "content": "a"}], "metadata": {}}
     from litellm_kvwarm.warm_job import WarmTrigger
-    assert await gate.consider(candidate(s, tokens=NEAR), {}, trigger=WarmTrigger.REPLY, body=body) is WarmOutcome.QUEUED
-    job = runner.jobs[-1]
+    with caplog.at_level(logging.INFO, logger="litellm_kvwarm"):
+        assert await gate.consider(candidate(s, tokens=NEAR), {}, trigger=WarmTrigger.REPLY, body=body) is WarmOutcome.QUEUED
+        job = runner.jobs[-1]
+        await gate.consider(candidate(session("asker"), tokens=NEAR), chat_data("asker"))
+    # a reply-warm's size is the server's prompt count plus the reply, not an estimate: the log says which
+    assert [r.getMessage().split(":")[1].split("tok")[0] for r in caplog.records if "queued" in r.getMessage()] == \
+        [f" prompt+reply≈{NEAR}", f" est≈{NEAR}"]
     assert job.trigger == "reply" and job.body["messages"] == body["messages"]
     assert job.body["extra_body"] == {"priority": 10}  # KVWARM_WARM_PRIORITY's default
     ahead = cooldown_key(s, "slow", NEAR, WINDOW, Settings().warm_rewarm_step, SECRET)

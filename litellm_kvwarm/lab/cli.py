@@ -51,12 +51,12 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=argparse.RawDescriptionHelpFormatter,
         description=(
             "Start a fast (16k window) and a slow (128k) emulated vLLM backend and a LiteLLM proxy with the\n"
-            "plugin, replay the longest ShareGPT conversations and a BFCL tool-calling conversation turn by\n"
-            "turn until they outgrow the fast window and escalate to slow, once with warm-ahead on and once\n"
-            "with it off (KVWARM_WARM_AHEAD=0), each arm on fresh processes. Prints the interesting rows of\n"
-            "each replay, a summary per arm and, per conversation, the escalated turn's TTFT and cached\n"
-            "tokens in both arms and their ratio, and draws them as a chart (--chart). Needs no GPU, Redis or\n"
-            "network.\n\n"
+            "plugin, replay the longest ShareGPT conversations and the largest BFCL tool-calling conversations\n"
+            "(one per --bfcl-api) turn by turn until they outgrow the fast window and escalate to slow, once\n"
+            "with warm-ahead on and once with it off (KVWARM_WARM_AHEAD=0), each arm on fresh processes.\n"
+            "Prints the interesting rows of each replay, a summary per arm and, per conversation, the\n"
+            "escalated turn's TTFT and cached tokens in both arms and their ratio, and draws them as a chart\n"
+            "(--chart). Needs no GPU, Redis or network.\n\n"
             "Time: emulated prefill/decode times are multiplied by --time-scale; the plugin's warm cooldown\n"
             "(real seconds) is set to 300 s x time scale so it keeps its proportion to them."
         ),
