@@ -26,13 +26,15 @@ OPENAI_COMPATIBLE_PREFIXES = frozenset(
 @dataclass(frozen=True)
 class DeploymentInfo:
     """One entry of a model group: the endpoint (``deployment``; ``None`` without ``api_base``),
-    the window the operator set in ``model_info`` (tokens; ``None`` if not set), and LiteLLM's id
+    the window the operator set in ``model_info`` (tokens, :func:`operator_window`; ``None`` if not set), LiteLLM's id
     of the deployment (``model_info.id``: the key of what LiteLLM discovered for it, see
-    :mod:`~litellm_kvwarm.litellm_model_info`; ``None`` when absent)."""
+    :mod:`~litellm_kvwarm.litellm_model_info`; ``None`` when absent), and the operator's limit on the prompt alone
+    (``model_info.max_input_tokens``, tokens; ``None`` if not set)."""
 
     deployment: Deployment | None
     operator_window: int | None
     model_id: str | None = None
+    operator_input: int | None = None
 
 
 #: Environment variable LiteLLM 1.108.7 falls back to for a provider's key when the deployment
@@ -91,13 +93,27 @@ def served_model_name(litellm_model: str) -> str:
     return litellm_model
 
 
+def _positive(model_info: object, key: str) -> int | None:
+    value = model_info.get(key) if isinstance(model_info, Mapping) else None
+    return value if isinstance(value, int) and not isinstance(value, bool) and value > 0 else None
+
+
+def operator_input(model_info: object) -> int | None:
+    """The operator's ``model_info.max_input_tokens`` (tokens): a limit on the prompt alone, as LiteLLM reads it (its
+    pre-call check compares the prompt with it, 1.108.7 ``router.py``; ``max_output_tokens`` is a limit of its own);
+    ``None`` if not set."""
+    return _positive(model_info, "max_input_tokens")
+
+
 def operator_window(model_info: object) -> int | None:
-    """The operator's ``model_info.max_input_tokens`` (it wins over discovery), else ``None``."""
-    if isinstance(model_info, Mapping):
-        value = model_info.get("max_input_tokens")
-        if isinstance(value, int) and not isinstance(value, bool) and value > 0:
-            return value
-    return None
+    """The window (prompt + output, tokens) the operator's ``model_info`` states; it wins over discovery. With
+    ``max_output_tokens`` set as well, ``max_input_tokens + max_output_tokens`` (the operator split the window: a prompt
+    up to the one, an answer up to the other; read as the first alone, a 9.9k-token prompt's 4,000-token answer on a
+    12,288 + 4,096 split was cut to 2,401 where LiteLLM alone served it whole); ``max_input_tokens`` alone, else
+    ``None``. Where the sum runs over the server's real window, the server's refusal corrects it (the backstop)."""
+    limit = operator_input(model_info)
+    output = _positive(model_info, "max_output_tokens")
+    return limit + output if limit is not None and output is not None else limit
 
 
 def deployment_info(
@@ -114,7 +130,8 @@ def deployment_info(
             served_model=served_model_name(model),
             api_key=resolve_api_key(litellm_params, secret=secret),
         )
-    return DeploymentInfo(deployment=deployment, operator_window=operator_window(model_info), model_id=model_id_of(model_info))
+    return DeploymentInfo(deployment=deployment, operator_window=operator_window(model_info), model_id=model_id_of(model_info),
+                          operator_input=operator_input(model_info))
 
 
 def group_deployments(model_list: Iterable[object], *, secret: SecretResolver | None = None) -> list[DeploymentInfo]:

@@ -4,7 +4,8 @@ read from its sources in a fixed order (async; I/O only through the injected
 
 Per deployment (:meth:`DeploymentWindows.cached`, :meth:`DeploymentWindows.get`):
 
-1. the operator's ``model_info.max_input_tokens`` (:func:`~litellm_kvwarm.catalog.operator_window`);
+1. the operator's ``model_info.max_input_tokens`` (plus ``max_output_tokens`` where both are set:
+   :func:`~litellm_kvwarm.catalog.operator_window`);
 2. a limit below the advertised window that the server's own rejection revealed to this tenant
    (:class:`~litellm_kvwarm.learned_limits.LearnedLimits`, ``TOTAL`` kind): it outranks every
    discovered value, LiteLLM's too, until it expires with the window TTL;
@@ -24,8 +25,8 @@ Per deployment (:meth:`DeploymentWindows.cached`, :meth:`DeploymentWindows.get`)
 
 A deployment without an endpoint (no ``api_base``) has the operator's window or none.
 
-A learned ``INPUT`` limit (the prompt alone; SGLang admission, TGI ``max_input_length``) is not a
-window: :meth:`DeploymentWindows.input_limit` reads it, and :meth:`DeploymentWindows.route_window`
+A limit on the prompt alone (the operator's ``max_input_tokens``; a learned ``INPUT`` limit: SGLang admission, TGI
+``max_input_length``) is not a window: :meth:`DeploymentWindows.input_limit` reads it, and :meth:`DeploymentWindows.route_window`
 folds it into the window *routing* uses (``min(window, input limit + output floor)``), never into
 the window an output clamp uses.
 """
@@ -74,15 +75,16 @@ class DeploymentWindows:
         return self._learned.get(self._tenant, info.deployment)
 
     def input_limit(self, info: DeploymentInfo) -> int | None:
-        """A learned limit on the prompt alone (tokens), ``None`` when none (the operator's window wins)."""
-        return None if info.operator_window is not None else self.learned(info).input
+        """A limit on the prompt alone (tokens): the operator's ``max_input_tokens`` where it set a window, else a learned
+        one; ``None`` when none."""
+        return info.operator_input if info.operator_window is not None else self.learned(info).input
 
     def litellm(self, info: DeploymentInfo) -> int | None:
         """LiteLLM's discovered window of ``info`` (tokens), ``None`` when it has none or is not used."""
         if self._router is None or info.model_id is None:
             return None
         if self._litellm_windows is not None:
-            return self._litellm_windows.get(info.model_id, self._router)
+            return self._litellm_windows.get(info.model_id, self._router, info.deployment)
         return window_of_id(info.model_id, self._router)
 
     def cached(self, info: DeploymentInfo) -> int | None | Miss:

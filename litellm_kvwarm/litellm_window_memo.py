@@ -9,7 +9,9 @@ what it discovered at most every 300 s (:data:`~litellm_kvwarm.litellm_model_inf
 so an answer kept :data:`DEFAULT_TTL_S` is never more than that much older than LiteLLM's own.
 
 Kept per router object (weakly: a new router, as after a config reload, starts empty) and per
-``model_info.id``; bounded (:data:`DEFAULT_CAPACITY` ids a router, the oldest dropped). The value is the
+``model_info.id`` and endpoint (``/model/update`` keeps a deployment's id and may change its ``api_base``: LiteLLM then has
+nothing discovered for the new one, and a memo keyed by the id alone answered the old server's window for the new
+server for up to a second, a breaker found); bounded (:data:`DEFAULT_CAPACITY` ids a router, the oldest dropped). The value is the
 same for every tenant (what LiteLLM discovered for a deployment), so sharing it shares nothing of a
 tenant's. Learned limits and the plugin's own cache are read before this, every time
 (:meth:`~litellm_kvwarm.facts_windows.DeploymentWindows.cached`).
@@ -33,7 +35,7 @@ DEFAULT_CAPACITY = 4096
 
 class LiteLLMWindowMemo:
     """:func:`~litellm_kvwarm.litellm_model_info.window_of_id` (tokens or ``None``), each answer kept
-    ``ttl_s`` seconds of ``clock`` per (router, model id).
+    ``ttl_s`` seconds of ``clock`` per (router, model id, endpoint).
 
     Args:
         ttl_s: seconds an answer is reused (0: never, every call asks LiteLLM).
@@ -45,23 +47,27 @@ class LiteLLMWindowMemo:
     def __init__(self, ttl_s: float = DEFAULT_TTL_S, clock: Callable[[], float] = time.monotonic,
                  capacity: int = DEFAULT_CAPACITY, lookup: Callable[[str | None, object], int | None] = window_of_id):
         self.ttl_s, self._clock, self._capacity, self._lookup = ttl_s, clock, capacity, lookup
-        self._by_router: weakref.WeakKeyDictionary[object, dict[str, tuple[float, int | None]]] = weakref.WeakKeyDictionary()
+        self._by_router: weakref.WeakKeyDictionary[object, dict[tuple[str, object], tuple[float, int | None]]] = weakref.WeakKeyDictionary()
 
-    def get(self, model_id: str | None, router: object) -> int | None:
+    def get(self, model_id: str | None, router: object, endpoint: object = None) -> int | None:
         """The window LiteLLM discovered for ``model_id`` on ``router`` (tokens), ``None`` when it has
-        none. Never raises (as :func:`window_of_id`)."""
+        none; ``endpoint`` (hashable: the deployment's :class:`~litellm_kvwarm.windows.Deployment`) is part of the key,
+        so an id whose server changed is asked again. Never raises (as :func:`window_of_id`)."""
         if model_id is None or router is None or self.ttl_s <= 0:
             return self._lookup(model_id, router)
         try:
             held = self._by_router.setdefault(router, {})
         except TypeError:  # a router that cannot be weakly referenced: asked every time
             return self._lookup(model_id, router)
-        now = self._clock()
-        entry = held.get(model_id)
+        now, key = self._clock(), (model_id, endpoint)
+        try:
+            entry = held.get(key)
+        except TypeError:  # an endpoint that cannot be hashed: asked every time
+            return self._lookup(model_id, router)
         if entry is not None and entry[0] > now:
             return entry[1]
         value = self._lookup(model_id, router)
         if entry is None and len(held) >= self._capacity:
             held.pop(next(iter(held)))
-        held[model_id] = (now + self.ttl_s, value)
+        held[key] = (now + self.ttl_s, value)
         return value

@@ -31,6 +31,24 @@ def test_group_deployments_and_operator_window():
     assert [i.deployment for i in infos] == [Deployment("http://h:1/v1", "a"), Deployment("http://h:2/v1", "b"), None]
     assert [i.operator_window for i in infos] == [None, 8192, None]
     assert [i.model_id for i in infos] == ["x", None, None]  # LiteLLM's id: the key of its discovered windows
+    assert [i.operator_input for i in infos] == [None, 8192, None]  # max_input_tokens alone: the window and the prompt's limit
+
+
+@pytest.mark.parametrize("model_info, window, prompt_limit", [
+    ({"max_input_tokens": 12_288, "max_output_tokens": 4_096}, 16_384, 12_288),  # the operator split a 16,384 window
+    ({"max_input_tokens": 16_384}, 16_384, 16_384),
+    ({"max_output_tokens": 4_096}, None, None),  # an answer's limit alone states no window
+    ({"max_input_tokens": 8_192, "max_output_tokens": 0}, 8_192, 8_192),
+    ({"max_input_tokens": 8_192, "max_output_tokens": True}, 8_192, 8_192),
+    ({"max_input_tokens": "8192", "max_output_tokens": 4_096}, None, None),
+    (None, None, None),
+])
+def test_max_input_tokens_limits_the_prompt_and_max_output_tokens_adds_the_answer_s_room(model_info, window, prompt_limit):
+    """LiteLLM reads ``max_input_tokens`` as the prompt's limit (its pre-call check compares the prompt alone) and
+    ``max_output_tokens`` as the answer's: set together, the window they state is their sum (a breaker's 12,288 +
+    4,096 on a 16,384-token server: read as 12,288 in all, a 4,000-token answer was cut to 2,401)."""
+    assert catalog.operator_window(model_info) == window
+    assert catalog.operator_input(model_info) == prompt_limit
 
 
 @pytest.mark.parametrize(

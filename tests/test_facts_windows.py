@@ -75,8 +75,9 @@ def setup(window: int | None = 16_384, *, ttl: float = TTL):
     return cache, fetcher, clock, updates
 
 
-def info(*, operator: int | None = None, model_id: str | None = "id-fast", deployment: Deployment | None = DEP) -> DeploymentInfo:
-    return DeploymentInfo(deployment=deployment, operator_window=operator, model_id=model_id)
+def info(*, operator: int | None = None, model_id: str | None = "id-fast", deployment: Deployment | None = DEP,
+         operator_input: int | None = None) -> DeploymentInfo:
+    return DeploymentInfo(deployment=deployment, operator_window=operator, model_id=model_id, operator_input=operator_input)
 
 
 ROUTERS = [pytest.param(OldRouter, id="litellm-1.108"), pytest.param(NewRouter, id="litellm-1.109")]
@@ -148,6 +149,12 @@ async def test_a_learned_input_limit_lowers_the_routing_window_only(router_type)
     assert await windows.get(info(), budget()) == 8_192
     assert await windows.route_window([info()], budget(), 256) == 5_256
     assert windows.input_limit(info(operator=2_048)) is None  # the operator's window wins
+    # the operator's split (max_input_tokens 12,288 + max_output_tokens 4,096): the prompt's limit is its own, for routing
+    # only; the window, which a clamp uses, is the sum; a learned input limit does not override the operator's
+    split = info(operator=16_384, operator_input=12_288)
+    assert windows.input_limit(split) == 12_288
+    assert await windows.get(split, budget()) == 16_384
+    assert await windows.route_window([split], budget(), 256) == 12_544
 
 
 @pytest.mark.parametrize("router_type", ROUTERS)
@@ -237,3 +244,20 @@ async def test_adopt_publishes_once_per_change_and_after_the_plugin_s_own_value(
     await cache.get(DEP, budget())  # the plugin's own value replaces it on the gauge
     cache.adopt(DEP, 8_192)
     assert updates == [(DEP, 8_192), (DEP, 16_384), (DEP, 8_192)]
+
+
+@pytest.mark.parametrize("router_type", ROUTERS)
+async def test_a_deployment_moved_to_another_server_under_the_same_id_is_read_again(router_type):
+    """``/model/update`` keeps ``model_info.id`` and moves ``api_base`` (a breaker's upsert, 16,384 → 32,768): LiteLLM has
+    nothing discovered for the replaced deployment, and the remembered answer of the old server is not used for the new
+    one: the plugin reads the new server's card (and publishes that, not the old server's window)."""
+    from litellm_kvwarm.litellm_window_memo import LiteLLMWindowMemo
+
+    cache, fetcher, _, updates = setup(32_768)
+    router, memo = router_type({"id-fast": {"max_tokens": 16_384}}), LiteLLMWindowMemo()
+    windows = DeploymentWindows(cache, router, window_ttl_s=TTL, litellm_windows=memo)
+    assert await windows.get(info(), budget()) == 16_384 and fetcher.calls == 0
+    router.discovered.clear()  # the update replaced the deployment: LiteLLM's accessor answers nothing for it
+    moved = info(deployment=Deployment("http://fast-b.test/v1", "fast-8b"))
+    assert await windows.get(moved, budget()) == 32_768 and fetcher.calls == 1
+    assert updates == [(DEP, 16_384), (moved.deployment, 32_768)]

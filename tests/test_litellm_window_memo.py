@@ -91,3 +91,17 @@ def test_a_router_gone_leaves_nothing_and_an_unreferenceable_one_is_asked_each_t
 
     plain = Slotted()
     assert memo.get("a", plain) == 2_048 and memo.get("a", plain) == 2_048 and calls == ["a", "a", "a"]
+
+
+def test_an_id_whose_endpoint_changed_is_asked_again():
+    """``/model/update`` keeps a deployment's id and may move its ``api_base``: LiteLLM has nothing discovered for the
+    new server yet, and the old server's window must not be answered for it (a breaker: a 21k-token request went to
+    slow for up to a second after fast moved from a 16,384-token server to a 32,768 one)."""
+    calls, lookup = _counting()
+    router = Router({"fast-0": 16_384})
+    memo = LiteLLMWindowMemo(clock=Clock(), lookup=lookup)
+    assert memo.get("fast-0", router, ("http://a:8001/v1", "fast-8b")) == 16_384
+    del router.windows["fast-0"]  # the replaced deployment: LiteLLM's accessor answers nothing for it
+    assert memo.get("fast-0", router, ("http://b:8001/v1", "fast-8b")) is None and len(calls) == 2
+    assert memo.get("fast-0", router, ("http://b:8001/v1", "fast-8b")) is None and len(calls) == 2  # then held
+    assert memo.get("fast-0", router, ["unhashable"]) is None and len(calls) == 3  # asked, never raises

@@ -18,6 +18,8 @@ request sent to a proxy with the plugin and to one without it, over the same emu
 * a key's ``router_settings`` (``context_window_fallbacks``, ``fallbacks``): read as the operator's lists for its
   requests (before: a key with no escalation was escalated, one naming ``backup`` went to ``slow``, and a key's own
   generic step was lost after a 503);
+* an operator's ``model_info`` splitting a window into ``max_input_tokens`` and ``max_output_tokens``: the first is the
+  prompt's limit (before: taken as the whole window, a 4,000-token answer that fit was cut to 2,401);
 * a chain that goes on through another group's entry (``[{"fast": ["mid"]}, {"mid": ["slow"]}]``): kept in the list the
   plugin writes (before: 400 where LiteLLM alone answered from slow).
 
@@ -192,6 +194,26 @@ def test_pins_stay_within_pre_call_checks_and_failed_warms_never_cool_a_deployme
         for proxy in ("without", "with"):
             status, text = post_read(cooled[proxy], "/v1/chat/completions", _chat(80_000), timeout=90)
             assert status == 200, (proxy, json.loads(text).get("error", text) if text.startswith("{") else text[:300])
+
+
+def test_an_operator_s_split_of_the_window_into_input_and_output_limits_is_read_as_litellm_reads_it(tmp_path_factory):
+    """``model_info: {max_input_tokens: 12288, max_output_tokens: 4096}`` on a 16,384-token server (a breaker's config):
+    LiteLLM reads the first as the prompt's limit alone. Before: the plugin took 12,288 as the whole window, cut a
+    ~9.9k-token prompt's 4,000-token answer to 2,401 and sent a 12.2k-token prompt (under the limit) to slow."""
+    processes = {}
+    with stopped_at_exit(processes):
+        _stack(tmp_path_factory, "split", {"fast": {"served_model_name": "fast-8b", "max_model_len": 16384},
+                                           "slow": {"served_model_name": "slow-27b", "max_model_len": 131072}},
+               lambda p: {"fast": [_spec(p["fast"], "fast-8b", model_info={"max_input_tokens": 12288, "max_output_tokens": 4096})],
+                          "slow": [_spec(p["slow"], "slow-27b")]}, processes, router_settings={"num_retries": 0})
+        for chars in (47_000, 58_000):  # ~9.9k and ~12.2k tokens, each with 4,000 output tokens: both fit the server
+            got = {}
+            for proxy in ("without", "with"):
+                clear_backends(processes["fast"], processes["slow"])
+                status, text = post_read(processes[proxy], "/v1/chat/completions", _chat(chars, max_tokens=4000), timeout=90)
+                got[proxy] = (status, json.loads(text)["usage"]["completion_tokens"],
+                              [r["max_tokens"] for r in backend_requests(processes["fast"])], len(backend_requests(processes["slow"])))
+            assert got["with"] == got["without"] == (200, 4000, [4000], 0), (chars, got)
 
 
 KEYS = {
