@@ -122,7 +122,7 @@ class Attempts:
             error = parse_context_error(metadata[REFUSAL_KEY])  # a passing failure (a step down, a 5xx) does not end the walk
         kind = view.kind or "chat"
         info = attempt.info
-        prompt_count = None
+        prompt_count, estimated = None, False
         known = info.operator_window
         hop_window = None
         if hop_group == plan.source and error is not None:
@@ -131,7 +131,7 @@ class Attempts:
                 if view.adapter is not None and view.adapter.exact_countable and self.settings.exact_count:
                     prompt_count = await attempt.exact_count(budget)
             if prompt_count is None:
-                prompt_count = attempt.estimate(kind).safe
+                prompt_count, estimated = attempt.estimate(kind).safe, True
         elif hop_group in plan.chain and error is not None:
             hop_window = await attempt.window(budget)
         decision = decide_hop(
@@ -145,6 +145,7 @@ class Attempts:
             margin_tokens=self.settings.clamp_margin_tokens,
             hop_window=hop_window,
             failover=_failover(view, hop_group == plan.source),
+            prompt_estimated=estimated,
         )
         if decision.action is HopAction.PASS:
             return view.output

@@ -20,7 +20,7 @@ from .config import Settings
 from .deadline import RequestBudget
 from .decode_warm import CHARS_PER_TOKEN, DecodeTap
 from .meta import (
-    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, ARRIVAL_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
+    AFFINITY_KEY, BUDGET_KEY, CLIENT_DISCONNECTED, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, ARRIVAL_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
     WARM_MARKER, all_metadata, request_metadata,
 )
 from .metrics import Metrics
@@ -34,8 +34,6 @@ from .warm_gate import WarmCandidate, WarmGate
 
 logger = logging.getLogger("litellm_kvwarm")
 
-#: LiteLLM's metadata flag on a stream the client left (its disconnect-time success event, which bills the partial reply).
-CLIENT_DISCONNECTED = "client_disconnected"
 #: A request keeps its reply-warm body only if its size + its output budget reaches this fraction of
 #: the warm threshold: the routing estimate may be low (the reply-warm is sized by the server's count).
 REPLY_MARGIN = 0.5

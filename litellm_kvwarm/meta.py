@@ -15,6 +15,9 @@ from typing import Any
 AFFINITY_KEY = "kvwarm_affinity"
 #: set on warm requests
 WARM_MARKER = "kvwarm_warm"
+#: LiteLLM's own flag (not the plugin's) on the success event of a stream the client left (``proxy/common_request_processing.py``):
+#: it bills the partial reply, whose usage LiteLLM may have counted itself
+CLIENT_DISCONNECTED = "client_disconnected"
 #: the reactive backstop's plan (:class:`litellm_kvwarm.reactive.BackstopPlan` as a dict)
 PLAN_KEY = "kvwarm_backstop"
 #: "proactive" or "reactive" once a request was escalated

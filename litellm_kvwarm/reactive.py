@@ -151,6 +151,7 @@ def decide_hop(
     hop_window: int | None = None,
     prompt_lower_bound: int | None = None,
     failover: bool = False,
+    prompt_estimated: bool = False,
 ) -> HopDecision:
     """Decide one fallback hop.
 
@@ -169,6 +170,11 @@ def decide_hop(
         prompt_lower_bound: another count the prompt is known to be at least (tokens), if any.
         failover: the hop reached another deployment of ``hop_group`` than the one whose failure it follows
             (LiteLLM's ``order``-level or weighted failover inside the group, or its retry routed elsewhere).
+        prompt_estimated: ``prompt_count`` is the safe over-estimate, not a count. A retry on ``plan.source`` then
+            lowers the budget only on the server's own numbers (an exact prompt count it printed, the room or the output
+            cap it printed); otherwise it is skipped and the next step serves the whole budget, as LiteLLM alone's
+            fallback would (the estimate reads prose ~1.3× and code up to ~1.6× the truth: a 4,000-token answer that
+            fit was cut to ~300, a breaker found).
 
     "max_tokens must be at least 1, got N" is a context overflow only when the server computed
     N itself (the client sent no output budget, so N = window − prompt); with a client budget it
@@ -198,7 +204,8 @@ def decide_hop(
                 f"{step!r} holds prompt ≈{prompt}tok + the {plan.step_output.get(step, plan.requested)} output tokens "
                 "asked: escalating with the whole budget, not retrying with less"))
     if hop_group == plan.source:
-        return _retry_or_skip(error, window or known_window, window, prompt_count, plan, output_floor_tokens, margin_tokens)
+        return _retry_or_skip(error, window or known_window, window, prompt_count, plan, output_floor_tokens, margin_tokens,
+                              prompt_estimated)
     if hop_group in plan.chain:
         printed = error.prompt_tokens.value if error.prompt_tokens is not None else None
         floor_prompt = max(v for v in (printed, prompt_lower_bound, 0) if v is not None)
@@ -234,6 +241,7 @@ def _retry_or_skip(
     plan: BackstopPlan,
     floor: int,
     margin: int,
+    estimated: bool = False,
 ) -> HopDecision:
     room_left = error.printed_limit
     if room_left is not None and room_left.meaning is LimitMeaning.OUTPUT_BUDGET and room_left.certainty is Certainty.EXACT:
@@ -242,13 +250,19 @@ def _retry_or_skip(
     if error.kind is ErrorKind.OUTPUT_OVER_LIMIT and room_left is not None and room_left.certainty is Certainty.EXACT:
         # the model's output cap (OpenAI "supports at most N completion tokens", Anthropic "maximum allowed number of
         # output tokens"): the same model at the cap, within the window where the prompt's size is known
-        cap = room_left.value if window is None or prompt_count is None else min(room_left.value, window - prompt_count)
+        known = window is not None and prompt_count is not None and not estimated
+        cap = min(room_left.value, window - prompt_count) if known else room_left.value  # type: ignore[operator]
         return _retry_with_room(cap - margin, plan, floor, printed_window, f"the model's output cap {room_left.value}")
     if error.kind is ErrorKind.PROMPT_OVER_WINDOW:  # no output budget makes room for it
         size = f" ({error.prompt_tokens.value}tok)" if error.prompt_tokens is not None else ""
         return HopDecision(HopAction.SKIP, window=printed_window, reason=f"the prompt alone{size} is over the server's limit")
     if window is None or plan.requested is None:
         return HopDecision(HopAction.SKIP, window=printed_window, reason="no window or no output budget to lower")
+    printed = error.prompt_tokens
+    if estimated and (printed is None or printed.certainty is not Certainty.EXACT):
+        # no count of the prompt, the server's or ours ("at least N" is vLLM 0.18-0.31 stopping at window - budget + 1):
+        # a cut would rest on the estimate; the next step serves the whole budget, as without the plugin
+        return HopDecision(HopAction.SKIP, window=printed_window, reason="no exact count of the prompt: no cut on an estimate")
     prompt = _prompt_at_least(error, prompt_count)  # "at least N" is a lower bound: never less than our own count
     if prompt is None:
         return HopDecision(HopAction.SKIP, window=printed_window, reason="prompt size unknown")

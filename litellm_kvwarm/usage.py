@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from .correction import EstimateCorrection
-from .meta import ESCALATED_KEY, ESTIMATE_KEY, WARM_MARKER, field, find_metadata  # noqa: F401 (field re-exported)
+from .meta import CLIENT_DISCONNECTED, ESCALATED_KEY, ESTIMATE_KEY, WARM_MARKER, all_metadata, field, find_metadata  # noqa: F401 (field re-exported)
 from .metrics import Metrics
 
 
@@ -47,7 +47,9 @@ def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any,
                  live_prompt: Callable[[str, int], None] | None = None, *, correction: EstimateCorrection | None = None) -> bool:
     """Record one successful attempt from LiteLLM's success-callback arguments; ``live_prompt(group,
     prompt_tokens)`` for one that is not a warm (:class:`~litellm_kvwarm.warm_piece_size.LivePromptSizes`).
-    Returns ``False`` (records nothing) when usage or metadata is missing. ``correction``: then also
+    Returns ``False`` (records nothing) when usage or metadata is missing. A stream the client left (LiteLLM's
+    ``client_disconnected``) counts its tokens but teaches nothing: no estimate ratio, no learning (LiteLLM may have
+    counted that usage itself, with another tokenizer than the server's). ``correction``: then also
     :func:`learn` from it, on the metadata and usage read here (the same as ``learn`` after this call:
     learn finds nothing where this returns ``False``)."""
     meta = find_metadata(kwargs)
@@ -64,6 +66,8 @@ def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any,
     metrics.cached_prompt_tokens.labels(group, kind).inc(cached if isinstance(cached, int) and cached > 0 else 0)
     if kind == "escalated":
         metrics.escalation_cached_ratio.labels(group).observe(min(max(cached, 0), prompt) / prompt if isinstance(cached, int) else 0.0)
+    if any(m.get(CLIENT_DISCONNECTED) is True for m in all_metadata(kwargs)):
+        return True  # LiteLLM's success event of a stream the client left: its usage may be LiteLLM's own count, not the server's
     estimate = meta.get(ESTIMATE_KEY)
     if kind != "warm" and isinstance(estimate, Mapping):
         for name in ("safe", "routing"):
@@ -93,7 +97,7 @@ def usage_observation(kwargs: Any, response_obj: Any) -> UsageObservation | None
     hashed tenant the pre-call hook wrote into the estimate (``ESTIMATE_KEY["tenant"]``); a
     response without one is not learned from (``None``)."""
     meta = find_metadata(kwargs)
-    if meta is None or request_kind(meta) != "normal":
+    if meta is None or request_kind(meta) != "normal" or any(m.get(CLIENT_DISCONNECTED) is True for m in all_metadata(kwargs)):
         return None
     return _observation(meta, kwargs, lambda: prompt_usage(field(response_obj, "usage"))[0])
 

@@ -81,6 +81,28 @@ def test_usage_observation_takes_only_responses_of_the_estimated_group_with_a_te
         untenanted = {**estimate, "tenant": tenant}
         assert usage_observation(_kwargs({"model_group": "fast", ESTIMATE_KEY: untenanted}), response) is None
     assert usage_observation(_kwargs({"model_group": "fast", ESTIMATE_KEY: {k: v for k, v in estimate.items() if k != "tenant"}}), response) is None
+    # LiteLLM's success event of a stream the client left: its usage may be LiteLLM's own count, not the server's
+    left = {"model_group": "fast", ESTIMATE_KEY: estimate, "client_disconnected": True}
+    assert usage_observation(_kwargs(left), response) is None
+    assert usage_observation({**_kwargs({"model_group": "fast", ESTIMATE_KEY: estimate}), "metadata": {"client_disconnected": True}},
+                             response) is None
+
+
+def test_a_stream_the_client_left_counts_its_tokens_but_no_estimate_ratio():
+    from prometheus_client import CollectorRegistry
+
+    from litellm_kvwarm.metrics import Metrics
+    from litellm_kvwarm.usage import record_usage
+
+    registry = CollectorRegistry()
+    metrics = Metrics.create(registry)
+    estimate = {"safe": 1500, "routing": 1000, "group": "fast", "raw_safe": 1400, "raw_routing": 900, "tenant": A}
+    assert record_usage(metrics, _kwargs({"model_group": "fast", ESTIMATE_KEY: estimate, "client_disconnected": True}),
+                        {"usage": {"prompt_tokens": 9000}})
+    assert registry.get_sample_value("kvwarm_prompt_tokens_total", {"model_group": "fast", "request_kind": "normal"}) == 9000
+    assert registry.get_sample_value("kvwarm_estimate_ratio_count", {"model_group": "fast", "estimate": "safe"}) is None
+    record_usage(metrics, _kwargs({"model_group": "fast", ESTIMATE_KEY: estimate}), {"usage": {"prompt_tokens": 2000}})
+    assert registry.get_sample_value("kvwarm_estimate_ratio_count", {"model_group": "fast", "estimate": "safe"}) == 1
 
 
 def test_one_tenants_skewed_usage_leaves_another_tenants_estimates_alone():
@@ -212,6 +234,7 @@ def test_record_usage_learns_as_learn_after_it_did():
               (_kwargs({"model_group": "fast", WARM_MARKER: True, ESTIMATE_KEY: estimate()}), {"usage": {"prompt_tokens": 2000}}),
               (_kwargs({"model_group": "fast", ESTIMATE_KEY: estimate(tenant=None)}), {"usage": {"prompt_tokens": 2000}}),
               (_kwargs({"model_group": "fast", ESTIMATE_KEY: estimate(tenant=B)}), {"usage": {}}),
+              (_kwargs({"model_group": "fast", ESTIMATE_KEY: estimate(), "client_disconnected": True}), {"usage": {"prompt_tokens": 9000}}),
               ({"model": "x"}, {"usage": {"prompt_tokens": 2000}})]
 
     def state(registry, correction):

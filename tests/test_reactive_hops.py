@@ -25,10 +25,11 @@ V032 = (
 PLAN = BackstopPlan(source="fast", chain=("slow",), requested=4096, own_generic_fallbacks=True)
 
 
-def hop(error_text, group="fast", prompt=None, plan=PLAN, known=None, hop_window=None, lower=None):
+def hop(error_text, group="fast", prompt=None, plan=PLAN, known=None, hop_window=None, lower=None, estimated=False):
     return decide_hop(
         plan=plan, hop_group=group, error=parse_context_error(error_text) if error_text else None,
         prompt_count=prompt, known_window=known, output_floor_tokens=256, hop_window=hop_window, prompt_lower_bound=lower,
+        prompt_estimated=estimated,
     )
 
 
@@ -41,6 +42,25 @@ def test_retry_uses_our_count_when_printed_prompt_is_only_a_lower_bound():
 def test_retry_on_printed_lower_bound_when_it_is_the_larger():
     d = hop(V025, prompt=12_000)
     assert (d.action, d.max_tokens) == (HopAction.RETRY_CLAMPED, 16_384 - 12_289)
+
+
+def test_no_retry_with_less_on_an_estimate_the_next_step_serves_the_whole_budget():
+    """Without a count of the prompt (a text completion, ``/tokenize`` down or slow) the plugin's number is its safe
+    over-estimate: a retry cut on it answered ~300 tokens where ~3,800 fit and LiteLLM alone's fallback served all 4,000
+    (a breaker's). Only the server's own numbers cut: its exact prompt count, or the room or output cap it printed."""
+    d = hop(V025, prompt=16_061, estimated=True)
+    assert (d.action, d.max_tokens) == (HopAction.SKIP, None) and "estimate" in d.reason
+    assert hop(V025, prompt=12_000, estimated=True).action is HopAction.SKIP  # the printed lower bound is no count either
+    assert hop("maximum context length exceeded", prompt=16_061, known=16_384, estimated=True).action is HopAction.SKIP
+    exact = ("This model's maximum context length is 16384 tokens. However, you requested 17000 tokens (13000 in the messages, "
+             "4000 in the completion). Please reduce the length of the messages or completion.")
+    d = hop(exact, prompt=16_061, estimated=True)  # the server counted the prompt: that count, not the estimate
+    assert (d.action, d.max_tokens) == (HopAction.RETRY_CLAMPED, 16_384 - 13_000)
+    assert hop(exact, group="slow", prompt=16_061, estimated=True).action is HopAction.ESCALATE
+    cap = "max_tokens is too large: 9000. This model supports at most 4096 completion tokens, whereas you provided 9000."
+    plan = BackstopPlan(source="fast", chain=("slow",), requested=9_000, own_generic_fallbacks=True)
+    d = hop(cap, plan=plan, prompt=14_000, known=16_384, estimated=True)  # the cap is the server's; the window's room is not
+    assert (d.action, d.max_tokens) == (HopAction.RETRY_CLAMPED, 4_096)
 
 
 def test_skip_retry_when_no_room_for_the_floor():

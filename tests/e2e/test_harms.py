@@ -49,6 +49,7 @@ def stack(tmp_path_factory):
         "keyed": ("keyed-8b", 16_384, {"api_key": BACKEND_KEY}),
         "lora": ("base-8b", 8_192, {"lora_modules": ["sql-adapter=/adapters/sql"]}),
         "old": ("old-8b", 16_384, {"vllm_version": "0.30.0"}),  # refuses prompt + max_tokens over the window
+        "notok": ("notok-8b", 16_384, {"vllm_version": "0.30.0", "faults": {"tokenize": "status:404"}}),  # the same, no /tokenize
     }
     try:
         with ThreadPoolExecutor(4) as pool:
@@ -68,8 +69,9 @@ def stack(tmp_path_factory):
                                  api_key="os.environ/KEYED_BACKEND_KEY")],
             "lora": [BackendSpec.of(em["lora"], "sql-adapter")],
             "old": [BackendSpec.of(em["old"], "old-8b")],
+            "notok": [BackendSpec.of(em["notok"], "notok-8b")],
         }
-        fallbacks = [{"fast": ["slow"]}, {"c-fast": ["c-mid", "c-large"]}, {"keyed": ["slow"]}, {"lora": ["slow"]}, {"old": ["slow"]},
+        fallbacks = [{"fast": ["slow"]}, {"c-fast": ["c-mid", "c-large"]}, {"keyed": ["slow"]}, {"lora": ["slow"]}, {"old": ["slow"]}, {"notok": ["slow"]},
                      {"cap-fast": [{"model": "slow", "max_tokens": 512}]}]
         env = {"KVWARM_CACHE_SALT_SECRET": "harms-secret", "KVWARM_REQUEST_BUDGET_MS": 2000, "KVWARM_WARM_AHEAD": 1,
                "KVWARM_REPLY_WARM": 0, "KVWARM_WARM_PRIORITY": 0,
@@ -104,7 +106,7 @@ def stack(tmp_path_factory):
 
 @pytest.fixture(autouse=True)
 def _clean(stack):
-    names = ("fast", "slow", "c_fast", "c_mid", "strict", "keyed", "lora", "old")
+    names = ("fast", "slow", "c_fast", "c_mid", "strict", "keyed", "lora", "old", "notok")
     clear_backends(*(stack[n] for n in names))
     for n in ("fast", "slow"):
         clear_faults(stack[n])
@@ -320,6 +322,27 @@ def test_fitting_request_without_tokenize_keeps_its_full_budget(stack):
         assert response.status_code == 200, response.text
     assert [r["max_tokens"] for r in received(stack["fast"])] == [max_tokens, max_tokens]
     assert received(stack["slow"]) == []
+
+
+@pytest.mark.parametrize("path", ["/v1/completions", "/v1/chat/completions", "/v1/messages"])
+def test_an_overflow_without_an_exact_count_is_served_whole_not_cut_on_the_estimate(stack, path):
+    """Fault (a breaker's): a prompt of ~12.6k tokens asking 4,000 on vLLM 0.30 (16,384), no exact count (a text
+    completion has none; chat and Messages here on a server without ``/tokenize``). The server refuses with "at least
+    12,385 input tokens" (its count stops at window − budget + 1); the backstop took its safe estimate (~1.3× the truth)
+    as the prompt and retried the same group with ~300 output tokens: a 200 cut short where LiteLLM alone's fallback
+    serves all 4,000 from ``slow``. Now: no cut on an estimate; the next step serves the whole budget."""
+    text = "[whole] " + long_text(60_000)
+    body = ({"prompt": text} if path == "/v1/completions" else {"messages": [{"role": "user", "content": text}]})
+    got = {}
+    for name in ("without", "with"):
+        clear_backends(stack["notok"], stack["slow"])
+        response = send(stack[name], {"model": "notok", "max_tokens": 4000, **body}, path=path)
+        assert response.status_code == 200, (name, response.text[:300])
+        usage = response.json()["usage"]
+        got[name] = (usage.get("completion_tokens", usage.get("output_tokens")),
+                     [(r["status"], r["max_tokens"]) for r in received(stack["slow"], None)])
+    assert got["with"] == got["without"] == (4000, [(200, 4000)]), got
+    assert [r["max_tokens"] for r in received(stack["notok"], None)] == [4000]  # no retry with less on the source
 
 
 def test_strict_openai_compatible_backend_with_the_salt_secret(stack):
