@@ -29,7 +29,7 @@ class DeploymentInfo:
     the window the operator set in ``model_info`` (tokens, :func:`operator_window`; ``None`` if not set), LiteLLM's id
     of the deployment (``model_info.id``: the key of what LiteLLM discovered for it, see
     :mod:`~litellm_kvwarm.litellm_model_info`; ``None`` when absent), and the operator's limit on the prompt alone
-    (``model_info.max_input_tokens``, tokens; ``None`` if not set)."""
+    (``model_info.max_input_tokens``, tokens; ``None`` if not set), also the window where none is stated nor discovered."""
 
     deployment: Deployment | None
     operator_window: int | None
@@ -106,14 +106,14 @@ def operator_input(model_info: object) -> int | None:
 
 
 def operator_window(model_info: object) -> int | None:
-    """The window (prompt + output, tokens) the operator's ``model_info`` states; it wins over discovery. With
-    ``max_output_tokens`` set as well, ``max_input_tokens + max_output_tokens`` (the operator split the window: a prompt
-    up to the one, an answer up to the other; read as the first alone, a 9.9k-token prompt's 4,000-token answer on a
-    12,288 + 4,096 split was cut to 2,401 where LiteLLM alone served it whole); ``max_input_tokens`` alone, else
-    ``None``. Where the sum runs over the server's real window, the server's refusal corrects it (the backstop)."""
-    limit = operator_input(model_info)
-    output = _positive(model_info, "max_output_tokens")
-    return limit + output if limit is not None and output is not None else limit
+    """The window (prompt + output, tokens) the operator's ``model_info`` states, which wins over discovery:
+    ``max_input_tokens`` set alone (a server without ``max_model_len`` in its ``/v1/models``). With ``max_output_tokens``
+    set as well it states no window: LiteLLM's own model map means the whole window by ``max_input_tokens`` (gpt-4o:
+    128,000 and 16,384, a 128k window), an operator may mean a split of it (12,288 + 4,096 on a 16,384-token server); read
+    as the one, a breaker's answer that fit was cut to 2,401, as the other, a budget was "clamped" over the real window.
+    The window is then discovered (:mod:`~litellm_kvwarm.facts_windows`, ``max_input_tokens`` where nothing is), and
+    ``max_input_tokens`` limits the prompt (:func:`operator_input`). ``None`` otherwise."""
+    return operator_input(model_info) if _positive(model_info, "max_output_tokens") is None else None
 
 
 def deployment_info(

@@ -4,8 +4,9 @@ read from its sources in a fixed order (async; I/O only through the injected
 
 Per deployment (:meth:`DeploymentWindows.cached`, :meth:`DeploymentWindows.get`):
 
-1. the operator's ``model_info.max_input_tokens`` (plus ``max_output_tokens`` where both are set:
-   :func:`~litellm_kvwarm.catalog.operator_window`);
+1. the operator's ``model_info.max_input_tokens`` set without ``max_output_tokens``
+   (:func:`~litellm_kvwarm.catalog.operator_window`; with both set, the window is discovered as below, and
+   ``max_input_tokens`` is the window only where nothing else is known);
 2. a limit below the advertised window that the server's own rejection revealed to this tenant
    (:class:`~litellm_kvwarm.learned_limits.LearnedLimits`, ``TOTAL`` kind): it outranks every
    discovered value, LiteLLM's too, until it expires with the window TTL;
@@ -75,9 +76,11 @@ class DeploymentWindows:
         return self._learned.get(self._tenant, info.deployment)
 
     def input_limit(self, info: DeploymentInfo) -> int | None:
-        """A limit on the prompt alone (tokens): the operator's ``max_input_tokens`` where it set a window, else a learned
-        one; ``None`` when none."""
-        return info.operator_input if info.operator_window is not None else self.learned(info).input
+        """A limit on the prompt alone (tokens): the operator's ``max_input_tokens``, else a learned one; ``None`` when
+        none."""
+        if info.operator_window is not None or info.operator_input is not None:
+            return info.operator_input  # the operator's word wins over what a refusal taught
+        return self.learned(info).input
 
     def litellm(self, info: DeploymentInfo) -> int | None:
         """LiteLLM's discovered window of ``info`` (tokens), ``None`` when it has none or is not used."""
@@ -91,14 +94,15 @@ class DeploymentWindows:
         """The window without waiting, sources 1-4 in order; ``None`` when known to be unknown (or
         without an endpoint), :data:`MISS` when only the plugin's own fetch can tell."""
         if info.operator_window is not None or info.deployment is None:
-            return info.operator_window
+            return info.operator_window if info.operator_window is not None else info.operator_input
         deployment = info.deployment
         learned = self.learned(info).total
         if learned is not None:
             return learned
         theirs = self.litellm(info)
         if theirs is None:
-            return self.cache.lookup(deployment)
+            held = self.cache.lookup(deployment)
+            return info.operator_input if held is None else held
         held = self.cache.peek(deployment)
         if held is not None:
             return held
@@ -108,8 +112,8 @@ class DeploymentWindows:
     def known(self, info: DeploymentInfo) -> int | None:
         """The window known now (sources 1-4), without any I/O or background refresh; ``None``: none."""
         if info.operator_window is not None or info.deployment is None:
-            return info.operator_window
-        return self.learned(info).total or self.discovered(info)
+            return info.operator_window if info.operator_window is not None else info.operator_input
+        return self.learned(info).total or self.discovered(info) or info.operator_input
 
     def discovered(self, info: DeploymentInfo) -> int | None:
         """A discovered window (the plugin's fresh cache, else LiteLLM's), never the operator's; no I/O."""
@@ -122,7 +126,8 @@ class DeploymentWindows:
         window = self.cached(info)
         if window is not MISS or info.deployment is None:
             return window  # type: ignore[return-value]
-        return await self.cache.get(info.deployment, budget)
+        fetched = await self.cache.get(info.deployment, budget)
+        return info.operator_input if fetched is None else fetched
 
     async def group(self, infos: Sequence[DeploymentInfo], budget: RequestBudget) -> int | None:
         """The smallest known window of a group's deployments (any may be picked); the misses are

@@ -35,18 +35,20 @@ def test_group_deployments_and_operator_window():
 
 
 @pytest.mark.parametrize("model_info, window, prompt_limit", [
-    ({"max_input_tokens": 12_288, "max_output_tokens": 4_096}, 16_384, 12_288),  # the operator split a 16,384 window
-    ({"max_input_tokens": 16_384}, 16_384, 16_384),
-    ({"max_output_tokens": 4_096}, None, None),  # an answer's limit alone states no window
+    # max_output_tokens beside it: LiteLLM's map means the whole window by max_input_tokens (gpt-4o 128,000 / 16,384), an
+    # operator may mean a split (12,288 + 4,096 of 16,384): no window is stated, it is discovered; the prompt's limit stands
+    ({"max_input_tokens": 12_288, "max_output_tokens": 4_096}, None, 12_288),
+    ({"max_input_tokens": 16_384, "max_output_tokens": 4_096}, None, 16_384),
+    ({"max_input_tokens": 16_384}, 16_384, 16_384),  # alone: the window (a server without max_model_len)
+    ({"max_output_tokens": 4_096}, None, None),
     ({"max_input_tokens": 8_192, "max_output_tokens": 0}, 8_192, 8_192),
     ({"max_input_tokens": 8_192, "max_output_tokens": True}, 8_192, 8_192),
     ({"max_input_tokens": "8192", "max_output_tokens": 4_096}, None, None),
     (None, None, None),
 ])
-def test_max_input_tokens_limits_the_prompt_and_max_output_tokens_adds_the_answer_s_room(model_info, window, prompt_limit):
-    """LiteLLM reads ``max_input_tokens`` as the prompt's limit (its pre-call check compares the prompt alone) and
-    ``max_output_tokens`` as the answer's: set together, the window they state is their sum (a breaker's 12,288 +
-    4,096 on a 16,384-token server: read as 12,288 in all, a 4,000-token answer was cut to 2,401)."""
+def test_max_input_tokens_alone_is_the_window_and_beside_max_output_tokens_only_the_prompt_s_limit(model_info, window, prompt_limit):
+    """Read as the whole window, a breaker's 12,288 + 4,096 split cut a 4,000-token answer that fit to 2,401; read as a
+    split, gpt-4o-style 16,384 / 4,096 on a 16,384-token server "clamped" a budget to 18,336, over the real window."""
     assert catalog.operator_window(model_info) == window
     assert catalog.operator_input(model_info) == prompt_limit
 

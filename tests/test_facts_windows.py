@@ -149,12 +149,19 @@ async def test_a_learned_input_limit_lowers_the_routing_window_only(router_type)
     assert await windows.get(info(), budget()) == 8_192
     assert await windows.route_window([info()], budget(), 256) == 5_256
     assert windows.input_limit(info(operator=2_048)) is None  # the operator's window wins
-    # the operator's split (max_input_tokens 12,288 + max_output_tokens 4,096): the prompt's limit is its own, for routing
-    # only; the window, which a clamp uses, is the sum; a learned input limit does not override the operator's
-    split = info(operator=16_384, operator_input=12_288)
+    # max_input_tokens beside max_output_tokens: the prompt's limit (the operator's, not the learned one), for routing
+    # only; the window, which a clamp uses, is discovered (LiteLLM's 8,192 here)
+    split = info(operator_input=12_288)
     assert windows.input_limit(split) == 12_288
-    assert await windows.get(split, budget()) == 16_384
-    assert await windows.route_window([split], budget(), 256) == 12_544
+    assert await windows.get(split, budget()) == 8_192 and windows.known(split) == 8_192
+    assert await windows.route_window([split], budget(), 256) == 8_192
+    assert await windows.route_window([info(operator_input=4_096)], budget(), 256) == 4_352
+    # nothing discovered (no card, no LiteLLM, no endpoint): max_input_tokens is the window, as LiteLLM's map means it
+    cache, fetcher, _, _ = setup(None)
+    blind = DeploymentWindows(cache, None, window_ttl_s=TTL)
+    assert await blind.get(split, budget()) == 12_288 and fetcher.calls == 1
+    assert blind.cached(split) == 12_288 and blind.known(split) == 12_288
+    assert await blind.get(info(deployment=None, operator_input=12_288), budget()) == 12_288
 
 
 @pytest.mark.parametrize("router_type", ROUTERS)

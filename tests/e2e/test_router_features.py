@@ -199,12 +199,16 @@ def test_pins_stay_within_pre_call_checks_and_failed_warms_never_cool_a_deployme
 def test_an_operator_s_split_of_the_window_into_input_and_output_limits_is_read_as_litellm_reads_it(tmp_path_factory):
     """``model_info: {max_input_tokens: 12288, max_output_tokens: 4096}`` on a 16,384-token server (a breaker's config):
     LiteLLM reads the first as the prompt's limit alone. Before: the plugin took 12,288 as the whole window, cut a
-    ~9.9k-token prompt's 4,000-token answer to 2,401 and sent a 12.2k-token prompt (under the limit) to slow."""
+    ~9.9k-token prompt's 4,000-token answer to 2,401 and sent a 12.2k-token prompt (under the limit) to slow. The same
+    two fields as LiteLLM's own model map writes them (``capped``: 16,384 / 4,096, the whole window and the output cap)
+    are not a 20,480-token window either (a second breaker: a budget "clamped" to 18,336, still over the window): with
+    both set the window is the server's, discovered, and the clamp cuts to the real room on its first attempt."""
     processes = {}
     with stopped_at_exit(processes):
         _stack(tmp_path_factory, "split", {"fast": {"served_model_name": "fast-8b", "max_model_len": 16384},
                                            "slow": {"served_model_name": "slow-27b", "max_model_len": 131072}},
                lambda p: {"fast": [_spec(p["fast"], "fast-8b", model_info={"max_input_tokens": 12288, "max_output_tokens": 4096})],
+                          "capped": [_spec(p["fast"], "fast-8b", model_info={"max_input_tokens": 16384, "max_output_tokens": 4096})],
                           "slow": [_spec(p["slow"], "slow-27b")]}, processes, router_settings={"num_retries": 0})
         for chars in (47_000, 58_000):  # ~9.9k and ~12.2k tokens, each with 4,000 output tokens: both fit the server
             got = {}
@@ -214,6 +218,12 @@ def test_an_operator_s_split_of_the_window_into_input_and_output_limits_is_read_
                 got[proxy] = (status, json.loads(text)["usage"]["completion_tokens"],
                               [r["max_tokens"] for r in backend_requests(processes["fast"])], len(backend_requests(processes["slow"])))
             assert got["with"] == got["without"] == (200, 4000, [4000], 0), (chars, got)
+        for chars, budget in ((10_000, 20_000), (67_000, 4_000)):  # a budget over the window; ~14k tokens + 4,000 over it
+            clear_backends(processes["fast"])
+            status, text = post_read(processes["with"], "/v1/chat/completions", _chat(chars, model="capped", max_tokens=budget), timeout=90)
+            prompt = json.loads(text)["usage"]["prompt_tokens"] if status == 200 else None
+            sent = [(r["status"], r["max_tokens"]) for r in backend_requests(processes["fast"])]
+            assert status == 200 and sent == [(200, 16_384 - prompt)], (chars, status, text[:300], sent)  # one attempt, the real room
 
 
 KEYS = {

@@ -83,11 +83,13 @@ def _after_first(emulator, faults: dict, stop: threading.Event) -> None:
 
 @pytest.mark.parametrize("api", ["chat", "messages", "responses"])
 @pytest.mark.parametrize("later", [{"status": 503}, {"status": 503, "count": 1}], ids=["503-after", "503-once"])
-def test_a_passing_failure_of_the_clamped_retry_leaves_the_walk_to_the_escalation(slot_stack, api, later):
-    """~10.5k prompt tokens asking 8,000 output: fast refuses (prompt + output over 16,384), then fails the
-    requests after that one (every one, or once). LiteLLM alone never sends fast a second request: slow answers.
-    The plugin retries fast with the output cut; after that retry's passing failure, LiteLLM's own retry of it
-    keeps the cut, and when fast keeps failing the walk goes on to slow (before: the client got fast's 400)."""
+def test_without_a_count_the_walk_after_a_refusal_is_litellm_alone_s(slot_stack, api, later):
+    """~10.5k prompt tokens asking 8,000 output: fast refuses (prompt + output over 16,384: vLLM's "at least N",
+    a lower bound), then fails the requests after that one (every one, or once); its ``/tokenize`` fails. LiteLLM
+    alone never sends fast a second request: slow answers with the whole budget. Before (b5e518e), the plugin retried
+    fast with the output cut on its safe estimate, and after that retry's passing failure the walk had to go on to
+    slow; now a retry with less needs a count of the prompt (``test_harms.py``), so the plugin's walk is LiteLLM
+    alone's. The walk after a passing failure of a counted retry: ``test_hook_adapters.py``."""
     path, backend_path, body = api_request(api, 50_000, 8_000)
     outcomes = {}
     for proxy in PROXIES:
@@ -102,14 +104,6 @@ def test_a_passing_failure_of_the_clamped_retry_leaves_the_walk_to_the_escalatio
             stop.set()
             timer.join()
             clear_faults(slot_stack["fast"])
-        outcomes[proxy] = (status, text[:200], *[[(r["status"], r.get("max_tokens")) for r in backend_requests(slot_stack[g], backend_path)]
-                                                 for g in ("fast", "slow")])
-    assert outcomes["without"][0] == 200 and outcomes["without"][2:] == ([(400, 8000)], [(200, 8000)]), outcomes
-    status, _, fast, slow = outcomes["with"]
-    assert status == 200 and fast[0] == (400, 8000), outcomes
-    retries = fast[1:]
-    assert retries and all(out < 8000 for _, out in retries), outcomes  # every retry of fast carries the cut output
-    if later.get("count") == 1:  # fast failed once: its retry answered
-        assert [s for s, _ in retries] == [503, 200] and slow == [], outcomes
-    else:  # fast kept failing: the escalation answered with the whole budget
-        assert {s for s, _ in retries} == {503} and slow == [(200, 8000)], outcomes
+        outcomes[proxy] = (status, *[[(r["status"], r.get("max_tokens")) for r in backend_requests(slot_stack[g], backend_path)]
+                                     for g in ("fast", "slow")])
+    assert outcomes["without"] == outcomes["with"] == (200, [(400, 8000)], [(200, 8000)]), outcomes
