@@ -123,7 +123,7 @@ class Attempts:
         kind = view.kind or "chat"
         info = attempt.info
         prompt_count, estimated = None, False
-        known = info.operator_window if info.operator_window is not None else info.operator_input
+        known = info.stated_window
         hop_window = None
         if hop_group == plan.source and error is not None:
             if info.deployment is not None:

@@ -36,6 +36,12 @@ class DeploymentInfo:
     model_id: str | None = None
     operator_input: int | None = None
 
+    @property
+    def stated_window(self) -> int | None:
+        """The window the operator's ``model_info`` states (:attr:`operator_window`), else its prompt limit
+        (:attr:`operator_input`: the window where nothing is discovered); ``None`` when it sets neither."""
+        return self.operator_window if self.operator_window is not None else self.operator_input
+
 
 #: Environment variable LiteLLM 1.108.7 falls back to for a provider's key when the deployment
 #: sets no ``api_key`` (``HOSTED_VLLM_API_KEY`` in ``llms/hosted_vllm/chat/transformation.py``,

@@ -20,8 +20,8 @@ from .config import Settings
 from .deadline import RequestBudget
 from .decode_warm import CHARS_PER_TOKEN, DecodeTap
 from .meta import (
-    AFFINITY_KEY, BUDGET_KEY, CLIENT_DISCONNECTED, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, ARRIVAL_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
-    WARM_MARKER, all_metadata, request_metadata,
+    AFFINITY_KEY, BUDGET_KEY, ESCALATED_KEY, ESTIMATE_KEY, ORIGIN_KEY, PLAN_KEY, SALT_KEY, ARRIVAL_KEY, SKIP_SOURCE_KEY, TENANT_KEY,
+    WARM_MARKER, all_metadata, client_left, request_metadata,
 )
 from .metrics import Metrics
 from .pending_replies import PendingReplies, PendingReply
@@ -160,7 +160,7 @@ class Effects:
         if any(m.get(WARM_MARKER) for m in metas) or not isinstance(call_id, str):
             return
         pending = self.pending.pop(_call_tenant(metas), call_id)
-        if pending is None or any(m.get(CLIENT_DISCONNECTED) is True for m in metas):
+        if pending is None or client_left(metas):
             return  # LiteLLM's disconnect-time success event bills a partial reply the client never got: no warm of it
         reply = reply_of(response)
         if reply is None or reply.empty:

@@ -94,7 +94,7 @@ class DeploymentWindows:
         """The window without waiting, sources 1-4 in order; ``None`` when known to be unknown (or
         without an endpoint), :data:`MISS` when only the plugin's own fetch can tell."""
         if info.operator_window is not None or info.deployment is None:
-            return info.operator_window if info.operator_window is not None else info.operator_input
+            return info.stated_window
         deployment = info.deployment
         learned = self.learned(info).total
         if learned is not None:
@@ -112,7 +112,7 @@ class DeploymentWindows:
     def known(self, info: DeploymentInfo) -> int | None:
         """The window known now (sources 1-4), without any I/O or background refresh; ``None``: none."""
         if info.operator_window is not None or info.deployment is None:
-            return info.operator_window if info.operator_window is not None else info.operator_input
+            return info.stated_window
         return self.learned(info).total or self.discovered(info) or info.operator_input
 
     def discovered(self, info: DeploymentInfo) -> int | None:

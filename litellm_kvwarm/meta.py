@@ -8,7 +8,7 @@ metadata may end up in LiteLLM's spend logs.
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 #: rendezvous key of (tenant, session): hashes only
@@ -123,6 +123,12 @@ def all_metadata(kwargs: object) -> list[Mapping[str, Any]]:
     params = params if isinstance(params, Mapping) else {}
     found = [params.get("metadata"), params.get("litellm_metadata"), kwargs.get("metadata"), kwargs.get("litellm_metadata")]
     return [m for m in found if isinstance(m, Mapping) and m]
+
+
+def client_left(metas: Iterable[Mapping[str, Any]]) -> bool:
+    """Whether LiteLLM marked the call's stream as left by its client (:data:`CLIENT_DISCONNECTED` in any of ``metas``,
+    :func:`all_metadata`'s mappings)."""
+    return any(m.get(CLIENT_DISCONNECTED) is True for m in metas)
 
 
 def find_metadata(kwargs: object) -> Mapping[str, Any] | None:

@@ -12,7 +12,7 @@ from collections.abc import Callable, Mapping
 from typing import Any, NamedTuple
 
 from .correction import EstimateCorrection
-from .meta import CLIENT_DISCONNECTED, ESCALATED_KEY, ESTIMATE_KEY, WARM_MARKER, all_metadata, field, find_metadata  # noqa: F401 (field re-exported)
+from .meta import ESCALATED_KEY, ESTIMATE_KEY, WARM_MARKER, all_metadata, client_left, field, find_metadata  # noqa: F401 (field re-exported)
 from .metrics import Metrics
 
 
@@ -66,7 +66,7 @@ def record_usage(metrics: Metrics, kwargs: Any, response_obj: Any,
     metrics.cached_prompt_tokens.labels(group, kind).inc(cached if isinstance(cached, int) and cached > 0 else 0)
     if kind == "escalated":
         metrics.escalation_cached_ratio.labels(group).observe(min(max(cached, 0), prompt) / prompt if isinstance(cached, int) else 0.0)
-    if any(m.get(CLIENT_DISCONNECTED) is True for m in all_metadata(kwargs)):
+    if client_left(all_metadata(kwargs)):
         return True  # LiteLLM's success event of a stream the client left: its usage may be LiteLLM's own count, not the server's
     estimate = meta.get(ESTIMATE_KEY)
     if kind != "warm" and isinstance(estimate, Mapping):
@@ -97,7 +97,7 @@ def usage_observation(kwargs: Any, response_obj: Any) -> UsageObservation | None
     hashed tenant the pre-call hook wrote into the estimate (``ESTIMATE_KEY["tenant"]``); a
     response without one is not learned from (``None``)."""
     meta = find_metadata(kwargs)
-    if meta is None or request_kind(meta) != "normal" or any(m.get(CLIENT_DISCONNECTED) is True for m in all_metadata(kwargs)):
+    if meta is None or request_kind(meta) != "normal" or client_left(all_metadata(kwargs)):
         return None
     return _observation(meta, kwargs, lambda: prompt_usage(field(response_obj, "usage"))[0])
 
