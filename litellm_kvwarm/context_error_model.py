@@ -102,6 +102,16 @@ class ContextError:
     prompt_chars: int | None = None
     char_limit: int | None = None
     output_cap: Number | None = None
+    refuses_full_window: bool = False
+
+    @property
+    def admitted_window(self) -> Number | None:
+        """The most prompt + output (tokens) the server admits: :attr:`window`, less one where it refuses a total that
+        reaches its window (:attr:`refuses_full_window`, SGLang's ``>=`` checks); ``None`` without a window."""
+        w = self.window
+        if w is None or not self.refuses_full_window or w.value < 2:
+            return w
+        return Number(w.value - 1, w.certainty)
 
     @property
     def has_numbers(self) -> bool:

@@ -26,6 +26,7 @@ __all__ = [
     "refine_exclusive_limit",
     "refine_functions",
     "refine_openrouter",
+    "refine_refuses_full_window",
     "refine_output_counted",
     "refine_trtllm",
     "refine_trtllm_query",
@@ -200,6 +201,14 @@ def refine_exclusive_limit(groups: dict[str, str], result: ContextError) -> Cont
     if lim is None or lim.value < 2:
         return result
     return replace(result, printed_limit=replace(lim, value=lim.value - 1))
+
+
+def refine_refuses_full_window(groups: dict[str, str], result: ContextError) -> ContextError:
+    """SGLang refuses a request whose total *reaches* the window it prints (``tokenizer_manager._validate_one_request``:
+    ``input_token_num >= context_len`` and ``max_new_tokens + input_token_num >= context_len`` in the releases that
+    print "Requested token count exceeds the model's maximum context length of W tokens"; later ones check ``>``): the
+    window stays W as printed, and :attr:`~.ContextError.admitted_window` (W − 1) is what a retry must fit."""
+    return replace(result, refuses_full_window=True)
 
 
 def refine_output_counted(groups: dict[str, str], result: ContextError) -> ContextError:

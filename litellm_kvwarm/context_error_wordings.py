@@ -122,7 +122,8 @@ OpenAI and OpenAI-compatible
     the prompt plus max_tokens when the request sets it, the prompt alone when not).
   * ``sglang-requested-total`` — "Requested token count exceeds the model's maximum context
     length of W tokens. You requested a total of T tokens: P tokens from the input messages
-    and C tokens for the completion": SGLang ≥0.4.3 (also Chutes, Fireworks); the first sentence
+    and C tokens for the completion": SGLang ≥0.4.3 (also Chutes, Fireworks; W as printed, but these releases
+    refuse a total that *reaches* W: ``admitted_window`` W − 1, as ``sglang-context-length``); the first sentence
     alone (LiteLLM-wrapped, cut, or a gateway that drops the rest; seen 2025–2026) keeps W, the
     request being prompt + output.
   * Output caps, never a window (OUTPUT_OVER_LIMIT, L is OUTPUT_LIMIT): ``openai-max-output`` also
@@ -388,7 +389,9 @@ Other servers
     length supported by the model: T > W"),
     "context length exceeded, max_seq_len W, got T"; ``generic-prompt-plus-output`` "The total number of
     tokens (prompt + max_tokens) must not exceed W; got T" (and "Your prompt (P tokens) plus max_tokens (C)
-    exceeds the model context length of W", "context window: P + C > W": the kind from the numbers): gateways and
+    exceeds the model context length of W", "context window: P + C > W", "prompt_tokens (P) + max_tokens (C) = T exceeds
+    context length (W)" with the sum printed or the window named "model max", "max_context" or "context": the kind from
+    the numbers): gateways and
     home-grown servers (a breaker's sweep, 2026-12), each a count against the window with its subject named (the
     conversation or messages are the prompt; a request's count, "Request (T tokens) exceeds the context window (W
     tokens)", is of unknown split);
@@ -462,6 +465,7 @@ from .context_error_rows import (
     refine_exclusive_limit,
     refine_functions,
     refine_openrouter,
+    refine_refuses_full_window,
     refine_output_counted,
     refine_trtllm,
     refine_trtllm_query,
@@ -710,10 +714,10 @@ ROWS: tuple[Row, ...] = (
         r"Requested token count exceeds the model'?s maximum context length of (?P<window>{n}) tokens?\.? You "
         r"requested a total of (?P<total>{n}) tokens?: (?P<prompt>{n}) tokens? from the input messages and "
         r"(?P<output>{n}) tokens? for the completion",
-        {"window": W, "total": T, "prompt": P, "output": C}),
+        {"window": W, "total": T, "prompt": P, "output": C}, refine=refine_refuses_full_window),
     Row("sglang-requested-total",
         r"Requested token count exceeds the model'?s maximum context length of (?P<window>{n})",
-        {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW),
+        {"window": W}, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW, refine=refine_refuses_full_window),
     # ---- Anthropic, Google, AWS
     Row("anthropic-prompt-too-long",
         r"prompt is too long: (?P<prompt>{n}) tokens(?: ?> ?(?P<window>{n})(?: maximum|" + CUT + ")| ?>?" + CUT + ")",
@@ -799,7 +803,7 @@ ROWS: tuple[Row, ...] = (
     Row("sglang-context-length",
         r"\binput \((?P<prompt>{n}) tokens?\) is longer than the model'?s context length(?: \((?P<window>{n})(?: tokens?\)|"
         + CUT + ")|" + CUT + ")",
-        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW),
+        {"window": W, "prompt": P}, K.PROMPT_OVER_WINDOW, refine=refine_refuses_full_window),
     Row("sglang-max-allowed",
         r"Input length \((?P<prompt>{n}) tokens\) exceeds the maximum allowed length(?: \((?P<limit>{n})(?: tokens\)|" + CUT
         + ")|" + CUT + ")",
@@ -1034,12 +1038,13 @@ ROWS: tuple[Row, ...] = (
         {"window": W, "total": T}, K.UNKNOWN),
     # ---- generic forms with numbers (gateways and home-grown servers): the subject says what the count is
     Row("generic-prompt-plus-output",
-        r"(?:prompt|input)(?: tokens?| length)? \(?(?P<prompt>{n})(?: tokens?)?\)? ?(?:plus|\+|and) ?(?:the )?(?:requested )?"
+        r"(?:prompt|input)(?:[ _]tokens?| length)? \(?(?P<prompt>{n})(?: tokens?)?\)? ?(?:plus|\+|and) ?(?:the )?(?:requested )?"
         r"(?:max_(?:completion_|new_|output_)?tokens|output(?: tokens)?|completion(?: tokens)?) \(?(?P<output>{n})"
-        r"(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|larger|more) than|>) (?:the )?(?:model'?s? )?(?:maximum |max )?"
-        r"(?:context (?:length|window|size|limit)|max_model_len)(?: of| is)? ?\(?(?P<window>{n})|"
+        r"(?: tokens?)?\)?(?: ?= ?(?P<total>{n})(?: tokens?)?)? (?:exceeds?|exceeded|is (?:greater|larger|more) than|>) (?:the )?"
+        r"(?:model'?s? )?(?:maximum |max )?(?:context(?: (?:length|window|size|limit))?|max_model_len|max_context|max(?=\s*\(?\d))"
+        r"(?: of| is)? ?\(?(?P<window>{n})|"
         r"context (?:window|length)(?: exceeded)? ?: ?(?P<prompt2>{n}) ?\+ ?(?P<output2>{n}) ?> ?(?P<window2>{n})",
-        {"window": W, "prompt": P, "output": C, "window2": W, "prompt2": P, "output2": C}),
+        {"window": W, "prompt": P, "output": C, "total": T, "window2": W, "prompt2": P, "output2": C}),
     Row("generic-output-over-window",
         r"(?<!plus )(?<!\+ )(?<!and )(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|num_predict|n_predict|(?:requested |maximum )?"
         r"output (?:tokens|length))(?: value)? ?[(=:]? ?(?P<output>{n})(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|"

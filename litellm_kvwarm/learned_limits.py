@@ -115,7 +115,7 @@ def limit_from_error(error: ContextError | None, refused_prompt_tokens: int | No
         if refused_prompt_tokens is None or refused_prompt_tokens < 2:
             return None
         return Observed(LimitKind.INPUT, refused_prompt_tokens - 1, error.family, bound=True)
-    window = error.window
+    window = error.admitted_window
     if window is not None and window.certainty is Certainty.EXACT and window.value > 0:
         return Observed(LimitKind.TOTAL, window.value, error.family)
     limit = error.printed_limit

@@ -195,7 +195,8 @@ def decide_hop(
         if plan.own_generic_fallbacks and (hop_group == plan.source or hop_group in plan.chain):
             return HopDecision(HopAction.ABORT, reason="not a context-length error")
         return HopDecision(HopAction.PASS)
-    window = error.window.value if error.window and error.window.certainty is Certainty.EXACT else None
+    admitted = error.admitted_window  # the printed window, less one where the server refuses a total that reaches it
+    window = admitted.value if admitted and admitted.certainty is Certainty.EXACT else None
     if plan.step_windows and hop_group == plan.source and error.kind not in (ErrorKind.PROMPT_OVER_WINDOW, ErrorKind.OUTPUT_OVER_LIMIT):
         prompt = _prompt_at_least(error, prompt_count)
         step = plan.step_holding(prompt) if prompt is not None else None

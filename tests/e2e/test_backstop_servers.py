@@ -35,8 +35,11 @@ SMALL = {
     "lmstudio": ("lmstudio-8b", {"server": "lmstudio", "loaded_context_tokens": 8_192}, 9_000, "total", 8_192),
 }
 #: two tenants (custom auth, tests/e2e/auth_fixture.py): what one learns never moves the other
-KEYS = {"sk-stream": {"team_id": "team-stream"}, "sk-plain": {"team_id": "team-plain"}, "sk-solo": {"team_id": "team-solo"}}
+KEYS = {"sk-stream": {"team_id": "team-stream"}, "sk-plain": {"team_id": "team-plain"}, "sk-solo": {"team_id": "team-solo"},
+        "sk-full": {"team_id": "team-full"}}
 ROOM = ("tgi-room", {"server": "tgi", "max_total_tokens": 2_048})  # TGI's room overflow: prompt 1,887 + 1,024 > 2,048
+#: SGLang holding what it advertises, and refusing a total that reaches it (its ``>=`` check)
+FULL, FULL_WINDOW = "sglang-full-8b", 8_192
 
 
 @pytest.fixture(scope="module")
@@ -47,12 +50,13 @@ def stack(tmp_path_factory):
         for group, (served, flags, *_rest) in SMALL.items():
             procs[group] = start_emulator(served, ADVERTISED, workdir=work, time_scale=0, **flags)
         procs["room"] = start_emulator(ROOM[0], ADVERTISED, workdir=work, time_scale=0, **ROOM[1])
-        served = {group: spec[0] for group, spec in SMALL.items()} | {"room": ROOM[0], "slow": "slow-27b"}
+        procs["full"] = start_emulator(FULL, FULL_WINDOW, workdir=work, time_scale=0, server="sglang")
+        served = {group: spec[0] for group, spec in SMALL.items()} | {"room": ROOM[0], "full": FULL, "slow": "slow-27b"}
         groups = {group: [BackendSpec.of(procs[group], name)] for group, name in served.items()}
         groups["tgi-solo"] = [BackendSpec.of(procs["tgi"], SMALL["tgi"][0])]  # the same server, no escalation step
         config = proxy_config(
             groups,
-            fallbacks=[{group: ["slow"]} for group in (*SMALL, "room")],
+            fallbacks=[{group: ["slow"]} for group in (*SMALL, "room", "full")],
             env_vars={"KVWARM_WARM_AHEAD": 0, "KVWARM_REQUEST_BUDGET_MS": 2000},
             callbacks=["litellm_kvwarm.proxy_handler_instance", "prometheus"],
             general_settings=CUSTOM_AUTH,
@@ -250,3 +254,24 @@ def test_a_group_without_escalation_learns_and_clamps_the_next_request(stack):
     second = httpx.post(url, headers=headers, json={"model": "tgi-solo", "messages": messages, "max_tokens": 2_000}, timeout=60)
     assert second.status_code == 200, second.text
     assert [(s, m) for s, m, _ in attempts(stack, "tgi")] == [(422, 2_000), (200, 8_192 - 7_000)]
+
+
+def test_sglang_s_refusal_at_exactly_its_window_is_retried_within_it_and_learned(stack):
+    """SGLang refuses prompt + max_tokens that *reaches* its window ("maximum context length of 8192 tokens" for a total
+    of exactly 8,192; ``>=`` in the releases that print it). The clamp on the exact count asks exactly the window's
+    room; the backstop's retry on the same server asks one token less (before: the room again, refused again, then
+    escalated to slow); the next request of the tenant is clamped to what the server admits, one attempt."""
+    messages = near_exact(stack["full"], FULL, 6_000)
+    headers = {"Authorization": "Bearer sk-full"}
+    url = stack["proxy"].base_url + "/v1/chat/completions"
+    first = httpx.post(url, headers=headers, json={"model": "full", "messages": messages, "max_tokens": 4_000}, timeout=60)
+    assert first.status_code == 200, first.text
+    tried = [(s, m) for s, m, _ in attempts(stack, "full")]
+    assert len(tried) == 2 and tried[0][0] == 400 and tried[1] == (200, tried[0][1] - 1), tried
+    assert attempts(stack, "slow") == []  # served where it fits, not escalated
+    room = tried[1][1]
+    assert learned(stack, FULL, "total") == FULL_WINDOW - 1
+    clear_backends(stack["full"], stack["slow"])
+    second = httpx.post(url, headers=headers, json={"model": "full", "messages": messages, "max_tokens": 4_000}, timeout=60)
+    assert second.status_code == 200, second.text
+    assert [(s, m) for s, m, _ in attempts(stack, "full")] == [(200, room)] and attempts(stack, "slow") == []

@@ -31,9 +31,10 @@ Sources of the wordings and checks:
 
 * **sglang** ``python/sglang/srt/managers/tokenizer_manager.py`` ``_validate_one_request``:
   ``input >= context_len`` → "The input (P tokens) is longer than the model's context length
-  (W tokens)."; ``input + max_new_tokens > context_len`` → "Requested token count exceeds the
+  (W tokens)."; ``input + max_new_tokens >= context_len`` → "Requested token count exceeds the
   model's maximum context length of W tokens. You requested a total of T tokens: ..." (no total
-  check without ``max_tokens``). The scheduler's ``validate_input_length`` (``max_req_input_len``,
+  check without ``max_tokens``; ``>=`` as in the releases that print it, so a total of exactly W is
+  refused; later releases check ``>``). The scheduler's ``validate_input_length`` (``max_req_input_len``,
   here ``admission_limit_tokens``, refused when the prompt is longer) → "Input length (P tokens)
   exceeds the maximum allowed length (L tokens). Use a shorter input or enable
   --allow-auto-truncate.". Errors are ``ErrorResponse`` (``object: "error"``), 400
@@ -172,7 +173,7 @@ def _check_sglang(limits: ServerLimits, prompt: int, max_tokens: int | None, def
     if limit is not None and prompt > limit:
         return _sglang(f"Input length ({prompt} tokens) exceeds the maximum allowed length ({limit} tokens). "
                        "Use a shorter input or enable --allow-auto-truncate.")
-    if max_tokens is not None and prompt + max_tokens > window:
+    if max_tokens is not None and prompt + max_tokens >= window:
         return _sglang(
             f"Requested token count exceeds the model's maximum context length of {window} tokens. "
             f"You requested a total of {prompt + max_tokens} tokens: {prompt} tokens from the input messages and "

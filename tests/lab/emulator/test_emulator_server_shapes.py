@@ -150,8 +150,10 @@ async def test_sglang_total_and_admission_limit():
         refused = await client.post("/v1/completions", json={"model": "fast", "prompt": ids(1887), "max_tokens": 1024})
         assert (refused.status_code, refused.json()["message"]) == (400, total)
         assert parsed(total) == (2048, 1887, ErrorKind.PROMPT_PLUS_OUTPUT_OVER_WINDOW)
-        served = await client.post("/v1/completions", json={"model": "fast", "prompt": ids(1887), "max_tokens": 161})
-        assert served.status_code == 200 and served.json()["usage"]["completion_tokens"] == 161
+        reaches = await client.post("/v1/completions", json={"model": "fast", "prompt": ids(1887), "max_tokens": 161})
+        assert reaches.status_code == 400  # a total of exactly the window: SGLang's ``>=`` check refuses it
+        served = await client.post("/v1/completions", json={"model": "fast", "prompt": ids(1887), "max_tokens": 160})
+        assert served.status_code == 200 and served.json()["usage"]["completion_tokens"] == 160
         full = await client.post("/v1/completions", json={"model": "fast", "prompt": ids(2048)})
         assert full.json()["message"] == "The input (2048 tokens) is longer than the model's context length (2048 tokens)."
     admission = ("Input length (1887 tokens) exceeds the maximum allowed length (1500 tokens). "
