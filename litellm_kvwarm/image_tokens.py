@@ -19,10 +19,11 @@ The rules (tokens per image; 1920x1080 / 200x100 in brackets):
 ``qwen3-vl`` (Qwen3-VL, Qwen3.5/3.6) [2042 / 74]
     the same resize with patch 16 x merge 2 = 32, ``size.shortest_edge`` 65536 ..
     ``size.longest_edge`` 16777216 (their ``preprocessor_config.json``). 66 .. 16386 tokens.
-``gemma-3`` [260 / 260 safe, 258 routing]
+``gemma-3`` (Gemma 3, Gemma 3n, MedGemma, ShieldGemma 2) [260 / 260 safe, 258 routing]
     ``Gemma3Processor.full_image_sequence`` = ``"\\n\\n<start_of_image>" + 256 x <image_soft_token>
     + "<end_of_image>\\n\\n"`` replaces the template's ``<start_of_image>``; pan-and-scan off (vLLM's
-    default). Safe counts the two ``\\n\\n`` tokens, routing only the 258 markers (the newlines can
+    default). ``Gemma3nProcessor`` builds the same sequence (``image_seq_length`` 256, transformers 4.53+);
+    MedGemma and ShieldGemma 2 are ``Gemma3ForConditionalGeneration`` under other names. Safe counts the two ``\\n\\n`` tokens, routing only the 258 markers (the newlines can
     merge with the text around them).
 ``mllama`` (Llama 3.2 Vision) [safe 6405 / 1602, routing 1 / 1]
     vLLM (``model_executor/models/mllama.py``) keeps one ``<|image|>`` token per image in the
@@ -218,7 +219,7 @@ def _rule_of(model: str) -> ImageRule:
         return QWEN3_VL_RULE
     if "qwen2vl" in flat or "qwen25vl" in flat or "qvq" in flat:
         return QWEN2_VL_RULE
-    if "gemma3" in flat and "gemma3n" not in flat:
+    if "gemma3" in flat or "medgemma" in flat or "shieldgemma2" in flat:  # Gemma 3 and 3n, MedGemma, ShieldGemma 2
         return GEMMA3_RULE
     if "mllama" in flat or ("llama32" in flat and "vision" in flat):
         return MLLAMA_RULE

@@ -2,7 +2,8 @@
 the only modules that import them; imports are deferred to the call so this module loads cheaply).
 
 * :func:`key_may_use`: LiteLLM's own model-access check for a key (fails closed);
-* :func:`litellm_messages`: the developer-role translation LiteLLM applies per provider;
+* :func:`litellm_messages` / :func:`chat_payload` / :func:`messages_adapter`: what LiteLLM sends, from
+  :mod:`~litellm_kvwarm.litellm_translation` (re-exported here);
 * :func:`resolve_secret`: LiteLLM's ``os.environ/NAME`` (and secret-manager) references;
 * :func:`unreachable`: whether a LiteLLM exception means the backend could not be reached;
 * :func:`source_refused` / :func:`target_failed`: whether a proactive escalation's error is the one LiteLLM alone
@@ -16,8 +17,6 @@ read through :mod:`~litellm_kvwarm.router_view` (1.109 deprecates the 1.108 ones
 
 from __future__ import annotations
 
-import inspect
-
 import logging
 import re
 from collections.abc import Mapping
@@ -25,6 +24,7 @@ from typing import Any
 
 from .context_errors import parse_context_error
 from .fallback_outcome import FALLBACK_FAILED
+from .litellm_translation import chat_payload, litellm_messages, messages_adapter  # noqa: F401 (the bridge's API)
 from .router_view import RouterView
 
 logger = logging.getLogger("litellm_kvwarm")
@@ -93,30 +93,6 @@ def target_failed(exc: BaseException, origin: object) -> bool:
         return unreachable(exc) or source_refused(exc, origin.get("source"))  # type: ignore[arg-type]
     except Exception:
         return False
-
-
-def litellm_messages(messages: list, provider: str, model: str = "", api_base: str | None = None,
-                     model_info: object = None) -> list:
-    """``messages`` as LiteLLM's chat path rewrites them for ``provider`` before it sends them
-    (``translate_developer_role_to_system_role`` of the provider's config); the list itself when
-    LiteLLM has no config for it or nothing changes.
-
-    1.108.x takes ``messages`` only; 1.109.x also ``model``, ``custom_llm_provider``, ``api_base``
-    and the deployment's ``model_info`` (``litellm/main.py`` l.6023 in 1.109.3: an OpenAI-compatible
-    model declared ``supports_mid_conversation_system: false`` gets one leading system message)."""
-    from litellm.types.utils import LlmProviders
-    from litellm.utils import ProviderConfigManager
-
-    if provider not in LlmProviders._value2member_map_:
-        return messages
-    config = ProviderConfigManager.get_provider_chat_config(model=model, provider=LlmProviders(provider))
-    if config is None or not any(isinstance(m, Mapping) and m.get("role") == "developer" for m in messages):
-        return messages
-    translate = config.translate_developer_role_to_system_role
-    if "model_info" in inspect.signature(translate).parameters:
-        return list(translate(messages=messages, model=model, custom_llm_provider=provider, api_base=api_base,
-                              model_info=model_info))
-    return translate(messages=messages)
 
 
 def resolve_secret(reference: str) -> str | None:
@@ -226,64 +202,6 @@ def native_messages(model: str, provider: str | None) -> bool:
         return ProviderConfigManager.get_provider_anthropic_messages_config(model=model, provider=litellm.LlmProviders(provider)) is not None
     except Exception:
         return False
-
-
-def messages_adapter() -> Any:
-    """LiteLLM's ``LiteLLMAnthropicMessagesAdapter`` class: at ``llms.anthropic.messages.adapters`` since
-    1.109 (whose old ``llms.anthropic.pass_through`` path is a shim that warns it "will be removed in a future
-    release"), at ``llms.anthropic.pass_through.adapters`` in 1.108. Raises ``ImportError`` where neither is."""
-    try:
-        from litellm.llms.anthropic.messages.adapters.transformation import LiteLLMAnthropicMessagesAdapter
-    except ImportError:
-        from litellm.llms.anthropic.pass_through.adapters.transformation import LiteLLMAnthropicMessagesAdapter  # LiteLLM 1.108
-    return LiteLLMAnthropicMessagesAdapter
-
-
-def chat_payload(kind: str, payload: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The chat-completions body (``messages``, ``tools``) LiteLLM builds from an Anthropic
-    Messages body (``LiteLLMAnthropicMessagesAdapter.translate_anthropic_to_openai``, the bridge
-    LiteLLM 1.108 uses for providers without a native ``/v1/messages``) or a Responses body
-    (``LiteLLMCompletionResponsesConfig.transform_responses_api_request_to_chat_completion_request``;
-    vLLM's own ``/v1/responses`` renders the same items into chat messages). ``None`` on any
-    error (the caller then has no exact count)."""
-    try:
-        if kind == "messages":
-            body = {k: v for k, v in payload.items() if k in ("model", "messages", "system", "tools", "tool_choice", "max_tokens")}
-            request, _ = messages_adapter()().translate_anthropic_to_openai(body)
-        elif kind == "responses":
-            from litellm.responses.litellm_completion_transformation.transformation import LiteLLMCompletionResponsesConfig
-
-            options = {k: v for k, v in payload.items() if k in ("instructions", "tools", "tool_choice")}
-            request = LiteLLMCompletionResponsesConfig.transform_responses_api_request_to_chat_completion_request(
-                model=str(payload.get("model") or ""), input=payload.get("input") or "", responses_api_request=options,  # type: ignore[arg-type]
-                custom_llm_provider="hosted_vllm")
-        else:
-            return None
-    except Exception:
-        logger.debug("chat translation of a %s body failed", kind, exc_info=True)
-        return None
-    messages = request.get("messages") if isinstance(request, Mapping) else None
-    if not isinstance(messages, list):
-        return None
-    out: dict[str, Any] = {"messages": [dict(m) if isinstance(m, Mapping) else m for m in messages]}
-    if request.get("tools"):
-        out["tools"] = request["tools"] if kind != "responses" else _without_added_strict(request["tools"], payload.get("tools"))
-    return out
-
-
-def _without_added_strict(translated: object, sent: object) -> object:
-    """LiteLLM's Responses → chat translation adds ``"strict": false`` to every function tool; vLLM's
-    own ``/v1/responses`` renders the tools as sent (4 tokens a tool on Qwen2.5, found by the
-    differential suite): drop ``strict`` where the client's tool had none."""
-    if not isinstance(translated, list) or not isinstance(sent, list) or len(translated) != len(sent):
-        return translated
-    out = []
-    for tool, original in zip(translated, sent):
-        function = tool.get("function") if isinstance(tool, Mapping) else None
-        if isinstance(function, Mapping) and "strict" in function and isinstance(original, Mapping) and "strict" not in original:
-            tool = {**tool, "function": {k: v for k, v in function.items() if k != "strict"}}
-        out.append(tool)
-    return out
 
 
 async def send_warm(router: Any, kind: str, body: dict[str, Any]) -> Any:

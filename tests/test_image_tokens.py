@@ -147,7 +147,12 @@ def test_images_tokens_sums():
         (["Qwen/Qwen3.6-35B-A3B-FP8"], QWEN3_VL_RULE),
         (["google/gemma-3-27b-it"], GEMMA3_RULE),
         (["gemma3:12b"], GEMMA3_RULE),
-        (["google/gemma-3n-E4B-it"], UNKNOWN_RULE),
+        # Gemma3nProcessor builds Gemma 3's image sequence; MedGemma and ShieldGemma 2 are Gemma 3 under other names (a
+        # breaker: routed by the unknown rule, a 1280x800 screenshot read as 1,105 tokens where vLLM renders 260)
+        (["google/gemma-3n-E4B-it"], GEMMA3_RULE),
+        (["google/medgemma-27b-it", "google/medgemma-4b-it"], GEMMA3_RULE),
+        (["google/shieldgemma-2-4b-it"], GEMMA3_RULE),
+        (["google/gemma-2-27b-it"], UNKNOWN_RULE),
         (["meta-llama/Llama-3.2-11B-Vision-Instruct"], MLLAMA_RULE),
         (["meta-llama/Llama-3.2-3B-Instruct"], UNKNOWN_RULE),
         (["gpt-4o"], OPENAI_RULE),

@@ -36,6 +36,30 @@ def test_messages_as_litellm_sends_them():
     assert litellm_messages(messages, "not-a-provider") is messages
 
 
+SCREENSHOT = {"type": "image_url", "image_url": {"url": "data:image/png;base64,iVBORw0KGgo="}}
+COMPUTER_CALL = {"role": "assistant", "content": None,
+                 "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "computer", "arguments": "{}"}}]}
+
+
+@pytest.mark.parametrize("provider", ["hosted_vllm", "openai"])
+def test_a_tool_message_s_screenshot_is_counted_where_litellm_moves_it(provider):
+    """LiteLLM's OpenAI-compatible transform moves a tool message's images into a user message after the tool run (led
+    by its "[The following images are tool output ...]" text) and drops ``tool_reference`` parts: the exact count is of
+    those messages (a breaker: ~35 tokens low per screenshot-carrying tool message, so a clamp on it overflowed)."""
+    from litellm.llms.hosted_vllm.chat.transformation import HostedVLLMChatConfig
+
+    messages = [{"role": "user", "content": "click the button"}, COMPUTER_CALL,
+                {"role": "tool", "tool_call_id": "c1", "content": [{"type": "text", "text": "done"}, SCREENSHOT,
+                                                                    {"type": "tool_reference", "tool_name": "computer"}]}]
+    sent = HostedVLLMChatConfig()._transform_messages([dict(m) for m in messages], "fast-8b")
+    counted = litellm_messages(messages, provider, "fast-8b")
+    assert counted == sent and [m["role"] for m in counted] == ["user", "assistant", "tool", "user"]
+    assert counted[2]["content"] == [{"type": "text", "text": "done"}] and counted[3]["content"][1] == SCREENSHOT
+    assert messages[2]["content"][1] == SCREENSHOT  # the request itself is not changed
+    text_only = [{"role": "user", "content": "hi"}, COMPUTER_CALL, {"role": "tool", "tool_call_id": "c1", "content": "done"}]
+    assert litellm_messages(text_only, provider) is text_only
+
+
 def test_provider_of():
     assert provider_of({"model": "hosted_vllm/Qwen/Qwen3-8B"}) == "hosted_vllm"
     assert provider_of({"model": "x", "custom_llm_provider": "sglang"}) == "sglang"
