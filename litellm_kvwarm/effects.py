@@ -26,7 +26,7 @@ from .meta import (
 from .metrics import Metrics
 from .pending_replies import PendingReplies, PendingReply
 from .planner import Backstop, Route, RoutePlan
-from .reply_warm import Reply, keeps_reasoning, opens_next_turn, reply_of, reply_tokens, target_holds, with_reply
+from .reply_warm import Reply, appends_reasoning, keeps_reasoning, opens_next_turn, reply_of, reply_tokens, target_holds, with_reply
 from .usage import prompt_usage
 from .view import AttemptView, PreCallView
 from .warm import WarmOutcome, WarmTrigger
@@ -169,8 +169,8 @@ class Effects:
         c, served = pending.candidate, self.served_model(pending.candidate.target)
         if pending.served_by_target and target_holds(reply, served):
             return  # the target computed this reply, as the next request renders it: its prefix cache has it
-        reasoning = keeps_reasoning(reply, served)
-        produced = reply_tokens(response, reply, usage, reasoning=reasoning and pending.kind == "chat")  # what is appended
+        reasoning = appends_reasoning(reply, pending.kind, keeps_reasoning(reply, served))
+        produced = reply_tokens(response, reply, usage, reasoning=reasoning)  # what is appended
         prompt, _ = prompt_usage(usage)  # the server's own count when it gave one: exact, where the estimate may be low
         size = (prompt if isinstance(prompt, int) and prompt > 0 else c.tokens) + produced
         body = with_reply(pending.body, pending.kind, reply, reasoning=reasoning, next_turn=opens_next_turn(reply, served))

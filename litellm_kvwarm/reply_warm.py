@@ -22,7 +22,10 @@ will drop it once the next user message arrives; and since those templates rende
 assistant message with a (possibly empty) ``<think>`` block that the same message no longer gets
 once a user message follows, a final answer is followed by an empty user message
 (:func:`opens_next_turn`): the warm then renders the history exactly as the next request will, up
-to that user message's text.
+to that user message's text. On Messages and Responses the reasoning goes back as those clients send it
+(:func:`reasoning_parts`: Claude Code returns its ``thinking`` blocks, Codex and the Agents SDK their
+``reasoning`` items; LiteLLM turns both into ``reasoning_content`` on the way to a chat backend), including for
+a reply LiteLLM bridged from a chat backend, whose success event carries the chat response.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from typing import Any
 
 from .meta import field
 
-__all__ = ["Reply", "ToolCall", "drops_past_reasoning", "keeps_reasoning", "opens_next_turn", "reply_of", "reply_tokens",
+__all__ = ["Reply", "ToolCall", "appends_reasoning", "drops_past_reasoning", "keeps_reasoning", "opens_next_turn", "reasoning_parts", "reply_of", "reply_tokens",
            "target_holds", "with_reply"]
 
 #: Served-model names whose chat templates render an assistant turn's reasoning only after the
@@ -61,11 +64,15 @@ class ToolCall:
 
 @dataclass(frozen=True)
 class Reply:
-    """A finished reply: ``text`` (``None``: none), ``tool_calls``, ``reasoning`` (``None``: none)."""
+    """A finished reply: ``text`` (``None``: none), ``tool_calls``, ``reasoning`` (``None``: none); ``reasoning_parts``:
+    the reasoning as the response carried it, which a client of that API sends back as is (an Anthropic Messages reply's
+    ``thinking``/``redacted_thinking`` blocks with their ``signature``; a Responses reply's ``reasoning`` items), plain
+    dicts in order; empty for chat (its reasoning goes back as ``reasoning_content``)."""
 
     text: str | None
     tool_calls: tuple[ToolCall, ...] = ()
     reasoning: str | None = None
+    reasoning_parts: tuple[Mapping[str, Any], ...] = ()
 
     @property
     def empty(self) -> bool:
@@ -141,8 +148,15 @@ def _choice_chars(choice: Any) -> int:
     return len(_text(_get(message, "content")) or "") + len(reasoning) + sum(len(c.arguments) for c in calls)
 
 
+def _plain(part: Any) -> dict[str, Any]:
+    """A response part (a pydantic object or a mapping) as the plain dict a client sends back."""
+    dump = getattr(part, "model_dump", None)
+    value = dump(exclude_none=True) if callable(dump) else part
+    return {k: v for k, v in value.items() if v is not None} if isinstance(value, Mapping) else {}
+
+
 def _messages_reply(blocks: Sequence[Any]) -> Reply:
-    texts, calls, thinking = [], [], []
+    texts, calls, thinking, parts = [], [], [], []
     for block in blocks:
         kind = _get(block, "type")
         if kind == "text" and isinstance(_get(block, "text"), str):
@@ -151,11 +165,14 @@ def _messages_reply(blocks: Sequence[Any]) -> Reply:
             calls.append(ToolCall(str(_get(block, "id") or ""), str(_get(block, "name")), json.dumps(_get(block, "input") or {})))
         elif kind == "thinking" and isinstance(_get(block, "thinking"), str):
             thinking.append(_get(block, "thinking"))
-    return Reply("".join(texts) or None, tuple(calls), "".join(thinking) or None)
+            parts.append(_plain(block))
+        elif kind == "redacted_thinking":
+            parts.append(_plain(block))
+    return Reply("".join(texts) or None, tuple(calls), "".join(thinking) or None, tuple(parts))
 
 
 def _responses_reply(items: Sequence[Any]) -> Reply:
-    texts, calls, reasoning = [], [], []
+    texts, calls, reasoning, parts = [], [], [], []
     for item in items:
         kind = _get(item, "type")
         if kind == "message":
@@ -168,12 +185,39 @@ def _responses_reply(items: Sequence[Any]) -> Reply:
             for part in _get(item, "content") or _get(item, "summary") or ():
                 if isinstance(_get(part, "text"), str):
                     reasoning.append(_get(part, "text"))
-    return Reply("".join(texts) or None, tuple(calls), "".join(reasoning) or None)
+            parts.append(_plain(item))
+    return Reply("".join(texts) or None, tuple(calls), "".join(reasoning) or None, tuple(parts))
 
 
 def keeps_reasoning(reply: Reply, served_model: str | None) -> bool:
     """Whether the next request will render ``reply``'s reasoning (see the module docstring)."""
     return reply.reasoning is not None and bool(reply.tool_calls) and drops_past_reasoning(served_model)
+
+
+def appends_reasoning(reply: Reply, kind: str, keeps: bool) -> bool:
+    """Whether :func:`with_reply` appends ``reply``'s reasoning to a ``kind`` warm when the next request renders it
+    (``keeps``, :func:`keeps_reasoning`): as ``reasoning_content`` on chat, as :func:`reasoning_parts` on Messages and
+    Responses; what is appended is what :func:`reply_tokens` sizes."""
+    return keeps and reply.reasoning is not None and kind in ("chat", "messages", "responses")
+
+
+def reasoning_parts(reply: Reply, kind: str) -> tuple[dict[str, Any], ...]:
+    """``reply``'s reasoning as a ``kind`` client sends it back: the response's own parts (:attr:`Reply.reasoning_parts`)
+    when it was of that API; else, for a reply LiteLLM bridged from chat (its success event carries the chat response of a
+    Messages or Responses request served by ``hosted_vllm``), the part LiteLLM's adapter gave the client from
+    ``reasoning_content``: a ``thinking`` block (no signature: LiteLLM 1.108.7's
+    ``_translate_openai_content_to_anthropic``) or a ``reasoning`` item (vLLM's ``reasoning_text`` content). LiteLLM
+    turns either back into the same ``reasoning_content`` on the next request."""
+    own = kind == "messages" and any(p.get("type") in ("thinking", "redacted_thinking") for p in reply.reasoning_parts)
+    if own or (kind == "responses" and any(p.get("type") == "reasoning" for p in reply.reasoning_parts)):
+        return tuple(dict(p) for p in reply.reasoning_parts)
+    if not reply.reasoning:
+        return ()
+    if kind == "messages":
+        return ({"type": "thinking", "thinking": reply.reasoning, "signature": ""},)
+    if kind == "responses":
+        return ({"type": "reasoning", "summary": [], "content": [{"type": "reasoning_text", "text": reply.reasoning}]},)
+    return ()
 
 
 def target_holds(reply: Reply, served_model: str | None) -> bool:
@@ -191,6 +235,10 @@ def opens_next_turn(reply: Reply, served_model: str | None) -> bool:
 
 #: The empty user message that opens the next turn in a warm (chat and Responses).
 NEXT_TURN = {"role": "user", "content": ""}
+#: The same on Messages: one space (LiteLLM 1.108.7 and 1.109.3 drop a Messages user turn whose content is ``""`` or an
+#: empty text block on the way to chat, so the warm would end on the assistant turn; a space renders the same prefix up to
+#: the user turn's text, measured on the emulator's Qwen3 template).
+NEXT_TURN_MESSAGES = {"role": "user", "content": " "}
 
 
 def with_reply(body: Mapping[str, Any], kind: str, reply: Reply, *, reasoning: bool = False,
@@ -198,7 +246,7 @@ def with_reply(body: Mapping[str, Any], kind: str, reply: Reply, *, reasoning: b
     """A copy of the warm ``body`` (a ``kind`` request: ``"chat"``, ``"messages"``, ``"responses"``,
     ``"completion"``) with ``reply`` appended as the client will send it back; ``reasoning``: append
     its reasoning too (:func:`keeps_reasoning`); ``next_turn``: then an empty user message
-    (:func:`opens_next_turn`; chat and Responses only). ``None`` when the body cannot take it (a
+    (:func:`opens_next_turn`). ``None`` when the body cannot take it (a
     token-id or batched ``prompt``, a ``previous_response_id`` chain, no list to append to)."""
     out = dict(body)
     if kind == "chat":
@@ -215,21 +263,23 @@ def with_reply(body: Mapping[str, Any], kind: str, reply: Reply, *, reasoning: b
     if kind == "messages":
         if not isinstance(body.get("messages"), list):
             return None
-        blocks: list[dict[str, Any]] = [{"type": "text", "text": reply.text}] if reply.text else []
+        blocks: list[dict[str, Any]] = list(reasoning_parts(reply, kind)) if reasoning else []  # thinking comes first
+        blocks += [{"type": "text", "text": reply.text}] if reply.text else []
         for c in reply.tool_calls:
             try:
                 arguments = json.loads(c.arguments) if c.arguments else {}
             except ValueError:
                 return None  # the client could not send it back as a tool_use block either
             blocks.append({"type": "tool_use", "id": c.id, "name": c.name, "input": arguments})
-        out["messages"] = [*body["messages"], {"role": "assistant", "content": blocks}]
+        out["messages"] = [*body["messages"], {"role": "assistant", "content": blocks},
+                           *([dict(NEXT_TURN_MESSAGES)] if next_turn else [])]
         return out
     if kind == "responses":
         given = body.get("input")
         items = [{"role": "user", "content": given}] if isinstance(given, str) else given
         if not isinstance(items, list) or body.get("previous_response_id"):
             return None
-        added: list[dict[str, Any]] = []
+        added: list[dict[str, Any]] = list(reasoning_parts(reply, kind)) if reasoning else []
         if reply.text:
             added.append({"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": reply.text}]})
         added += [{"type": "function_call", "call_id": c.id, "name": c.name, "arguments": c.arguments} for c in reply.tool_calls]

@@ -10,7 +10,8 @@ import pytest
 from litellm import ModelResponse
 
 from litellm_kvwarm.pending_replies import PendingReplies, PendingReply
-from litellm_kvwarm.reply_warm import Reply, ToolCall, drops_past_reasoning, keeps_reasoning, reply_of, with_reply
+from litellm_kvwarm.litellm_bridge import messages_adapter
+from litellm_kvwarm.reply_warm import Reply, ToolCall, appends_reasoning, drops_past_reasoning, keeps_reasoning, reply_of, with_reply
 from litellm_kvwarm.session_steps import SessionSteps, jump_due, lead_due
 from litellm_kvwarm.warm_priority import WarmPriority, deployment_of, is_priority_refusal, strip_priority, with_priority
 
@@ -27,11 +28,11 @@ def test_chat_model_response_with_tool_calls_and_reasoning():
 def test_anthropic_and_responses_shapes():
     messages = {"role": "assistant", "content": [{"type": "thinking", "thinking": "hm"}, {"type": "text", "text": "Hi"},
                                                  {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {"path": "/"}}]}
-    assert reply_of(messages) == Reply("Hi", (ToolCall("toolu_1", "ls", '{"path": "/"}'),), "hm")
-    responses = {"output": [{"type": "reasoning", "summary": [{"type": "summary_text", "text": "r"}]},
-                            {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done"}]},
+    assert reply_of(messages) == Reply("Hi", (ToolCall("toolu_1", "ls", '{"path": "/"}'),), "hm", ({"type": "thinking", "thinking": "hm"},))
+    item = {"type": "reasoning", "summary": [{"type": "summary_text", "text": "r"}]}
+    responses = {"output": [item, {"type": "message", "role": "assistant", "content": [{"type": "output_text", "text": "Done"}]},
                             {"type": "function_call", "call_id": "fc_1", "name": "ls", "arguments": "{}"}]}
-    assert reply_of(responses) == Reply("Done", (ToolCall("fc_1", "ls", "{}"),), "r")
+    assert reply_of(responses) == Reply("Done", (ToolCall("fc_1", "ls", "{}"),), "r", (item,))
     assert reply_of({"choices": []}) is None
     assert reply_of(object()) is None
 
@@ -197,6 +198,76 @@ def test_a_final_answer_of_a_dropping_family_opens_the_next_turn():
     assert chat["messages"][1:] == [{"role": "assistant", "content": "done"}, {"role": "user", "content": ""}]
     responses = with_reply({"input": []}, "responses", final, next_turn=True)
     assert responses["input"][-1] == {"role": "user", "content": ""}
+    messages = with_reply({"messages": [{"role": "user", "content": "q"}]}, "messages", final, next_turn=True)
+    assert messages["messages"][1:] == [{"role": "assistant", "content": [{"type": "text", "text": "done"}]},
+                                        {"role": "user", "content": " "}]  # LiteLLM drops an empty Messages user turn
+
+
+THINKING = {"type": "thinking", "thinking": "List the repo first.", "signature": "c2ln"}
+REASONING_ITEM = {"type": "reasoning", "id": "rs_1", "summary": [], "content": [{"type": "reasoning_text", "text": "List the repo first."}]}
+
+
+def test_a_tool_loop_s_reasoning_goes_back_in_the_api_s_own_shape_and_is_sized():
+    """A Messages client (Claude Code) sends its thinking blocks back, signature and all; a Responses client its reasoning
+    items; LiteLLM's bridges make both ``reasoning_content``, which a Qwen3 template renders inside the tool loop. The
+    reply-warm appends them as the client will (a breaker: Messages and Responses warms dropped them, and the reply
+    was sized without them, so a ~1k-token thinking reply never reached the warm threshold)."""
+    from litellm_kvwarm.litellm_bridge import chat_payload
+    from litellm_kvwarm.reply_warm import reply_tokens
+
+    answer = {"type": "message", "role": "assistant", "usage": {"input_tokens": 2_000, "output_tokens": 300},
+              "content": [THINKING, {"type": "text", "text": "Listing."}, {"type": "tool_use", "id": "toolu_1", "name": "ls", "input": {"path": "/"}}]}
+    reply = reply_of(answer)
+    keeps = keeps_reasoning(reply, "Qwen/Qwen3-32B")
+    assert keeps and appends_reasoning(reply, "messages", keeps) and not appends_reasoning(reply, "messages", False)
+    body = {"model": "fast", "max_tokens": 1, "messages": [{"role": "user", "content": "go"}]}
+    warm = with_reply(body, "messages", reply, reasoning=True)
+    assert warm["messages"][-1]["content"][0] == THINKING
+    client = {**body, "messages": [*body["messages"], {"role": "assistant", "content": answer["content"]}]}
+    assert chat_payload("messages", warm)["messages"][-1] == chat_payload("messages", client)["messages"][-1]
+    assert reply_tokens(answer, reply, answer["usage"], reasoning=True) == 300  # all of it goes back
+    assert reply_tokens(answer, reply, answer["usage"], reasoning=False) == 300 * 21 // 41  # text and call only, by characters
+
+    output = [REASONING_ITEM, {"type": "function_call", "id": "fc_1", "call_id": "call_1", "name": "ls", "arguments": '{"path": "/"}'}]
+    reply = reply_of({"object": "response", "output": output})
+    assert appends_reasoning(reply, "responses", keeps_reasoning(reply, "Qwen/Qwen3-32B"))
+    body = {"model": "fast", "instructions": "sys", "input": [{"role": "user", "content": "go"}]}
+    warm = with_reply(body, "responses", reply, reasoning=True)
+    assert warm["input"][1] == REASONING_ITEM
+    client = {**body, "input": [*body["input"], *output]}
+    warm_assistant = [m for m in chat_payload("responses", warm)["messages"] if m["role"] == "assistant"]
+    client_assistant = [m for m in chat_payload("responses", client)["messages"] if m["role"] == "assistant"]
+    assert warm_assistant[-1]["reasoning_content"] == client_assistant[-1]["reasoning_content"] == "List the repo first."
+    assert appends_reasoning(Reply("x", (ToolCall("c", "f", "{}"),), "r"), "chat", True)
+    assert not appends_reasoning(Reply("x", (ToolCall("c", "f", "{}"),), None), "messages", True)
+
+
+@pytest.mark.parametrize("kind", ["messages", "responses"])
+def test_a_reply_litellm_bridged_from_chat_goes_back_as_its_adapter_gave_it_to_the_client(kind):
+    """A Messages or Responses request served by ``hosted_vllm`` is bridged to chat: the success event carries the chat
+    response (``reasoning_content``), the client got LiteLLM's translation of it. The warm's reasoning part turns back into
+    the same ``reasoning_content`` as the client's next request (an end-to-end breaker run: no reply-warm at all before)."""
+    from litellm_kvwarm.litellm_bridge import chat_payload
+
+    response = ModelResponse(usage={"prompt_tokens": 10, "completion_tokens": 20, "total_tokens": 30},
+                             choices=[{"message": {"role": "assistant", "content": "Listing.", "tool_calls": [CALL],
+                                                   "reasoning_content": "The user wants a.txt."}}])
+    reply = reply_of(response)
+    assert reply.reasoning_parts == () and appends_reasoning(reply, kind, keeps_reasoning(reply, "Qwen/Qwen3-8B"))
+    if kind == "messages":
+        adapter = messages_adapter()()
+        given = adapter.translate_openai_response_to_anthropic(response=response)["content"]  # what the client got
+        body = {"model": "fast", "max_tokens": 1, "messages": [{"role": "user", "content": "go"}]}
+        client = {**body, "messages": [*body["messages"], {"role": "assistant", "content": [dict(b) for b in given]}]}
+    else:
+        body = {"model": "fast", "input": [{"role": "user", "content": "go"}]}
+        given = [{"type": "reasoning", "id": "rs_1", "summary": [{"type": "summary_text", "text": "The user wants a.txt."}]},
+                 {"type": "function_call", "call_id": "call_1", "name": "cat", "arguments": '{"file": "a.txt"}'}]
+        client = {**body, "input": [*body["input"], *given]}
+    warm = with_reply(body, kind, reply, reasoning=True)
+    warm_assistant = [m for m in chat_payload(kind, warm)["messages"] if m["role"] == "assistant"][-1]
+    client_assistant = [m for m in chat_payload(kind, client)["messages"] if m["role"] == "assistant"][-1]
+    assert warm_assistant.get("reasoning_content") == client_assistant.get("reasoning_content") == "The user wants a.txt."
 
 
 def test_a_refused_priority_is_counted_under_the_deployment_s_address_not_its_id():

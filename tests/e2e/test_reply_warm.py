@@ -247,3 +247,43 @@ def test_reply_warm_of_an_anthropic_messages_session(stack):
     warmed = wait_for(lambda: [w for w in warm_entries(stack, "slow_a", "slow_b")
                                if w["status"] == 200 and w["prompt_tokens"] >= expected - BLOCK])
     assert len(warmed) == 1, (expected, warm_entries(stack, "slow_a", "slow_b"))
+
+
+LS = {"name": "ls", "description": "List a directory.", "input_schema": {"type": "object", "properties": {"path": {"type": "string"}}}}
+
+
+@pytest.mark.parametrize("tool_loop", [True, False], ids=["tool-loop", "final-answer"])
+def test_a_messages_session_on_a_reasoning_template_is_warmed_as_the_client_sends_it_back(stack, tool_loop):
+    """Claude Code on a Qwen3-family backend: LiteLLM bridges its Messages requests to chat, the reply comes back with a
+    ``thinking`` block, and the client sends the blocks back. In a tool loop the template renders that reasoning: the
+    reply-warm carries it (and is sized with it); after a final answer it opens the next user turn, as the template
+    renders the history then. The escalated turn finds everything before the new tool result or message cached (a
+    breaker: a Messages reply-warm dropped the thinking, so a reply of ~1k reasoning tokens never reached the warm
+    threshold and the escalated turn found nothing cached; the final answer's warm ended on the assistant turn)."""
+    clear_backends(stack["q_fast"], stack["q_slow"])
+    session = f"qwen3-messages-{tool_loop}"
+    headers = {"Authorization": "Bearer sk-a", "x-litellm-session-id": session}
+    reasoning = "Let me think about which directory to list first and why it matters for the user. " * 60  # ~1,000 tokens
+    recorded = {"content": "I will list it." if tool_loop else "The answer is a long explanation. " * 120,
+                "reasoning_content": reasoning,
+                "tool_calls": [{"id": "toolu_ls1", "function": {"name": "ls", "arguments": '{"path": "/repo"}'}}] if tool_loop else []}
+    first = [{"role": "user", "content": long_text(9_500)}]  # ~2,200 tokens: with the reply past 60% of fast's 4,096
+    body = {"model": "q-fast", "system": "You are a coding agent.", "tools": [LS], "messages": first, "max_tokens": 1_500}
+    r = httpx.post(stack["proxy"].base_url + "/v1/messages", json={**body, "kvwarm_bench_reply": recorded}, headers=headers, timeout=60)
+    assert r.status_code == 200, r.text
+    blocks = r.json()["content"]
+    assert blocks[0]["type"] == "thinking" and ("tool_use" in [b["type"] for b in blocks]) is tool_loop, blocks
+    assert wait_for(lambda: [w for w in warm_entries(stack, "q_slow") if w["status"] == 200 and w["prompt_tokens"] > 2_000])
+    time.sleep(1.0)  # the reply-warm's pieces
+    if tool_loop:
+        use = next(b for b in blocks if b["type"] == "tool_use")
+        new = {"role": "user", "content": [{"type": "tool_result", "tool_use_id": use["id"], "content": long_text(8_000)}]}
+    else:
+        new = {"role": "user", "content": "And now: " + long_text(8_000)}
+    r = httpx.post(stack["proxy"].base_url + "/v1/messages", headers=headers, timeout=60,
+                   json={**body, "max_tokens": 200, "messages": [*first, {"role": "assistant", "content": blocks}, new]})
+    assert r.status_code == 200, r.text
+    served = [x for x in backend_requests(stack["q_slow"]) if x["max_tokens"] != 1]
+    assert len(served) == 1, (served, warm_entries(stack, "q_slow"))
+    new_tokens = tokenize_count(stack["q_slow"], "Qwen/Qwen3-32B", [{"role": "user", "content": long_text(8_000)}])
+    assert served[0]["cached_tokens"] >= served[0]["prompt_tokens"] - new_tokens - 2 * BLOCK, (served[0], new_tokens)
