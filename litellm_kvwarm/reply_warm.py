@@ -43,8 +43,9 @@ __all__ = ["Reply", "ToolCall", "appends_reasoning", "drops_past_reasoning", "ke
 
 #: Served-model names whose chat templates render an assistant turn's reasoning only after the
 #: last user message (Qwen3 and Qwen3.5/3.6 hybrid-thinking templates, QwQ, DeepSeek-R1 and its
-#: distills); Qwen3-Coder and -Instruct-2507 templates carry no reasoning and are left out.
-_DROPS_PAST_REASONING = re.compile(r"qwen3(?!-coder)(?!.*instruct-2507)|qwq|deepseek-r1")
+#: distills; GLM-4.5 to 4.7, Air and V included: ``loop.index0 > ns.last_user_index and reasoning_content``, else
+#: ``<think></think>``); Qwen3-Coder and -Instruct-2507 templates carry no reasoning and are left out.
+_DROPS_PAST_REASONING = re.compile(r"qwen3(?!-coder)(?!.*instruct-2507)|qwq|deepseek-r1|glm-?4\.[5-9]")
 
 
 def drops_past_reasoning(served_model: str | None) -> bool:

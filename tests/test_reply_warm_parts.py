@@ -63,7 +63,9 @@ def test_appended_in_each_api_shape():
 
 @pytest.mark.parametrize("model,drops", [("Qwen/Qwen3-8B", True), ("Qwen/Qwen3-Coder-30B-A3B-Instruct", False),
                                          ("Qwen/Qwen3-4B-Instruct-2507", False), ("Qwen/QwQ-32B", True),
-                                         ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", True), ("meta-llama/Llama-3.1-8B", False), (None, False)])
+                                         ("deepseek-ai/DeepSeek-R1-Distill-Qwen-7B", True), ("meta-llama/Llama-3.1-8B", False), (None, False),
+                                         ("zai-org/GLM-4.5-Air", True), ("zai-org/GLM-4.6", True), ("zai-org/GLM-4.5V", True),
+                                         ("THUDM/glm-4-9b-chat", False)])
 def test_families_that_drop_past_reasoning(model, drops):
     assert drops_past_reasoning(model) is drops
 
