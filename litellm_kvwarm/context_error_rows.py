@@ -85,7 +85,8 @@ class Row:
     prompt_chars, char_limit. Several groups may map to one slot (alternative spellings of one
     wording); the last one present wins. ``kind`` ``None`` means: decide from the numbers (prompt over
     window if the prompt alone exceeds it, else prompt + output). ``extras`` are searched
-    anywhere in the text for more groups; ``refine`` adjusts the result (documented per row).
+    anywhere in the text for more groups; ``refine`` adjusts the result (documented per row). ``overflow_only``: a text
+    whose exact printed prompt + output fit its exact printed window is not this wording's refusal (the row is skipped).
     """
 
     family: str
@@ -95,6 +96,7 @@ class Row:
     limit_meaning: LimitMeaning | None = None
     extras: tuple[str, ...] = ()
     refine: Refine | None = None
+    overflow_only: bool = False
     regex: re.Pattern[str] = field(init=False, repr=False, compare=False)
     extra_regexes: tuple[re.Pattern[str], ...] = field(init=False, repr=False, compare=False)
 

@@ -1041,10 +1041,10 @@ ROWS: tuple[Row, ...] = (
         r"(?:prompt|input)(?:[ _]tokens?| length)? \(?(?P<prompt>{n})(?: tokens?)?\)? ?(?:plus|\+|and) ?(?:the )?(?:requested )?"
         r"(?:max_(?:completion_|new_|output_)?tokens|output(?: tokens)?|completion(?: tokens)?) \(?(?P<output>{n})"
         r"(?: tokens?)?\)?(?: ?= ?(?P<total>{n})(?: tokens?)?)? (?:exceeds?|exceeded|is (?:greater|larger|more) than|>) (?:the )?"
-        r"(?:model'?s? )?(?:maximum |max )?(?:context(?: (?:length|window|size|limit))?|max_model_len|max_context|max(?=\s*\(?\d))"
-        r"(?: of| is)? ?\(?(?P<window>{n})|"
+        r"(?:model'?s? )?(?:maximum |max )?(?:context(?: (?:length|window|size|limit))?|max_model_len|max_context|(?<=model )max)"
+        r"(?: of| is)? ?\(?(?P<window>{n})(?![,._' ]?\d| ?\)? ?(?:output|completion|generat|new|reques|credit|per\b|per-|rpm|tpm|image|char|byte))|"
         r"context (?:window|length)(?: exceeded)? ?: ?(?P<prompt2>{n}) ?\+ ?(?P<output2>{n}) ?> ?(?P<window2>{n})",
-        {"window": W, "prompt": P, "output": C, "total": T, "window2": W, "prompt2": P, "output2": C}),
+        {"window": W, "prompt": P, "output": C, "total": T, "window2": W, "prompt2": P, "output2": C}, overflow_only=True),
     Row("generic-output-over-window",
         r"(?<!plus )(?<!\+ )(?<!and )(?:max_(?:completion_|output_|new_)?tokens|maxOutputTokens|num_predict|n_predict|(?:requested |maximum )?"
         r"output (?:tokens|length))(?: value)? ?[(=:]? ?(?P<output>{n})(?: tokens?)?\)? (?:exceeds?|exceeded|is (?:greater|"

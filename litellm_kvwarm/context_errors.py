@@ -247,9 +247,18 @@ def _parse_normalised(s: str, trimmed: bool = False) -> ContextError | None:
         if trimmed and match.end() == len(s) and not s[-1].isdigit():
             return None  # its wording ends where the trim did: the words dropped may be what its guards read
         result, spans = _read(row, s, match)
+        if row.overflow_only and _fits(result):
+            continue  # "prompt (5) + max_tokens (100) exceeds max_context (6,400)": not a refusal for length
         result = with_competing_window(s, spans, result, row.kind is not None)
         return with_output_cap(s, spans, result, lambda cap_row, found: _read(cap_row, s, found)[0], may_be_cut)
     return None
+
+
+def _fits(result: ContextError) -> bool:
+    """Whether ``result``'s exact prompt and output fit its exact window (the numbers describe no overflow)."""
+    w, p, c = result.admitted_window, result.prompt_tokens, result.output_tokens
+    exact = all(n is not None and n.certainty is Certainty.EXACT for n in (w, p, c))
+    return exact and p.value + c.value <= w.value  # type: ignore[union-attr]
 
 
 def _read(row: Row, s: str, match: re.Match[str]) -> tuple[ContextError, list[tuple[int, int]]]:

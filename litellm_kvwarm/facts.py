@@ -42,11 +42,11 @@ from .windows import Deployment
 #: LiteLLM's ``Router`` (1.108.x or 1.109.x), read only through :class:`RouterView`.
 RouterLike = Any
 
-
 #: LiteLLM's access check: may this key use that group? (``False`` also when it cannot tell.)
 MayUse = Callable[[Any, str, Any], Awaitable[bool]]
-#: ``messages`` as LiteLLM rewrites them for ``(provider, served model)`` before sending.
-Translate = Callable[[list, str, str, "str | None", object], list]
+#: ``messages`` as LiteLLM rewrites them for ``(provider, served model, api_base, model_info, tool_messages)`` before
+#: sending; ``tool_messages``: its chat path's rewrite of tool messages applies (not a Responses body sent natively).
+Translate = Callable[[list, str, str, "str | None", object, bool], list]
 #: ``(kind, body)`` → the chat body LiteLLM would send for it, ``None`` when it cannot tell.
 ToChat = Callable[[str, Mapping[str, Any]], "Mapping[str, Any] | None"]
 
@@ -157,12 +157,12 @@ class Facts:
         return None
 
     async def exact_count(self, deployment: Deployment, payload: Mapping[str, Any], provider: str | None, budget: RequestBudget,
-                          model_info: object = None, tenant: str | None = None) -> int | None:
-        """``/tokenize`` count of the messages as LiteLLM will send them to ``provider`` (its own
-        translation: e.g. ``developer`` becomes ``system`` for all but OpenAI/Azure)."""
+                          model_info: object = None, tenant: str | None = None, kind: str | None = "chat") -> int | None:
+        """``/tokenize`` count of the messages as LiteLLM will send them to ``provider`` (its rewrites: ``developer`` to ``system``,
+        a tool message's images moved out; not the latter for ``kind`` ``"responses"``, sent as items to ``/v1/responses``)."""
         messages = payload.get("messages")
         if isinstance(messages, list) and provider:
-            translated = self._translate(messages, provider, deployment.served_model, deployment.api_base, model_info)
+            translated = self._translate(messages, provider, deployment.served_model, deployment.api_base, model_info, kind != "responses")
             if translated is not messages:
                 payload = {**payload, "messages": translated}
         return await self.services.exact.count(deployment, payload, budget, tenant)
@@ -199,7 +199,7 @@ class Facts:
         asked = s.exact_count and (raw.counts.template_dependent or wants_exact_count(estimate, s.output_floor_tokens, window, chain)
                                    or (estimate is not raw and wants_exact_count(raw, s.output_floor_tokens, window, chain)))
         countable = self.chat_payload(view.kind, view.payload) if asked and view.adapter.exact_countable else None
-        exact = await self._exact_for_group(source, windows, countable, budget, tenant) if countable is not None else None
+        exact = await self._exact_for_group(source, windows, countable, budget, tenant, view.kind) if countable is not None else None
         steps = await self._step_windows(router, windows, usable, budget)
         # one RouteFacts, built once (not a base then ``dataclasses.replace``: that built it twice, per request)
         return RouteFacts(listed=True, chain=chain, chain_missing=chain_missing, usable=usable, step_params=params, request_cwf=request_cwf,
@@ -235,13 +235,13 @@ class Facts:
         return step_params(group, operator_cwf)
 
     async def _exact_for_group(self, group: GroupFacts, windows: DeploymentWindows, payload: Mapping[str, Any],
-                               budget: RequestBudget, tenant: str | None = None) -> int | None:
+                               budget: RequestBudget, tenant: str | None = None, kind: str | None = "chat") -> int | None:
         """Exact prompt tokens on the group's smallest-window deployment (by discovered window:
         the plugin's or LiteLLM's)."""
         candidates = [(i, p) for i, p in zip(group.infos, group.providers) if i.deployment is not None]
         candidates.sort(key=lambda c: windows.discovered(c[0]) or float("inf"))
         for info, provider in candidates[:1]:
-            return await self.exact_count(info.deployment, payload, provider, budget, tenant=tenant)  # type: ignore[arg-type]
+            return await self.exact_count(info.deployment, payload, provider, budget, tenant=tenant, kind=kind)  # type: ignore[arg-type]
         return None
 
 
@@ -296,5 +296,5 @@ class AttemptFacts:
         if self.info.deployment is None or payload is None:
             return None
         return await self._facts.exact_count(self.info.deployment, payload, self.view.provider, budget, self.view.model_info,
-                                             tenant=self.view.carried.tenant)
+                                             tenant=self.view.carried.tenant, kind=self.view.kind)
 

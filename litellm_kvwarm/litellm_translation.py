@@ -17,10 +17,10 @@ logger = logging.getLogger("litellm_kvwarm")
 
 
 def litellm_messages(messages: list, provider: str, model: str = "", api_base: str | None = None,
-                     model_info: object = None) -> list:
+                     model_info: object = None, tool_messages: bool = True) -> list:
     """``messages`` as LiteLLM's chat path rewrites them for ``provider`` before it sends them
-    (``translate_developer_role_to_system_role`` of the provider's config); the list itself when
-    LiteLLM has no config for it or nothing changes.
+    (``translate_developer_role_to_system_role`` of the provider's config; with ``tool_messages``, its rewrite of tool
+    messages, :func:`_tool_messages_as_sent`); the list itself when LiteLLM has no config for it or nothing changes.
 
     1.108.x takes ``messages`` only; 1.109.x also ``model``, ``custom_llm_provider``, ``api_base``
     and the deployment's ``model_info`` (``litellm/main.py`` l.6023 in 1.109.3: an OpenAI-compatible
@@ -33,7 +33,8 @@ def litellm_messages(messages: list, provider: str, model: str = "", api_base: s
     config = ProviderConfigManager.get_provider_chat_config(model=model, provider=LlmProviders(provider))
     if config is None:
         return messages
-    messages = _tool_messages_as_sent(messages, config)
+    if tool_messages:
+        messages = _tool_messages_as_sent(messages, config)
     if not any(isinstance(m, Mapping) and m.get("role") == "developer" for m in messages):
         return messages
     translate = config.translate_developer_role_to_system_role
@@ -58,8 +59,8 @@ def _tool_messages_as_sent(messages: list, config: object) -> list:
         from litellm.llms.openai.chat.gpt_transformation import OpenAIGPTConfig
     except ImportError:  # a LiteLLM without the rewrite sends the tool messages as they are
         return messages
-    if not isinstance(config, OpenAIGPTConfig):
-        return messages
+    if not isinstance(config, OpenAIGPTConfig) or not all(isinstance(m, Mapping) for m in messages):
+        return messages  # LiteLLM's rewrite reads each message as a mapping: a malformed list is sent (and refused) as is
     return hoist_images_from_tool_messages(drop_tool_reference_parts_from_tool_messages(messages))
 
 

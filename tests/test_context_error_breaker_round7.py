@@ -45,6 +45,27 @@ def test_a_printed_sum_or_a_short_name_of_the_window_keeps_the_prompt_and_output
     assert _view(parse_context_error(WRAPPERS[wrapper](text))) == _expected(family, kind, fields)
 
 
+# not a window: a per-request output cap, a rate, a budget in credits, numbers that fit (a second breaker, on the widened
+# row: each was read as an exact window and learned as the tenant's total limit, so its next prompt over 64 tokens went
+# to the other group)
+ROUND7_NOT_WINDOWS = [
+    "prompt (5 tokens) + max_tokens (100) exceeds max 64 output tokens",
+    "input (500) + output (100) exceeds max 20 requests per minute",
+    "Your budget: input 500 + output 100 exceeds max 300 credits",
+    "prompt (500) + max_tokens (100) exceeds max 4096 per-request output budget",
+    "prompt (5 tokens) + max_tokens (100) exceeds context 64 output tokens",
+    "prompt (5) + max_tokens (100) exceeds max_context (6,400 images)",
+    "prompt (5) + max_tokens (100) exceeds max_context (6,400)",
+]
+
+
+@pytest.mark.parametrize("text", ROUND7_NOT_WINDOWS)
+def test_a_sum_against_something_else_than_the_window_is_not_read(text):
+    got = parse_context_error(text)
+    assert got is None or got.window is None, got
+    assert limit_from_error(got) is None
+
+
 @pytest.mark.parametrize("wrapper", sorted(WRAPPERS))
 @pytest.mark.parametrize(("text", "kind"), [(SGLANG_TOTAL, K.PROMPT_PLUS_OUTPUT_OVER_WINDOW), (SGLANG_PROMPT, K.PROMPT_OVER_WINDOW)])
 def test_sglang_prints_its_window_and_admits_one_token_less(text, kind, wrapper):

@@ -58,6 +58,11 @@ def test_a_tool_message_s_screenshot_is_counted_where_litellm_moves_it(provider)
     assert messages[2]["content"][1] == SCREENSHOT  # the request itself is not changed
     text_only = [{"role": "user", "content": "hi"}, COMPUTER_CALL, {"role": "tool", "tool_call_id": "c1", "content": "done"}]
     assert litellm_messages(text_only, provider) is text_only
+    # a Responses body goes to the server's own /v1/responses as items: no such rewrite (a second breaker: 29 tokens high)
+    assert litellm_messages(messages, provider, "fast-8b", tool_messages=False) is messages
+    # a malformed list (an element that is no message) is sent, and refused, as it is: no internal error
+    malformed = ["hello", None, *messages]
+    assert litellm_messages(malformed, provider, "fast-8b") is malformed
 
 
 def test_provider_of():
