@@ -4,7 +4,6 @@ on a request, and the key of its tenant/session hashes."""
 
 from __future__ import annotations
 
-import gc
 import importlib
 import logging
 import os
@@ -24,12 +23,8 @@ FIRST_USE_IMPORTS = ("anyio._backends._asyncio",)
 
 
 def on_load(settings: Settings, version: str) -> None:
-    """Once, when the proxy loads the handler: :func:`configure_logging`, the :func:`settings_line`,
-    :data:`FIRST_USE_IMPORTS` (a module that cannot be imported is left to its first use), then one full garbage
-    collection. Loading the plugin leaves enough new long-lived objects to make CPython's next full collection due,
-    and on a fresh proxy it fell on the first request: a 400 ms pause (gen 2 over LiteLLM's ~300 MB of startup
-    objects), so that request took ~730 ms against LiteLLM alone's ~260 (a breaker, 2-core machine, LiteLLM 1.108.7).
-    Collected here, at start, it no longer does (~330 ms)."""
+    """Once, when the proxy loads the handler: :func:`configure_logging`, the :func:`settings_line`, and
+    :data:`FIRST_USE_IMPORTS` (a module that cannot be imported is left to its first use)."""
     configure_logging(settings.log_level)
     logger.info(settings_line(settings, version))
     for name in FIRST_USE_IMPORTS:
@@ -37,7 +32,6 @@ def on_load(settings: Settings, version: str) -> None:
             importlib.import_module(name)
         except ImportError:  # another anyio layout: imported on first use, as before
             logger.debug("[KV-WARM] %s not preloaded", name)
-    gc.collect()
 
 
 def configure_logging(level: str) -> None:
